@@ -30,4 +30,13 @@ class SourceError extends AddrIndexError {}
 /** Command-line or option misuse. */
 class UsageError extends AddrIndexError {}
 
-module.exports = { AddrIndexError, ParseError, AddressError, SourceError, UsageError };
+/** A store that cannot be opened, read or written as asked (wrong network, corrupt value, …). */
+class StoreError extends AddrIndexError {}
+
+/** A stored value whose bytes do not decode (unknown format byte, truncated, hostile lengths). */
+class CodecError extends AddrIndexError {}
+
+/** The sync cannot go on (unknown prevout, reorg deeper than the undo kept, …). */
+class SyncError extends AddrIndexError {}
+
+module.exports = { AddrIndexError, ParseError, AddressError, SourceError, UsageError, StoreError, CodecError, SyncError };

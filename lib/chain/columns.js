@@ -1,0 +1,125 @@
+'use strict';
+
+const { parseBlock } = require('./block');
+const { classify, writeOutputScripthash, ADDR_TYPE_CODE } = require('./script');
+
+/**
+ * A parsed block reduced to what indexing needs, as flat typed arrays: no per-tx or
+ * per-output objects, and every array transferable between threads without a copy.
+ *
+ * Output identities use a fixed 32-byte stride (20-byte hashes are zero-padded) so an
+ * output's hash is `idHash.subarray(o * 32, o * 32 + idLen[o])` with no offset table.
+ *
+ * @typedef {object} BlockColumns
+ * @property {string} hash        block hash, display hex
+ * @property {string} prev        previous block hash, display hex
+ * @property {number} time
+ * @property {number} size        serialized block size in bytes
+ * @property {number} txCount
+ * @property {Buffer} txids       32 bytes per tx, internal order
+ * @property {Uint32Array} inStart  tx i's inputs are [inStart[i], inStart[i+1]) (coinbase: none)
+ * @property {Uint32Array} outStart tx i's outputs are [outStart[i], outStart[i+1])
+ * @property {Buffer} prevouts    36 bytes per input: spent txid (internal order) + vout LE, as serialized
+ * @property {Float64Array} values satoshis per output
+ * @property {Uint8Array} idType  address-identity code per output (ADDR_TYPE_CODE); 0 = not indexed (OP_RETURN)
+ * @property {Uint8Array} idLen   identity hash length per output: 20 or 32, or 0 when there is no
+ *                                such hash (not indexed, or 'witness'/'script' kinds, whose only
+ *                                identity is the script hash)
+ * @property {Buffer} idHash      32 bytes per output (identity hash, zero-padded)
+ * @property {Buffer} scripthashes 32 bytes per output: the index key, sha256 of the canonical
+ *                                script (internal order; see script.outputScripthash); all zero
+ *                                where idType is 0
+ */
+
+/**
+ * A Buffer with an ArrayBuffer of its own: small Buffer.allocUnsafe() results share Node's
+ * pool, and transferring one to another thread would detach the whole pool.
+ * @param {number} n
+ */
+function ownedBuffer(n) {
+  return Buffer.from(new ArrayBuffer(n));
+}
+
+/**
+ * @param {import('./block').Block} block
+ * @returns {BlockColumns}
+ */
+function toColumns(block) {
+  const txs = block.txs;
+  const T = txs.length;
+  let I = 0;
+  let O = 0;
+  for (let i = 0; i < T; i++) {
+    I += txs[i].inputs.length;
+    O += txs[i].outputs.length;
+  }
+  const txids = ownedBuffer(32 * T);
+  const inStart = new Uint32Array(T + 1);
+  const outStart = new Uint32Array(T + 1);
+  const prevouts = ownedBuffer(36 * I);
+  const values = new Float64Array(O);
+  const idType = new Uint8Array(O);
+  const idLen = new Uint8Array(O);
+  const idHash = ownedBuffer(32 * O);
+  const scripthashes = ownedBuffer(32 * O);
+  let ii = 0;
+  let oo = 0;
+  for (let i = 0; i < T; i++) {
+    const tx = txs[i];
+    tx.txid.copy(txids, 32 * i);
+    inStart[i] = ii;
+    outStart[i] = oo;
+    const inputs = tx.inputs;
+    const base = tx.buf.byteOffset;
+    for (let k = 0; k < inputs.length; k++, ii++) {
+      // txid and vout sit next to each other in the serialization: one 36-byte copy
+      const at = inputs[k].txid.byteOffset - base;
+      tx.buf.copy(prevouts, 36 * ii, at, at + 36);
+    }
+    const outputs = tx.outputs;
+    for (let k = 0; k < outputs.length; k++, oo++) {
+      const out = outputs[k];
+      values[oo] = out.value;
+      const c = classify(out.script);
+      if (c.addrType !== null) {
+        idType[oo] = ADDR_TYPE_CODE[c.addrType];
+        if (c.hash !== null) {
+          idLen[oo] = c.hash.length;
+          c.hash.copy(idHash, 32 * oo);
+        }
+        writeOutputScripthash(out.script, c, scripthashes, 32 * oo);
+      }
+    }
+  }
+  inStart[T] = ii;
+  outStart[T] = oo;
+  return {
+    hash: block.hash, prev: block.prev, time: block.time, size: block.size, txCount: T,
+    txids, inStart, outStart, prevouts, values, idType, idLen, idHash, scripthashes,
+  };
+}
+
+/**
+ * Parses a block straight into columns.
+ * @param {Buffer} raw
+ * @param {{verifyMerkle?: boolean}} [opts]
+ * @returns {BlockColumns}
+ */
+function parseColumns(raw, opts) {
+  return toColumns(parseBlock(raw, opts));
+}
+
+/**
+ * The typed arrays of a BlockColumns, for a postMessage transfer list.
+ * @param {BlockColumns} cols
+ * @returns {ArrayBuffer[]}
+ */
+function transferList(cols) {
+  const list = [];
+  for (const a of [cols.txids, cols.inStart, cols.outStart, cols.prevouts, cols.values, cols.idType, cols.idLen, cols.idHash, cols.scripthashes]) {
+    if (a.byteLength > 0 && !list.includes(a.buffer)) list.push(a.buffer);
+  }
+  return list;
+}
+
+module.exports = { toColumns, parseColumns, transferList };
