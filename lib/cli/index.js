@@ -9,6 +9,7 @@ const { UsageError } = require('../errors');
  */
 const COMMANDS = {
   parse: () => require('./parse'),
+  demo: () => require('./demo'),
 };
 
 const HELP = `usage: addrindex <command> [options]

@@ -5,6 +5,7 @@ const { parseBlock } = require('../chain/block');
 const { describeOutput } = require('../chain/describe');
 const { toDisplayHex } = require('../chain/hash');
 const { openFile } = require('../sources/rawfile');
+const { UsageError, ParseError } = require('../errors');
 
 const usage = `usage: addrindex parse FILE [--network main|testnet|signet|regtest] [--json]
 
@@ -41,21 +42,65 @@ function blockToJSON(block, network) {
 }
 
 async function run(positionals, values, io) {
-  const { UsageError } = require('../errors');
   if (positionals.length !== 1) throw new UsageError('ERR_USAGE', `parse takes exactly one FILE\n${usage}`);
   const network = getNetwork(values.network);
   const out = io.stdout;
-  let first = true;
-  const write = (s) => (out.write(s) ? null : new Promise((resolve) => out.once('drain', resolve)));
-  await write('[');
-  // Streamed block by block: a 128 MiB blk file never sits in memory as one JSON tree.
-  for await (const rec of openFile(positionals[0], { network })) {
-    const block = parseBlock(rec.raw);
-    await write((first ? '\n' : ',\n') + JSON.stringify(blockToJSON(block, network)));
-    first = false;
+  // A reader that goes away (`addrindex parse blk00000.dat | head`) ends the output quietly.
+  let gone = false;
+  const onError = (err) => {
+    if (err.code !== 'EPIPE') throw err;
+    gone = true;
+  };
+  out.on('error', onError);
+  const write = (s) => {
+    if (gone || out.write(s)) return null;
+    return new Promise((resolve) => {
+      const done = () => {
+        out.off('drain', done);
+        out.off('error', done);
+        resolve();
+      };
+      out.once('drain', done);
+      out.once('error', done);
+    });
+  };
+  try {
+    return await print(positionals[0], network, write, () => gone);
+  } finally {
+    out.off('error', onError);
   }
-  await write(first ? ']\n' : '\n]\n');
-  return 0;
+}
+
+async function print(file, network, write, gone) {
+  const records = openFile(file, { network })[Symbol.asyncIterator]();
+  try {
+    // The first record is read (and the file checked) before anything is printed, so a
+    // missing or foreign file gives only an error line, never a dangling "[".
+    let rec = await records.next();
+    const first = rec.done ? null : JSON.stringify(blockToJSON(parseAt(file, rec.value), network));
+    await write('[');
+    if (first !== null) {
+      await write('\n' + first);
+      // Streamed block by block: a 128 MiB blk file never sits in memory as one JSON tree.
+      while (!gone() && !(rec = await records.next()).done) {
+        await write(',\n' + JSON.stringify(blockToJSON(parseAt(file, rec.value), network)));
+      }
+    }
+    if (!gone()) await write(first === null ? ']\n' : '\n]\n');
+    return 0;
+  } finally {
+    await records.return(); // closes the file when parsing stopped early
+  }
+}
+
+/** Parses one record; a bad block's error names the file and where the block starts. */
+function parseAt(file, { raw, offset }) {
+  try {
+    return parseBlock(raw);
+  } catch (err) {
+    if (err instanceof ParseError) err.message = `${file}: block at offset ${offset}: ${err.message}`;
+    throw err;
+  }
 }
 
 module.exports = { usage, options, run, blockToJSON };
