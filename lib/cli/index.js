@@ -10,6 +10,10 @@ const { UsageError } = require('../errors');
 const COMMANDS = {
   parse: () => require('./parse'),
   demo: () => require('./demo'),
+  sync: () => require('./sync'),
+  status: () => require('./status'),
+  verify: () => require('./verify'),
+  query: () => require('./query'),
 };
 
 const HELP = `usage: addrindex <command> [options]

@@ -1,0 +1,98 @@
+'use strict';
+
+const { UsageError } = require('../errors');
+const { BATCH_DEFAULTS, batchLimits } = require('../sync/batch');
+const { intOption, resolveNetwork, openIndex } = require('./datadir');
+
+const usage = `usage: addrindex sync --blocks-dir DIR --datadir DIR [--network NET] [options]
+
+Indexes the best chain of a Bitcoin Core blocks directory into DATADIR, then exits (or, with
+--follow, keeps reading new blocks as the node writes them, until SIGINT/SIGTERM). Safe to
+stop at any moment: the index moves one whole batch at a time, and a restart resumes.
+
+  --blocks-dir DIR     the node's blocks directory (holds blk*.dat), e.g. ~/.bitcoin/blocks
+  --datadir DIR        where the index lives (created when missing)
+  --network NET        main | testnet | signet | regtest; an existing datadir's own network
+                       is used when omitted (a new one defaults to main)
+  --store NAME         index backend (default lmdb)
+  --follow             keep syncing new blocks until SIGINT/SIGTERM
+  --poll-ms N          --follow: pause between rescans of the blocks dir (default 1000)
+  --undo-depth N       blocks of undo kept: the deepest reorg the index follows (default 100)
+  --batch-blocks N     blocks per commit, at most (default ${BATCH_DEFAULTS.maxBlocks})
+  --batch-mb N         raw block megabytes per commit, at most (default ${BATCH_DEFAULTS.maxBytes / 1048576})
+  --batch-ms N         milliseconds a batch may collect blocks before it commits (default ${BATCH_DEFAULTS.maxMs})
+  --threads N          parse worker threads (default: one per core; 0 parses on the main thread)
+  --quiet              no progress output
+`;
+
+const options = {
+  'blocks-dir': { type: 'string' },
+  datadir: { type: 'string' },
+  network: { type: 'string', short: 'n' },
+  store: { type: 'string', default: 'lmdb' },
+  follow: { type: 'boolean', default: false },
+  'poll-ms': { type: 'string' },
+  'undo-depth': { type: 'string' },
+  'batch-blocks': { type: 'string' },
+  'batch-mb': { type: 'string' },
+  'batch-ms': { type: 'string' },
+  threads: { type: 'string' },
+  quiet: { type: 'boolean', default: false },
+};
+
+async function run(positionals, values, io) {
+  if (positionals.length) throw new UsageError('ERR_USAGE', `sync takes no positional arguments (see "addrindex sync --help")`);
+  if (!values['blocks-dir']) throw new UsageError('ERR_USAGE', `sync needs --blocks-dir (see "addrindex sync --help")`);
+  if (!values.datadir) throw new UsageError('ERR_USAGE', `sync needs --datadir (see "addrindex sync --help")`);
+  const batchMb = intOption(values, 'batch-mb', 1);
+  const batch = batchLimits({
+    maxBlocks: intOption(values, 'batch-blocks', 1),
+    maxBytes: batchMb === undefined ? undefined : batchMb * 1048576,
+    maxMs: intOption(values, 'batch-ms', 1),
+  });
+  const undoDepth = intOption(values, 'undo-depth', 0);
+  const threads = intOption(values, 'threads', 0);
+  const pollMs = intOption(values, 'poll-ms', 1);
+
+  // Everything that can be checked without writing is checked first: a wrong network or an
+  // unreadable blocks dir must not leave a fresh, empty datadir behind.
+  const network = await resolveNetwork(values.datadir, values.network, values.store);
+  const { BlocksDirSource } = require('../sources/blocksdir');
+  const source = new BlocksDirSource({ dir: values['blocks-dir'], network });
+  let store = null;
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (sig) => {
+    signals++;
+    if (signals === 1) {
+      if (!values.quiet) io.stderr.write(`${io.stderr.isTTY ? '\n' : ''}${sig}: stopping after the batch being committed (again to stop now)\n`);
+      controller.abort();
+    } else {
+      // the index is crash-safe: stopping mid-batch only loses that batch's work
+      process.exit(130);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    await source.scan();
+    store = await openIndex({ datadir: values.datadir, store: values.store, network, undoDepth, readOnly: false });
+    const { SyncService } = require('../sync/service');
+    const { ProgressReporter } = require('../sync/progress');
+    const reporter = values.quiet ? null : new ProgressReporter({ stream: io.stderr, follow: values.follow });
+    const service = new SyncService({
+      source, store, network, batch, threads, pollMs, undoDepth,
+      onProgress: reporter ? (p) => reporter.update(p) : undefined,
+    });
+    const summary = await service.run({ follow: values.follow, signal: controller.signal });
+    if (reporter) reporter.finish(summary);
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await source.close();
+    if (store) await store.close();
+  }
+}
+
+module.exports = { usage, options, run };

@@ -1,0 +1,243 @@
+'use strict';
+
+/**
+ * The store contract. Every backend (lmdb.js, level.js, mongo.js) implements exactly these
+ * operations with exactly these promises, and test/stores/conformance.js runs the same suite
+ * against each one, so a backend cannot quietly skip a behaviour.
+ *
+ * Identity: every indexed output is filed under its Electrum script hash (32 bytes, internal
+ * order: sha256 of the canonical scriptPubKey; P2PK counts as its key's P2PKH script). Address
+ * strings are decoded to that hash before they reach a store; stores never see addresses.
+ *
+ * TxNum: every transaction of the best chain has a global number in chain order (genesis
+ * coinbase = 0). History and UTXO rows hold TxNums, never 32-byte txids.
+ */
+
+/**
+ * A block ready to apply: the parsed columns plus, for every input, the output it spends.
+ * Built by lib/sync from a BlockColumns and prevouts resolved from the batch or the store.
+ *
+ * @typedef {object} BlockDelta
+ * @property {number} height
+ * @property {number} firstTxNum  TxNum of the block's coinbase; must equal the store's next TxNum
+ * @property {import('../chain/columns').BlockColumns} cols
+ *   the block (hash, prev, time, txids, inStart/outStart, prevouts, values, idType, scripthashes)
+ * @property {SpentOutputs} spent  aligned with cols' inputs (input i of the block = index i)
+ */
+
+/**
+ * The outputs a block's inputs spend, one entry per input, as flat arrays.
+ * @typedef {object} SpentOutputs
+ * @property {Float64Array} values        satoshis
+ * @property {Buffer} scripthashes        32 bytes per input; all zero when the spent output was not indexed
+ * @property {Uint32Array} heights        height of the block that created the spent output
+ * @property {Float64Array} txNums        TxNum of the transaction that created it
+ */
+
+/**
+ * What the store says about one outpoint it holds unspent.
+ * @typedef {object} Prevout
+ * @property {number} value
+ * @property {Buffer} scripthash   32 bytes (zero when the output is not indexed)
+ * @property {number} height
+ * @property {number} txNum
+ */
+
+/**
+ * @typedef {object} Tip
+ * @property {number} height
+ * @property {string} hash        display hex
+ * @property {number} nextTxNum   the TxNum the next block's coinbase gets
+ */
+
+/**
+ * Balance and counters of one script hash, kept current on every block (one read answers it).
+ * @typedef {object} Summary
+ * @property {number} balance      received - sent, satoshis
+ * @property {number} received     sum of all outputs paying it
+ * @property {number} sent         sum of its outputs that were spent
+ * @property {number} txCount      distinct transactions in its history
+ * @property {number} fundedCount  outputs paying it (Esplora's funded_txo_count)
+ * @property {number} spentCount   those outputs spent (spent_txo_count)
+ * @property {number} utxoCount    fundedCount - spentCount
+ * @property {number} firstHeight
+ * @property {number} lastHeight
+ */
+
+/**
+ * One history entry: a transaction that funds and/or spends the script hash.
+ * @typedef {object} HistoryEntry
+ * @property {number} txNum
+ * @property {Buffer} txid     32 bytes, internal order
+ * @property {number} height
+ * @property {boolean} funded  the tx has an output paying the script hash
+ * @property {boolean} spent   the tx spends an output of the script hash
+ */
+
+/**
+ * @typedef {object} HistoryOptions
+ * @property {string} [cursor]      opaque, from a previous page's `next`; resumes after the last entry returned
+ * @property {number} [limit=50]
+ * @property {number} [fromHeight]  inclusive
+ * @property {number} [toHeight]    inclusive
+ * @property {'asc'|'desc'} [order='asc']  chain order or newest first
+ */
+
+/**
+ * @typedef {object} Utxo
+ * @property {Buffer} txid   32 bytes, internal order
+ * @property {number} vout
+ * @property {number} value
+ * @property {number} height
+ * @property {number} txNum
+ */
+
+/**
+ * Where a transaction sits.
+ * @typedef {object} TxLocation
+ * @property {number} txNum
+ * @property {Buffer} txid
+ * @property {number} height
+ * @property {string} blockHash  display hex
+ * @property {number} position   index within its block
+ */
+
+class AbstractStore {
+  /**
+   * @param {object} opts
+   * @param {string} opts.network         network name; a datadir of another network refuses to open
+   * @param {number} [opts.undoDepth=100] blocks of undo data kept (the deepest reorg possible)
+   * @param {boolean} [opts.readOnly=false] open for reading beside a writer in another process
+   */
+  constructor(opts) {
+    this.opts = opts;
+  }
+
+  /**
+   * Opens (creating when empty and writable). Rejects with StoreError ERR_WRONG_NETWORK for a
+   * datadir of another network, ERR_SCHEMA_VERSION for another format version.
+   * @returns {Promise<void>}
+   */
+  async open() { throw new Error('Abstract method.'); }
+
+  /** @returns {Promise<void>} */
+  async close() { throw new Error('Abstract method.'); }
+
+  /**
+   * The last applied block, or null for an empty index.
+   * @returns {Promise<Tip|null>}
+   */
+  async getTip() { throw new Error('Abstract method.'); }
+
+  /**
+   * The best-chain block hash at a height the index holds, else null.
+   * @param {number} height
+   * @returns {Promise<string|null>}
+   */
+  async getBlockHash(height) { throw new Error('Abstract method.'); }
+
+  /**
+   * A block of the index by height (the API needs its hash and time for Esplora/insight answers).
+   * @param {number} height
+   * @returns {Promise<{height: number, hash: string, time: number, firstTxNum: number, txCount: number}|null>}
+   */
+  async getBlock(height) { throw new Error('Abstract method.'); }
+
+  /**
+   * Looks up unspent outputs by outpoint, for resolving inputs during sync.
+   * @param {Buffer} outpoints  36 bytes each: txid (internal order) + vout (uint32 LE)
+   * @returns {Promise<Array<Prevout|null>>} null where the store holds no such unspent output
+   */
+  async getPrevouts(outpoints) { throw new Error('Abstract method.'); }
+
+  /**
+   * Applies blocks in order, in one atomic commit that also moves the tip to the last one:
+   * after a crash the store holds all of them or none. Each block must extend the tip
+   * (prev = tip hash, height = tip height + 1, firstTxNum = tip nextTxNum), else StoreError
+   * ERR_NOT_EXTENDING and nothing is written. Keeps undo data for the last `undoDepth` blocks.
+   * @param {BlockDelta[]} blocks
+   * @returns {Promise<void>}
+   */
+  async apply(blocks) { throw new Error('Abstract method.'); }
+
+  /**
+   * Reverts blocks above `height` exactly (the index equals one that never saw them), in one
+   * atomic commit. StoreError ERR_UNDO_MISSING when undo for a block is no longer kept.
+   * @param {number} height
+   * @returns {Promise<void>}
+   */
+  async revert(height) { throw new Error('Abstract method.'); }
+
+  /**
+   * @param {Buffer} scripthash
+   * @returns {Promise<Summary|null>} null when the script hash was never seen
+   */
+  async getSummary(scripthash) { throw new Error('Abstract method.'); }
+
+  /**
+   * @param {Buffer[]} scripthashes
+   * @returns {Promise<Array<Summary|null>>}
+   */
+  async getSummaries(scripthashes) { throw new Error('Abstract method.'); }
+
+  /**
+   * One page of a script hash's history in chain order (or reversed).
+   * @param {Buffer} scripthash
+   * @param {HistoryOptions} [opts]
+   * @returns {Promise<{entries: HistoryEntry[], next: string|null}>}
+   */
+  async getHistory(scripthash, opts) { throw new Error('Abstract method.'); }
+
+  /**
+   * The histories of several script hashes merged into one chain-ordered list (a tx touching
+   * several of them appears once, with `scripthashes` naming which), paged by one cursor.
+   * @param {Buffer[]} scripthashes
+   * @param {HistoryOptions} [opts]
+   * @returns {Promise<{entries: Array<HistoryEntry & {scripthashes: Buffer[]}>, next: string|null}>}
+   */
+  async getHistories(scripthashes, opts) { throw new Error('Abstract method.'); }
+
+  /**
+   * Unspent outputs of a script hash in chain order.
+   * @param {Buffer} scripthash
+   * @param {{cursor?: string, limit?: number}} [opts]
+   * @returns {Promise<{utxos: Utxo[], next: string|null}>}
+   */
+  async getUtxos(scripthash, opts) { throw new Error('Abstract method.'); }
+
+  /**
+   * @param {Buffer} txid 32 bytes, internal order
+   * @returns {Promise<TxLocation|null>}
+   */
+  async getTx(txid) { throw new Error('Abstract method.'); }
+
+  /**
+   * @param {number} txNum
+   * @returns {Promise<Buffer|null>} the txid (internal order)
+   */
+  async getTxid(txNum) { throw new Error('Abstract method.'); }
+
+  /**
+   * Row counts and bytes per table, for `addrindex status` and the benchmarks.
+   * @returns {Promise<object>}
+   */
+  async stats() { throw new Error('Abstract method.'); }
+
+  /**
+   * Walks the whole index for `addrindex verify`: recomputes every summary from history and
+   * UTXOs and checks txid⇄TxNum both ways.
+   * @param {{maxProblems?: number}} [opts]
+   * @returns {Promise<{ok: boolean, checked: object, problems: string[]}>}
+   */
+  async verify(opts) { throw new Error('Abstract method.'); }
+
+  /**
+   * A SHA-256 over every logical record of the index (tables, keys and values, in key order),
+   * excluding nothing that a fresh sync of the same chain would write differently — so two
+   * indexes of the same chain have equal digests however they got there (reorgs, restarts).
+   * @returns {Promise<string>} hex
+   */
+  async digest() { throw new Error('Abstract method.'); }
+}
+
+module.exports = { AbstractStore };

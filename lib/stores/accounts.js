@@ -1,0 +1,297 @@
+'use strict';
+
+const { StoreError, CodecError } = require('../errors');
+const layout = require('./layout');
+const {
+  Account, PAGE_ENTRIES, sealedCount, utxosInline,
+  encodeAccount, decodeAccount, encodePage, decodePage, encodeUtxo, decodeUtxo,
+} = require('../codec/records');
+
+/**
+ * Rewrites the account rows a batch touched — the one step apply and revert share.
+ *
+ * For each script hash: decode its row, add the counters, change the history (apply appends
+ * entries and seals full pages; revert drops entries from a TxNum on and unseals pages), change
+ * the UTXO set (inline up to INLINE_UTXOS, in utxo rows above), and write the row back, or
+ * delete it when no history is left. Every layout decision (which entries are sealed, where
+ * UTXOs live) is a function of the resulting counts only, so the bytes do not depend on how
+ * the blocks were batched or whether they were reverted and applied again.
+ *
+ * Reads happen only in the rare cases that need rows the account does not hold: a revert
+ * that empties the last page, or a UTXO set shrinking back to inline.
+ *
+ * @param {object} ctx
+ * @param {{range: Function}} ctx.reader snapshot the rows were read from
+ * @param {import('../codec/io').Writer} ctx.writer
+ * @param {import('./kvstore').WriteBatch} ctx.batch
+ * @param {import('./heights').HeightIndex} ctx.heights
+ * @param {import('./changes').Changes} ch
+ * @param {Array<Buffer|undefined>} rows the current rows, by slot
+ * @param {Buffer[]} keys their keys
+ * @param {number} [cutoff] revert: drop history entries with TxNum >= cutoff; apply when undefined
+ */
+async function updateAccounts(ctx, ch, rows, keys, cutoff) {
+  const acc = new Account();
+  const work = new UtxoList();
+  const { batch, writer } = ctx;
+  for (let j = 0; j < ch.n; j++) {
+    const at = 32 * j;
+    const key = keys[j];
+    if (rows[j]) {
+      try {
+        decodeAccount(rows[j], acc);
+      } catch (err) {
+        throw withKey(err, key);
+      }
+    } else {
+      acc.clear();
+    }
+    const oldUtxos = acc.utxoCount;
+    acc.received += ch.received[j];
+    acc.sent += ch.sent[j];
+    acc.fundedCount += ch.funded[j];
+    acc.spentCount += ch.spent[j];
+    if (acc.spentCount > acc.fundedCount || acc.sent > acc.received || acc.spentCount < 0 || acc.sent < 0) {
+      throw corrupt(ch.shs, at, 'its spends would exceed its receipts');
+    }
+    if (cutoff === undefined) appendHistory(ctx, acc, ch, j);
+    else await cutHistory(ctx, acc, ch, j, cutoff);
+    await updateUtxos(ctx, acc, ch, j, oldUtxos, work);
+    if (acc.txCount > 0) {
+      batch.put(key, encodeAccount(writer, acc));
+    } else {
+      if (acc.received !== 0 || acc.fundedCount !== 0 || acc.spentCount !== 0) {
+        throw corrupt(ch.shs, at, 'its history is empty but its counters are not');
+      }
+      if (rows[j]) batch.del(key);
+    }
+  }
+}
+
+/** Appends the batch's entries to the tail and seals every page that filled up. */
+function appendHistory(ctx, acc, ch, j) {
+  const e = ch.entries;
+  const oldSealed = acc.txCount - acc.tailLen;
+  let len = acc.tailLen;
+  acc.reserveTail(len + ch.entryCount[j]);
+  const tail = acc.tail;
+  for (let i = ch.entryHead[j]; i >= 0; i = e.next[i]) tail[len++] = e.num[i];
+  if (acc.txCount === 0) acc.firstHeight = ch.firstHeight[j];
+  acc.txCount += ch.entryCount[j];
+  acc.lastHeight = ch.lastHeight[j];
+  const newSealed = sealedCount(acc.txCount);
+  for (let s = oldSealed; s < newSealed; s += PAGE_ENTRIES) {
+    const from = s - oldSealed;
+    ctx.batch.put(layout.pageKey(ch.shs, 32 * j, Math.floor(tail[from] / 4)), encodePage(ctx.writer, tail, from));
+  }
+  if (newSealed > oldSealed) tail.copyWithin(0, newSealed - oldSealed, len);
+  acc.tailLen = len - (newSealed - oldSealed);
+}
+
+/** Drops entries from TxNum cutoff on; pulls the last surviving page back into the row. */
+async function cutHistory(ctx, acc, ch, j, cutoff) {
+  const limit = cutoff * 4; // postings below this have TxNum < cutoff
+  let k = 0;
+  while (k < acc.tailLen && acc.tail[k] < limit) k++;
+  let sealed = acc.txCount - acc.tailLen;
+  if (k > 0 || sealed === 0) {
+    acc.tailLen = k;
+    acc.txCount = sealed + k;
+  } else {
+    acc.tailLen = 0;
+    acc.txCount = 0;
+    const at = 32 * j;
+    acc.reserveTail(PAGE_ENTRIES);
+    for await (const { key, value } of ctx.reader.range({ ...layout.scan(layout.P.history, ch.shs, at), reverse: true })) {
+      const first = layout.pageKeyTxNum(key);
+      ctx.batch.del(key);
+      sealed -= PAGE_ENTRIES;
+      if (first < cutoff) {
+        decodeRow((buf, out) => decodePage(buf, first, out, 0), value, key, acc.tail);
+        k = 0;
+        while (k < PAGE_ENTRIES && acc.tail[k] < limit) k++;
+        acc.tailLen = k;
+        acc.txCount = sealed + k;
+        break;
+      }
+    }
+    if (acc.txCount === 0 && sealed !== 0) throw corrupt(ch.shs, at, 'its history pages do not match its count');
+  }
+  if (acc.txCount > 0) {
+    const h = ctx.heights.heightOf(Math.floor(acc.tail[acc.tailLen - 1] / 4));
+    if (h < 0) throw corrupt(ch.shs, 32 * j, 'its history holds a TxNum the index does not have');
+    acc.lastHeight = h;
+  }
+}
+
+/** Applies the UTXO adds and deletes, moving the set between inline and rows when its size crosses the limit. */
+async function updateUtxos(ctx, acc, ch, j, oldCount, work) {
+  const { batch, writer } = ctx;
+  const at = 32 * j;
+  const shs = ch.shs;
+  const newCount = acc.utxoCount;
+  const oldInline = utxosInline(oldCount);
+  const newInline = utxosInline(newCount);
+  const adds = ch.adds;
+  const dels = ch.dels;
+  if (!oldInline && !newInline) {
+    for (let i = ch.delHead[j]; i >= 0; i = dels.next[i]) batch.del(layout.utxoKey(shs, at, dels.num[i], dels.num2[i]));
+    for (let i = ch.addHead[j]; i >= 0; i = adds.next[i]) {
+      if (!adds.dead[i]) batch.put(layout.utxoKey(shs, at, adds.num[i], adds.num2[i]), encodeUtxo(writer, adds.num3[i]));
+    }
+    return;
+  }
+  work.clear();
+  if (oldInline) {
+    for (let i = 0; i < acc.utxoLen; i++) work.push(acc.utxoTx[i], acc.utxoVout[i], acc.utxoValue[i]);
+  } else {
+    for await (const { key, value } of ctx.reader.range(layout.scan(layout.P.utxo, shs, at))) {
+      const id = layout.parseUtxoKey(key);
+      if (!id) throw corrupt(shs, at, `a malformed utxo key ${key.toString('hex')}`);
+      work.push(id.txNum, id.vout, decodeRow(decodeUtxo, value, key));
+      batch.del(key);
+    }
+  }
+  if (ch.delHead[j] >= 0) {
+    work.removeAll(dels, ch.delHead[j], () => corrupt(shs, at, 'a batch spends an output its UTXO set does not hold'));
+  }
+  for (let i = ch.addHead[j]; i >= 0; i = adds.next[i]) {
+    if (!adds.dead[i]) work.push(adds.num[i], adds.num2[i], adds.num3[i]);
+  }
+  if (work.n !== newCount) throw corrupt(shs, at, `it holds ${work.n} unspent outputs but counts ${newCount}`);
+  if (newInline) {
+    work.sort();
+    acc.reserveUtxos(work.n);
+    acc.utxoTx.set(work.tx.subarray(0, work.n));
+    acc.utxoVout.set(work.vout.subarray(0, work.n));
+    acc.utxoValue.set(work.value.subarray(0, work.n));
+    acc.utxoLen = work.n;
+  } else {
+    for (let i = 0; i < work.n; i++) {
+      batch.put(layout.utxoKey(shs, at, work.tx[i], work.vout[i]), encodeUtxo(writer, work.value[i]));
+    }
+    acc.utxoLen = 0;
+  }
+}
+
+/** A scratch list of (TxNum, vout, value). */
+class UtxoList {
+  constructor() {
+    this.tx = new Float64Array(64);
+    this.vout = new Float64Array(64);
+    this.value = new Float64Array(64);
+    this.n = 0;
+  }
+
+  clear() {
+    this.n = 0;
+  }
+
+  push(tx, vout, value) {
+    if (this.n === this.tx.length) {
+      const grow = (a) => { const b = new Float64Array(2 * a.length); b.set(a); return b; };
+      this.tx = grow(this.tx);
+      this.vout = grow(this.vout);
+      this.value = grow(this.value);
+    }
+    this.tx[this.n] = tx;
+    this.vout[this.n] = vout;
+    this.value[this.n] = value;
+    this.n++;
+  }
+
+  /** Removes every (TxNum, vout) of a dels list; each must be present. */
+  removeAll(dels, head, onMissing) {
+    let missing = 0;
+    if (this.n <= 64) {
+      // inline-sized: a scan per delete beats building a set
+      for (let i = head; i >= 0; i = dels.next[i]) {
+        const t = dels.num[i];
+        const v = dels.num2[i];
+        let k = 0;
+        while (k < this.n && !(this.tx[k] === t && this.vout[k] === v)) k++;
+        if (k === this.n) {
+          missing++;
+          continue;
+        }
+        this.n--;
+        this.tx.copyWithin(k, k + 1, this.n + 1);
+        this.vout.copyWithin(k, k + 1, this.n + 1);
+        this.value.copyWithin(k, k + 1, this.n + 1);
+      }
+    } else {
+      const gone = new Set();
+      for (let i = head; i >= 0; i = dels.next[i]) gone.add(`${dels.num[i]}:${dels.num2[i]}`);
+      let k = 0;
+      for (let i = 0; i < this.n; i++) {
+        if (gone.delete(`${this.tx[i]}:${this.vout[i]}`)) continue;
+        this.tx[k] = this.tx[i];
+        this.vout[k] = this.vout[i];
+        this.value[k] = this.value[i];
+        k++;
+      }
+      this.n = k;
+      missing = gone.size;
+    }
+    if (missing > 0) throw onMissing();
+  }
+
+  /** Insertion sort by (TxNum, vout): only ever run on inline-sized lists. */
+  sort() {
+    const { tx, vout, value } = this;
+    for (let i = 1; i < this.n; i++) {
+      const t = tx[i];
+      const v = vout[i];
+      const x = value[i];
+      let k = i - 1;
+      while (k >= 0 && (tx[k] > t || (tx[k] === t && vout[k] > v))) {
+        tx[k + 1] = tx[k];
+        vout[k + 1] = vout[k];
+        value[k + 1] = value[k];
+        k--;
+      }
+      tx[k + 1] = t;
+      vout[k + 1] = v;
+      value[k + 1] = x;
+    }
+  }
+}
+
+/**
+ * Runs a decoder and, when the bytes do not decode, names the row in the error.
+ * @template T
+ * @param {(buf: Buffer, ...rest: any[]) => T} decode
+ * @param {Buffer} buf
+ * @param {Buffer} key
+ * @param {...any} rest
+ * @returns {T}
+ */
+function decodeRow(decode, buf, key, ...rest) {
+  try {
+    return decode(buf, ...rest);
+  } catch (err) {
+    throw withKey(err, key);
+  }
+}
+
+/**
+ * Adds the table and key of the row to a CodecError.
+ * @param {Error} err
+ * @param {Buffer} key
+ */
+function withKey(err, key) {
+  if (!(err instanceof CodecError) || (err.details && err.details.key)) return err;
+  const table = layout.TABLE_OF.get(key[0]) || 'unknown';
+  const e = new CodecError(err.code, `${err.message} (${table} row ${key.toString('hex')}): ` +
+    'the index is damaged; run "addrindex verify" and re-sync into a new --datadir',
+    { ...err.details, table, key: key.toString('hex') });
+  return e;
+}
+
+function corrupt(shs, at, what) {
+  const sh = Buffer.from(shs.subarray(at, at + 32)).reverse().toString('hex');
+  return new StoreError('ERR_CORRUPT', `script hash ${sh}: ${what}; the index is damaged or was written by ` +
+    'another chain: run "addrindex verify" and re-sync into a new --datadir', { scripthash: sh });
+}
+
+module.exports = { updateAccounts, decodeRow, withKey };

@@ -1,0 +1,194 @@
+'use strict';
+
+/**
+ * Every key of the key-value schema (LMDB and LevelDB), in one place.
+ *
+ * One ordered keyspace; the first byte names the table. Integers in keys are big-endian so
+ * key order is numeric order: history pages of a script hash sort in chain order, UTXO rows in
+ * (TxNum, vout) order, blocks by height. docs/FORMAT.md has the values.
+ *
+ *   key                                   value (lib/codec/records.js)       serves
+ *   m                                     meta: schema version, network      open checks
+ *   t                                     tip: height, hash, next TxNum      getTip, resume
+ *   b height:u32                          block: hash, first TxNum, count,   getBlockHash, TxNum -> height
+ *                                         time
+ *   n rowStart:u40                        txids of TxNums rowStart..+63       TxNum -> txid
+ *   x txid:32                             TxNum                              getTx, getPrevouts
+ *   o txNum:u40                           the tx's unspent indexed outputs   getPrevouts, spends
+ *                                         (vout, value, scripthash)
+ *   s scripthash:32                       account: summary, last 1..64       getSummary, history tail,
+ *                                         history entries, UTXOs if <= 16    getUtxos (small)
+ *   h scripthash:32 firstTxNum:u40        64 sealed history entries          getHistory (long)
+ *   u scripthash:32 txNum:u40 vout:ord    value (accounts with > 16 UTXOs)   getUtxos (large)
+ *   r height:u32                          undo: spent outputs, reused txids  revert
+ *
+ * `ord` is an order-preserving vout: one byte below 0xff, else 0xff and a u32.
+ */
+
+const P = {
+  meta: 0x6d, // m
+  tip: 0x74, // t
+  block: 0x62, // b
+  txids: 0x6e, // n
+  tx: 0x78, // x
+  outputs: 0x6f, // o
+  account: 0x73, // s
+  history: 0x68, // h
+  utxo: 0x75, // u
+  undo: 0x72, // r
+};
+
+/** Table name of a key, by its first byte. */
+const TABLE_OF = new Map(Object.entries(P).map(([name, byte]) => [byte, name]));
+
+const META_KEY = Buffer.from([P.meta]);
+const TIP_KEY = Buffer.from([P.tip]);
+
+function writeU40(buf, pos, n) {
+  buf[pos] = Math.floor(n / 0x100000000) & 0xff;
+  buf.writeUInt32BE(n % 0x100000000, pos + 1);
+}
+
+function readU40(buf, pos) {
+  return buf[pos] * 0x100000000 + buf.readUInt32BE(pos + 1);
+}
+
+/** @param {number} height */
+function blockKey(height) {
+  const k = Buffer.allocUnsafe(5);
+  k[0] = P.block;
+  k.writeUInt32BE(height, 1);
+  return k;
+}
+
+/** @param {number} height */
+function undoKey(height) {
+  const k = Buffer.allocUnsafe(5);
+  k[0] = P.undo;
+  k.writeUInt32BE(height, 1);
+  return k;
+}
+
+/**
+ * @param {number} rowStart a multiple of TXIDS_PER_ROW
+ */
+function txidsKey(rowStart) {
+  const k = Buffer.allocUnsafe(6);
+  k[0] = P.txids;
+  writeU40(k, 1, rowStart);
+  return k;
+}
+
+/**
+ * @param {Uint8Array} txids
+ * @param {number} at byte offset of the txid
+ */
+function txKey(txids, at) {
+  const k = Buffer.allocUnsafe(33);
+  k[0] = P.tx;
+  k.set(txids.subarray(at, at + 32), 1);
+  return k;
+}
+
+/** @param {number} txNum */
+function outputsKey(txNum) {
+  const k = Buffer.allocUnsafe(6);
+  k[0] = P.outputs;
+  writeU40(k, 1, txNum);
+  return k;
+}
+
+/**
+ * @param {Uint8Array} shs
+ * @param {number} at byte offset of the script hash
+ */
+function accountKey(shs, at) {
+  const k = Buffer.allocUnsafe(33);
+  k[0] = P.account;
+  k.set(shs.subarray(at, at + 32), 1);
+  return k;
+}
+
+/**
+ * @param {Uint8Array} shs
+ * @param {number} at
+ * @param {number} firstTxNum
+ */
+function pageKey(shs, at, firstTxNum) {
+  const k = Buffer.allocUnsafe(38);
+  k[0] = P.history;
+  k.set(shs.subarray(at, at + 32), 1);
+  writeU40(k, 33, firstTxNum);
+  return k;
+}
+
+/** @param {Buffer} key a page key */
+function pageKeyTxNum(key) {
+  return readU40(key, 33);
+}
+
+/**
+ * @param {Uint8Array} shs
+ * @param {number} at
+ * @param {number} txNum
+ * @param {number} vout
+ */
+function utxoKey(shs, at, txNum, vout) {
+  const k = Buffer.allocUnsafe(vout < 0xff ? 39 : 43);
+  k[0] = P.utxo;
+  k.set(shs.subarray(at, at + 32), 1);
+  writeU40(k, 33, txNum);
+  if (vout < 0xff) {
+    k[38] = vout;
+  } else {
+    k[38] = 0xff;
+    k.writeUInt32BE(vout, 39);
+  }
+  return k;
+}
+
+/**
+ * @param {Buffer} key a utxo key
+ * @returns {{txNum: number, vout: number}|null} null when the key is malformed
+ */
+function parseUtxoKey(key) {
+  if (key.length === 39 && key[38] !== 0xff) return { txNum: readU40(key, 33), vout: key[38] };
+  if (key.length === 43 && key[38] === 0xff && key.readUInt32BE(39) >= 0xff) {
+    return { txNum: readU40(key, 33), vout: key.readUInt32BE(39) };
+  }
+  return null;
+}
+
+/**
+ * Keys of one table that start with `head` (the table byte and, optionally, a script hash):
+ * the bounds {gte, lt} of a range scan.
+ * @param {number} table
+ * @param {Uint8Array} [shs]
+ * @param {number} [at]
+ */
+function scan(table, shs, at) {
+  const n = shs ? 33 : 1;
+  const gte = Buffer.allocUnsafe(n);
+  gte[0] = table;
+  if (shs) gte.set(shs.subarray(at, at + 32), 1);
+  return { gte, lt: successor(gte) };
+}
+
+/** The smallest key greater than every key starting with prefix. */
+function successor(prefix) {
+  const s = Buffer.from(prefix);
+  for (let i = s.length - 1; i >= 0; i--) {
+    if (s[i] !== 0xff) {
+      s[i]++;
+      return s.subarray(0, i + 1);
+    }
+  }
+  throw new Error('no successor of an all-0xff prefix');
+}
+
+module.exports = {
+  P, TABLE_OF, META_KEY, TIP_KEY,
+  writeU40, readU40,
+  blockKey, undoKey, txidsKey, txKey, outputsKey, accountKey, pageKey, pageKeyTxNum, utxoKey, parseUtxoKey,
+  scan, successor,
+};

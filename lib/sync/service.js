@@ -1,0 +1,322 @@
+'use strict';
+
+const { setTimeout: sleep } = require('node:timers/promises');
+const { ParsePool } = require('../chain/parse-pool');
+const { getNetwork } = require('../chain/networks');
+const { ParseError, SyncError, SourceError } = require('../errors');
+const { buildDeltas } = require('./delta');
+const { Batch, batchLimits } = require('./batch');
+const { Channel } = require('./channel');
+
+/**
+ * @typedef {object} SyncProgress
+ * @property {'scan'|'reorg'|'batch'|'caught-up'|'behind'} phase
+ * @property {number} height        the index's tip height after this step (-1: empty)
+ * @property {number} target        the block source's tip height
+ * @property {string} [hash]        the index's tip hash
+ * @property {number} blocks        blocks applied since run() started
+ * @property {number} txs           transactions applied since run() started
+ * @property {number} bytes         raw block bytes applied since run() started
+ * @property {number} elapsedMs     since run() started
+ * @property {{blocks: number, txs: number, bytes: number, ms: number}} [batch]  the batch just committed
+ * @property {{fromHeight: number, forkHeight: number, depth: number}} [reorg]
+ */
+
+/**
+ * The sync: block source → parse (worker threads) → deltas → store, one atomic commit per
+ * batch with the tip, so a crash at any instant leaves the index at a batch boundary and a
+ * restart resumes from the tip.
+ *
+ * Two loops run side by side: a reader that streams blocks from the source through the
+ * parse pool and groups them into batches, at most `ahead` batches in front; and a writer
+ * that turns each batch into deltas (prevouts from the batch, then one store lookup) and
+ * commits it. Parsing the next batches overlaps the commit of the current one; deltas are
+ * built strictly after the previous commit, because their prevouts may come from it.
+ */
+class SyncService {
+  /**
+   * @param {object} opts
+   * @param {{scan: () => Promise<void>, tip: () => ({height: number, hash: string}|null),
+   *   hashAt: (height: number) => (string|null),
+   *   blocks: (from: number, to: number) => AsyncIterable<{height: number, hash: string, prev: string, raw: Buffer}>}} opts.source
+   * @param {import('../stores/abstract').AbstractStore} opts.store  open, writable
+   * @param {string|import('../chain/networks').Network} opts.network
+   * @param {{maxBlocks?: number, maxBytes?: number, maxMs?: number}} [opts.batch] see BATCH_DEFAULTS
+   * @param {number} [opts.threads]    parse worker threads (default: one per core; 0 parses inline)
+   * @param {number} [opts.undoDepth] the deepest reorg that can be followed (default: the store's undoDepth, else 100)
+   * @param {(p: SyncProgress) => void} [opts.onProgress]
+   * @param {number} [opts.pollMs=1000] follow mode: pause between rescans of the source
+   * @param {number} [opts.ahead=1]    whole batches queued ahead of the one being committed
+   * @param {number} [opts.parseAheadBytes] raw block bytes posted to the parse pool ahead of
+   *   the block being batched (default: one batch's maxBytes, at least 4 MiB)
+   */
+  constructor(opts) {
+    if (!opts || !opts.source || !opts.store) throw new TypeError('SyncService needs a source and a store');
+    this.source = opts.source;
+    this.store = opts.store;
+    this.network = getNetwork(opts.network);
+    this.limits = batchLimits(opts.batch);
+    this.threads = opts.threads;
+    // the store prunes undo beyond its own depth, so by default that is the limit
+    this.undoDepth = opts.undoDepth !== undefined ? opts.undoDepth
+      : Number.isInteger(opts.store.undoDepth) ? opts.store.undoDepth : 100;
+    this.onProgress = opts.onProgress || (() => {});
+    this.pollMs = opts.pollMs === undefined ? 1000 : opts.pollMs;
+    this.ahead = opts.ahead === undefined ? 1 : opts.ahead;
+    this.parseAheadBytes = opts.parseAheadBytes;
+    this.verifyMerkle = opts.verifyMerkle !== false;
+  }
+
+  /**
+   * Brings the index to the source's best chain: reverts to the fork point when the source's
+   * chain no longer contains the index's tip, then applies the missing blocks in batches.
+   * Returns when caught up; with `follow`, rescans every `pollMs` until `signal` aborts.
+   * An abort stops at a batch boundary: the batch being committed completes, no other starts.
+   *
+   * @param {{follow?: boolean, signal?: AbortSignal}} [opts]
+   * @returns {Promise<{tip: import('../stores/abstract').Tip|null, blocks: number, txs: number,
+   *   bytes: number, reorgs: Array<{fromHeight: number, forkHeight: number, depth: number}>,
+   *   behind: boolean, elapsedMs: number}>}
+   */
+  async run({ follow = false, signal } = {}) {
+    this.started = Date.now();
+    this.totals = { blocks: 0, txs: 0, bytes: 0 };
+    this.reorgs = [];
+    const pool = new ParsePool({ threads: this.threads, verifyMerkle: this.verifyMerkle });
+    let result;
+    try {
+      for (;;) {
+        if (signal && signal.aborted) break;
+        result = await this._pass(pool, signal, follow);
+        if (!follow || (signal && signal.aborted)) break;
+        try {
+          await sleep(this.pollMs, undefined, { signal });
+        } catch (err) {
+          if (err.name !== 'AbortError') throw err;
+        }
+      }
+    } finally {
+      await pool.close();
+    }
+    const tip = result ? result.tip : await this.store.getTip();
+    return {
+      tip, ...this.totals, reorgs: this.reorgs, behind: Boolean(result && result.behind),
+      elapsedMs: Date.now() - this.started,
+    };
+  }
+
+  /** One rescan of the source, reorg check and catch-up. */
+  async _pass(pool, signal, follow) {
+    await this.source.scan();
+    const srcTip = this.source.tip();
+    if (!srcTip) {
+      if (follow) return { tip: await this.store.getTip(), behind: true };
+      throw new SourceError('ERR_NO_BLOCKS',
+        `the block source holds no ${this.network.name} chain (no block descends from genesis ${this.network.genesis}): ` +
+        'check --blocks-dir and --network');
+    }
+    this._emit('scan', await this.store.getTip(), srcTip.height);
+    const { tip, behind } = await this._reconcile(srcTip);
+    if (behind) {
+      this._emit('behind', tip, srcTip.height);
+      return { tip, behind };
+    }
+    const last = await this._catchUp(pool, tip, srcTip.height, signal);
+    if (!signal || !signal.aborted) this._emit('caught-up', last, srcTip.height);
+    return { tip: last, behind: false };
+  }
+
+  /**
+   * Makes the index's tip a block of the source's best chain, reverting to the fork point.
+   * @returns {Promise<{tip: import('../stores/abstract').Tip|null, behind: boolean}>}
+   *   behind: the source's chain is a strict prefix of the index's (nothing to do yet)
+   */
+  async _reconcile(srcTip) {
+    const tip = await this.store.getTip();
+    if (!tip || this.source.hashAt(tip.height) === tip.hash) return { tip, behind: false };
+    const fork = await this._forkPoint(tip.height, srcTip.height);
+    // The source stops inside the index's chain: a node still catching up, or an older copy
+    // of its blocks dir. Reverting would throw away blocks the source may yet deliver.
+    if (fork === srcTip.height && srcTip.height < tip.height) return { tip, behind: true };
+    const depth = tip.height - fork;
+    if (fork < 0) {
+      throw new SyncError('ERR_REORG_TOO_DEEP',
+        `the index and the block source share no block, not even genesis: the datadir holds another chain — ` +
+        'sync into a new --datadir', { fromHeight: tip.height, forkHeight: fork, depth });
+    }
+    if (depth > this.undoDepth) throw tooDeep(tip, fork, depth, this.undoDepth);
+    const reorg = { fromHeight: tip.height, forkHeight: fork, depth };
+    this.reorgs.push(reorg);
+    try {
+      await this.store.revert(fork);
+    } catch (err) {
+      if (err.code === 'ERR_UNDO_MISSING') throw tooDeep(tip, fork, depth, this.undoDepth, err);
+      throw err;
+    }
+    const after = await this.store.getTip();
+    this._emit('reorg', after, srcTip.height, { reorg });
+    return { tip: after, behind: false };
+  }
+
+  /**
+   * The highest height at which the index and the source's best chain hold the same block
+   * (-1 when none). Both are chains, so they agree at every height below the fork and
+   * nowhere above it: a binary search needs ~20 lookups even for a deep fork.
+   */
+  async _forkPoint(storeHeight, sourceHeight) {
+    let lo = -1;
+    let hi = Math.min(storeHeight, sourceHeight) + 1;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >>> 1;
+      const ours = await this.store.getBlockHash(mid);
+      if (ours !== null && ours === this.source.hashAt(mid)) lo = mid;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * Applies source blocks tip+1..to. Returns the index's tip afterwards.
+   * @returns {Promise<import('../stores/abstract').Tip|null>}
+   */
+  async _catchUp(pool, tip, to, signal) {
+    const from = tip ? tip.height + 1 : 0;
+    if (from > to) return tip;
+    if (from === 0 && this.source.hashAt(0) !== this.network.genesis) {
+      throw new SourceError('ERR_WRONG_NETWORK',
+        `the block source starts at ${this.source.hashAt(0)}, not at the ${this.network.name} genesis ${this.network.genesis}`);
+    }
+    let nextTxNum = tip ? tip.nextTxNum : 0;
+    let current = tip;
+    const channel = new Channel(this.ahead);
+    const reading = this._read(pool, from, to, channel);
+    try {
+      for (;;) {
+        if (signal && signal.aborted) break;
+        const batch = await channel.take();
+        if (!batch || (signal && signal.aborted)) break;
+        const t0 = Date.now();
+        const deltas = await buildDeltas(batch.blocks, this.store, nextTxNum);
+        await this.store.apply(deltas);
+        const lastBlock = batch.blocks[batch.blocks.length - 1];
+        nextTxNum += batch.txs;
+        current = { height: lastBlock.height, hash: lastBlock.hash, nextTxNum };
+        this.totals.blocks += batch.length;
+        this.totals.txs += batch.txs;
+        this.totals.bytes += batch.bytes;
+        this._emit('batch', current, to, {
+          batch: { blocks: batch.length, txs: batch.txs, bytes: batch.bytes, ms: Date.now() - t0 },
+        });
+        // Let the event loop turn between commits. Parse results arrive as worker messages,
+        // and Node delivers a backlog of them in one go with the promise jobs of each in
+        // between — so without this, batch after batch commits inside one callback while
+        // signals (SIGTERM), timers and the progress line wait for the backlog to drain.
+        await new Promise(setImmediate);
+      }
+    } finally {
+      channel.close();
+      await reading;
+    }
+    return current;
+  }
+
+  /**
+   * The reader loop: source → parse pool → batches → channel. Never rejects; a failure is
+   * handed to the writer through the channel, after the batches completed before it.
+   *
+   * Parses are posted up to `parseAheadBytes` of raw blocks ahead of the one being batched.
+   * The writer's work (delta building, the commit) runs on this same thread in long
+   * synchronous stretches, during which this loop cannot post anything: only the parses
+   * already posted keep the workers busy, so the window must cover about a batch.
+   */
+  async _read(pool, from, to, channel) {
+    const aheadBytes = this.parseAheadBytes || Math.max(this.limits.maxBytes, 4 << 20);
+    const aheadBlocks = Math.max(64, this.limits.maxBlocks);
+    const records = this.source.blocks(from, to)[Symbol.asyncIterator]();
+    const queue = [];
+    let queuedBytes = 0;
+    let sourceDone = false;
+    // Slow start: the first batch may hold 1/16 of maxBytes, each next one twice the one
+    // before, up to maxBytes. The writer would otherwise idle until a whole first batch is
+    // parsed; a deterministic ramp (not one driven by timing) keeps batch boundaries, and so
+    // the index's commits, a function of the chain and the limits alone.
+    let rampBytes = Math.max(1, this.limits.maxBytes >>> 4);
+    const nextBatch = () => {
+      const b = new Batch({ ...this.limits, maxBytes: rampBytes });
+      rampBytes = Math.min(this.limits.maxBytes, 2 * rampBytes);
+      return b;
+    };
+    let batch = nextBatch();
+    try {
+      for (;;) {
+        while (!sourceDone && queuedBytes < aheadBytes && queue.length < aheadBlocks) {
+          const next = await records.next();
+          if (next.done) {
+            sourceDone = true;
+            break;
+          }
+          const rec = next.value;
+          const parsed = pool.parse(rec.raw); // copies the bytes: rec.raw is not kept
+          parsed.catch(() => {}); // observed when its turn comes
+          queue.push({ height: rec.height, hash: rec.hash, size: rec.raw.length, parsed });
+          queuedBytes += rec.raw.length;
+        }
+        if (!queue.length) break;
+        const head = queue.shift();
+        queuedBytes -= head.size;
+        let cols;
+        try {
+          cols = await head.parsed;
+        } catch (err) {
+          throw err instanceof ParseError ? unparsable(head, err) : err;
+        }
+        if (cols.hash !== head.hash) {
+          throw new SourceError('ERR_SOURCE_MISMATCH',
+            `the block source gave height ${head.height} as ${head.hash}, but its bytes hash to ${cols.hash}`,
+            { height: head.height, hash: head.hash });
+        }
+        batch.push({ height: head.height, hash: head.hash, size: head.size, cols });
+        if (batch.full()) {
+          if (!(await channel.put(batch))) return;
+          batch = nextBatch();
+        }
+      }
+      if (batch.length && !(await channel.put(batch))) return;
+      channel.end();
+    } catch (err) {
+      channel.fail(err);
+    } finally {
+      // stops the source's reads when the writer gave up early
+      if (!sourceDone) await records.return().catch(() => {});
+    }
+  }
+
+  _emit(phase, tip, target, extra) {
+    this.onProgress({
+      phase,
+      height: tip ? tip.height : -1,
+      hash: tip ? tip.hash : undefined,
+      target,
+      ...this.totals,
+      elapsedMs: Date.now() - this.started,
+      ...extra,
+    });
+  }
+}
+
+function unparsable(rec, err) {
+  return new SyncError('ERR_BAD_SOURCE_BLOCK',
+    `block ${rec.height} (${rec.hash}) of the block source cannot be parsed: ${err.message} [${err.code}] — ` +
+    'its blocks file is damaged; nothing of its batch was written (let the node re-download the block, or -reindex)',
+    { height: rec.height, hash: rec.hash, parseCode: err.code });
+}
+
+function tooDeep(tip, fork, depth, undoDepth, cause) {
+  return new SyncError('ERR_REORG_TOO_DEEP',
+    `the block source's best chain forks from the index at height ${fork}, ${depth} blocks below the index's tip ` +
+    `${tip.height}, but undo data is kept for only ${undoDepth} blocks: sync into a new --datadir ` +
+    '(and pass a larger --undo-depth if reorgs this deep are expected); the index is unchanged',
+    { fromHeight: tip.height, forkHeight: fork, depth, undoDepth, cause: cause && cause.message });
+}
+
+module.exports = { SyncService };

@@ -1,0 +1,199 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { Writer } = require('../../lib/codec/io');
+const r = require('../../lib/codec/records');
+const { FUNDED, SPENT, posting } = require('../../lib/codec/postings');
+const { CodecError } = require('../../lib/errors');
+const layout = require('../../lib/stores/layout');
+const { decodeRecord } = require('../../lib/stores/walk');
+const { openStore } = require('../../lib/stores');
+const { generatedChain, mainnetChain, syncBlocks } = require('../stores/data');
+
+const w = new Writer();
+const hash = (n) => Buffer.alloc(32, n);
+const isCodec = (err) => err instanceof CodecError && /^ERR_/.test(err.code);
+
+/** An account with n history entries (the last ones in the tail) and u inline UTXOs. */
+function account(n, u) {
+  const a = new r.Account();
+  a.received = 5e15;
+  a.sent = 5e15 - 3;
+  a.txCount = n;
+  a.fundedCount = u + 7;
+  a.spentCount = 7;
+  a.firstHeight = 100;
+  a.lastHeight = 900000;
+  a.tailLen = n - r.sealedCount(n);
+  a.reserveTail(a.tailLen);
+  for (let i = 0; i < a.tailLen; i++) a.tail[i] = posting(1e9 + 3 * i, 1 + (i % 3));
+  if (r.utxosInline(u)) {
+    a.reserveUtxos(u);
+    for (let i = 0; i < u; i++) {
+      a.utxoTx[i] = 1e9 + Math.floor(i / 2);
+      a.utxoVout[i] = (i % 2) * 300;
+      a.utxoValue[i] = 546 + i;
+    }
+    a.utxoLen = u;
+  }
+  return a;
+}
+
+function plainAccount(a) {
+  return {
+    ...r.accountSummary(a),
+    tail: [...a.tail.subarray(0, a.tailLen)],
+    utxos: [...a.utxoTx.subarray(0, a.utxoLen)].map((t, i) => [t, a.utxoVout[i], a.utxoValue[i]]),
+  };
+}
+
+/** One encoded sample of every record kind, with its key. */
+function samples() {
+  const out = [];
+  const add = (key, value) => out.push({ key, value: Buffer.from(value) });
+  add(layout.META_KEY, r.encodeMeta(w, { schemaVersion: 1, network: 'testnet' }));
+  add(layout.TIP_KEY, r.encodeTip(w, { height: 840000, hash: hash(7), nextTxNum: 2 ** 40 - 1 }));
+  add(layout.blockKey(5), r.encodeBlock(w, hash(9), 123456789, 3000, 1700000000));
+  const txids = Buffer.alloc(32 * 64, 0x5a);
+  add(layout.txidsKey(64), r.encodeTxids(w, null, txids, 0, 40));
+  add(layout.txKey(hash(1), 0), r.encodeTxNum(w, 2 ** 33 + 5));
+  r.writeOutputsHead(w, 3);
+  r.writeOutput(w, -1, 0, 0, hash(2), 0);
+  r.writeOutput(w, 0, 7, 2.1e15, hash(3), 0);
+  r.writeOutput(w, 7, 70000, 546, hash(4), 0);
+  add(layout.outputsKey(77), w.end());
+  for (const [n, u] of [[1, 0], [64, 16], [65, 1], [200, 17]]) add(layout.accountKey(hash(n), 0), r.encodeAccount(w, account(n, u)));
+  const page = new Float64Array(64);
+  for (let i = 0; i < 64; i++) page[i] = posting(5000 + 11 * i, i % 5 === 0 ? FUNDED | SPENT : FUNDED);
+  add(layout.pageKey(hash(8), 0, 5000), r.encodePage(w, page, 0));
+  add(layout.utxoKey(hash(8), 0, 5000, 300), r.encodeUtxo(w, 99));
+  const shs = Buffer.concat([hash(1), hash(2)]);
+  add(layout.undoKey(9), r.encodeUndo(w, 2, [1, 2 ** 36], [0, 5], [50e8, 1], shs, 0, [{ position: 0, oldTxNum: 3 }]));
+  return out;
+}
+
+describe('codec: schema 1 records', () => {
+  it('round-trips every kind', () => {
+    assert.deepEqual(r.decodeMeta(r.encodeMeta(w, { schemaVersion: 1, network: 'regtest' })), { schemaVersion: 1, network: 'regtest' });
+    assert.deepEqual(r.decodeTip(r.encodeTip(w, { height: 0, hash: hash(3), nextTxNum: 1 })), { height: 0, hash: hash(3), nextTxNum: 1 });
+    assert.deepEqual(r.decodeBlock(r.encodeBlock(w, hash(4), 0, 1, 1231006505)), { hash: hash(4), firstTxNum: 0, txCount: 1, time: 1231006505 });
+    const txids = Buffer.from(Array.from({ length: 32 * 70 }, (_, i) => i & 0xff));
+    const first = Buffer.from(r.encodeTxids(w, null, txids, 0, 10));
+    assert.equal(r.txidsCount(first), 10);
+    const both = r.encodeTxids(w, first, txids, 320, 54);
+    assert.equal(r.txidsCount(both), 64);
+    assert.deepEqual(both.subarray(1), txids.subarray(0, 32 * 64));
+    assert.equal(r.decodeTxNum(r.encodeTxNum(w, 2 ** 40 - 1)), 2 ** 40 - 1);
+    r.writeOutputsHead(w, 2);
+    r.writeOutput(w, -1, 3, 10, hash(5), 0);
+    r.writeOutput(w, 3, 4, 0, hash(6), 0);
+    assert.deepEqual(r.decodeOutputs(w.end(), 42), { txNum: 42, count: 2, vouts: [3, 4], values: [10, 0], scripthashes: Buffer.concat([hash(5), hash(6)]) });
+    for (const [n, u] of [[1, 0], [2, 1], [64, 16], [65, 3], [128, 0], [129, 17], [1000, 100]]) {
+      const a = account(n, u);
+      const back = r.decodeAccount(r.encodeAccount(w, a), new r.Account());
+      assert.deepEqual(plainAccount(back), plainAccount(a), `account ${n}/${u}`);
+      assert.equal(back.tailLen, n === 0 ? 0 : ((n - 1) % 64) + 1);
+    }
+    const page = new Float64Array(70);
+    for (let i = 0; i < 70; i++) page[i] = posting(2 ** 39 + i * 1000, 1 + (i % 3));
+    const out = new Float64Array(64);
+    r.decodePage(r.encodePage(w, page, 3), Math.floor(page[3] / 4), out, 0);
+    assert.deepEqual([...out], [...page.subarray(3, 67)]);
+    assert.equal(r.decodeUtxo(r.encodeUtxo(w, 2.1e15)), 2.1e15);
+    const shs = Buffer.concat([Buffer.alloc(5), hash(1), hash(2)]);
+    assert.deepEqual(r.decodeUndo(r.encodeUndo(w, 2, [7, 8], [1, 2 ** 32 - 1], [3, 4], shs, 5, [])), {
+      spentCount: 2, txNums: [7, 8], vouts: [1, 2 ** 32 - 1], values: [3, 4], scripthashes: Buffer.concat([hash(1), hash(2)]), dups: [],
+    });
+  });
+
+  it('are compact: the sizes docs/FORMAT.md states', () => {
+    assert.equal(r.encodeTxNum(w, 1000000).length, 4);
+    assert.equal(r.encodeUtxo(w, 100000).length, 4);
+    // a one-entry account with one inline UTXO: format, 7 counters, 1 posting, 1 UTXO
+    const a = account(1, 1);
+    a.received = 100000; a.sent = 0; a.fundedCount = 1; a.spentCount = 0; a.firstHeight = a.lastHeight = 800000;
+    a.tail[0] = posting(900000000, FUNDED);
+    a.utxoTx[0] = 900000000; a.utxoVout[0] = 1; a.utxoValue[0] = 100000;
+    assert.equal(r.encodeAccount(w, a).length, 1 + 3 + 1 + 1 + 1 + 1 + 3 + 1 + 5 + 5 + 1 + 3);
+  });
+
+  it('refuses unknown format bytes, truncations and trailing bytes of every kind', () => {
+    for (const { key, value } of samples()) {
+      const kind = layout.TABLE_OF.get(key[0]);
+      decodeRecord(key, value);
+      for (const f of [0x00, 0x02, 0x7f, 0x80, 0x81, 0xff]) {
+        const bad = Buffer.from(value);
+        bad[0] = f;
+        assert.throws(() => decodeRecord(key, bad), (err) => isCodec(err) && err.code === 'ERR_UNKNOWN_FORMAT', `${kind} format ${f}`);
+      }
+      for (let len = 0; len < value.length; len++) {
+        const cut = value.subarray(0, len);
+        if (kind === 'txids' && len > 1 && (len - 1) % 32 === 0) continue; // fewer txids: checked against the TxNum range by readers
+        assert.throws(() => decodeRecord(key, cut), isCodec, `${kind} cut to ${len} of ${value.length}`);
+      }
+      if (kind !== 'txids') {
+        assert.throws(() => decodeRecord(key, Buffer.concat([value, Buffer.from([0])])), isCodec, `${kind} + 1 byte`);
+      }
+    }
+  });
+
+  it('checks counts against the bytes left before allocating', () => {
+    const huge = (prefix) => Buffer.concat([Buffer.from(prefix), Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f])]);
+    const t0 = Date.now();
+    assert.throws(() => r.decodeUndo(huge([0x01])), (err) => err.code === 'ERR_BAD_COUNT');
+    assert.throws(() => r.decodeOutputs(huge([0x01]), 1), (err) => err.code === 'ERR_BAD_COUNT');
+    assert.throws(() => r.decodeMeta(huge([0x01, 0x01])), (err) => err.code === 'ERR_BAD_COUNT');
+    // an account claiming 2^53 - 1 entries
+    assert.throws(() => r.decodeAccount(Buffer.concat([Buffer.from([0x01, 5, 0]), huge([]).subarray(0), Buffer.from([1, 0, 0, 0])]), new r.Account()), isCodec);
+    assert.ok(Date.now() - t0 < 100);
+  });
+
+  it('never decodes a mutated real value to anything but a value or a CodecError (fuzz)', async function () {
+    this.timeout(60000);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-fuzz-'));
+    try {
+      const rows = samples();
+      for (const [network, chain] of [['main', mainnetChain()], ['regtest', generatedChain()]]) {
+        const s = await openStore({ datadir: path.join(dir, network), network, undoDepth: 20 });
+        await syncBlocks(s, chain.blocks, 0, chain.blocks.length - 1, [50]);
+        for await (const { key, value } of s.kv.range({})) rows.push({ key: Buffer.from(key), value: Buffer.from(value) });
+        await s.close();
+      }
+      // every real row decodes
+      for (const { key, value } of rows) decodeRecord(key, value);
+      let seed = 12345;
+      const rand = (n) => {
+        seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+        return seed % n;
+      };
+      const t0 = Date.now();
+      let refused = 0;
+      const N = 40000;
+      for (let i = 0; i < N; i++) {
+        const { key, value } = rows[rand(rows.length)];
+        const m = Buffer.from(value);
+        let bad = m;
+        switch (rand(5)) {
+          case 0: m[rand(m.length)] ^= 1 << rand(8); break;
+          case 1: m[rand(m.length)] = rand(256); break;
+          case 2: bad = m.subarray(0, rand(m.length)); break;
+          case 3: { const at = rand(m.length + 1); bad = Buffer.concat([m.subarray(0, at), Buffer.from([rand(256)]), m.subarray(at)]); break; }
+          default: m.fill(0xff, rand(m.length)); break;
+        }
+        try {
+          decodeRecord(key, bad);
+        } catch (err) {
+          if (!(err instanceof CodecError)) throw new Error(`${layout.TABLE_OF.get(key[0])} mutation threw ${err.stack}`);
+          refused++;
+        }
+      }
+      assert.ok(refused > N / 3, `${refused} of ${N} mutations refused`);
+      assert.ok(Date.now() - t0 < 30000);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,35 @@
+'use strict';
+
+/**
+ * A writer in its own process, for the conformance suite's kill and concurrent-reader tests:
+ *   node child.js OPENER LOCATION OPTS_JSON CHAIN_JSON write
+ * opens the store through OPENER's open(location, opts) and, until killed, applies the
+ * generated chain in random small batches, reverting to a random height at its end. It prints
+ * the tip height after every commit.
+ */
+
+const { generatedChain, syncBlocks } = require('./data');
+
+async function main() {
+  const [opener, location, optsJson, chainJson, mode] = process.argv.slice(2);
+  if (mode !== 'write') throw new Error(`unknown mode ${mode}`);
+  const store = await require(opener).open(location, JSON.parse(optsJson));
+  const chain = generatedChain(JSON.parse(chainJson));
+  const top = chain.blocks.length - 1;
+  for (;;) {
+    const tip = await store.getTip();
+    const next = tip ? tip.height + 1 : 0;
+    if (next > top) {
+      await store.revert(Math.floor(Math.random() * top));
+    } else {
+      const n = 1 + Math.floor(Math.random() * 6);
+      await syncBlocks(store, chain.blocks, next, Math.min(top, next + n - 1), [n]);
+    }
+    process.stdout.write(`${(await store.getTip()).height}\n`);
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err.stack}\n`);
+  process.exit(1);
+});

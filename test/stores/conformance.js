@@ -1,0 +1,638 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { StoreError, CodecError, UsageError } = require('../../lib/errors');
+const { buildDeltas } = require('../../lib/sync/delta');
+const { fromDisplayHex, toDisplayHex } = require('../../lib/chain/hash');
+const { mainnetChain, generatedChain, syncBlocks, handMadeChain } = require('./data');
+const { referenceIndex, addressScripthash } = require('./reference');
+
+/**
+ * The store conformance suite: one set of behaviours every backend must have, written once
+ * and run unchanged against each (as abstract-level's shared tests are).
+ *
+ *   storeConformance('LMDB', backend)
+ *
+ * @param {string} name
+ * @param {object} backend
+ * @param {() => Promise<string>|string} backend.create a new, empty location (a datadir, a database name)
+ * @param {(location: string, opts: {network: string, undoDepth?: number, readOnly?: boolean}) => Promise<import('../../lib/stores/abstract').AbstractStore>} backend.open
+ *   an opened store at location
+ * @param {string} backend.openerModule absolute path of a module whose `open(location, opts)`
+ *   does the same in a child process (the kill and concurrent-reader tests)
+ * @param {(location: string, version: number) => Promise<void>} backend.setSchemaVersion
+ *   rewrites the stored schema version (store closed)
+ * @param {(location: string, scripthash: Buffer) => Promise<void>} backend.corruptSummary
+ *   replaces the stored summary of a script hash with bytes that do not decode (store closed)
+ * @param {(location: string, scripthash: Buffer) => Promise<void>} backend.tamperSummary
+ *   adds one satoshi to its stored receipts, still decodable (store closed)
+ * @param {boolean} backend.readersInOtherProcesses whether readOnly opens in other processes
+ *   may run beside the writer (LMDB yes, LevelDB no)
+ */
+function storeConformance(name, backend) {
+  describe(`store conformance: ${name}`, function () {
+    this.timeout(120000);
+    const opened = [];
+    const open = async (location, opts) => {
+      const s = await backend.open(location, opts);
+      opened.push(s);
+      return s;
+    };
+    const fresh = async (opts) => {
+      const location = await backend.create();
+      return { location, store: await open(location, opts) };
+    };
+    const closeAll = async () => {
+      while (opened.length) await opened.pop().close();
+    };
+    after(closeAll);
+
+    const MAIN = { network: 'main', undoDepth: 1000 };
+    const REGTEST = { network: 'regtest', undoDepth: 1000 };
+    const HAL = addressScripthash('1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3');
+    const SATOSHI9 = addressScripthash('12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S');
+    const GENESIS_ADDR = addressScripthash('1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa');
+    const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
+    const GENESIS_TX = '4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b';
+    const BLOCK170 = '00000000d1145790a8694403d4063f323d499e655c83426834d4ce2f8dd4a2ee';
+    const COIN = 1e8;
+
+    describe('empty and opening', () => {
+      it('opens empty: no tip, no rows', async () => {
+        const { store } = await fresh(MAIN);
+        assert.equal(await store.getTip(), null);
+        assert.equal(await store.getSummary(HAL), null);
+        assert.deepEqual(await store.getHistory(HAL), { entries: [], next: null });
+        assert.deepEqual(await store.getUtxos(HAL), { utxos: [], next: null });
+        assert.equal(await store.getTx(fromDisplayHex(TX170)), null);
+        assert.equal(await store.getTxid(0), null);
+        assert.equal(await store.getBlockHash(0), null);
+        assert.deepEqual(await store.getPrevouts(Buffer.alloc(36)), [null]);
+        assert.equal((await store.verify()).ok, true);
+      });
+
+      it('refuses a datadir of another network, naming both', async () => {
+        const { location, store } = await fresh(MAIN);
+        await syncBlocks(store, mainnetChain().blocks, 0, 3);
+        await store.close();
+        await assert.rejects(open(location, { network: 'testnet' }), (err) => {
+          assert.ok(err instanceof StoreError);
+          assert.equal(err.code, 'ERR_WRONG_NETWORK');
+          assert.match(err.message, /holds a main index; this run asked for testnet/);
+          return true;
+        });
+        const again = await open(location, MAIN);
+        assert.equal((await again.getTip()).height, 3);
+      });
+
+      it('refuses another schema version', async () => {
+        const { location, store } = await fresh(MAIN);
+        await syncBlocks(store, mainnetChain().blocks, 0, 3);
+        await store.close();
+        await backend.setSchemaVersion(location, 99);
+        await assert.rejects(open(location, MAIN), (err) => err instanceof StoreError && err.code === 'ERR_SCHEMA_VERSION' && /99/.test(err.message));
+      });
+
+      it('read-only: refuses an empty location and every write', async () => {
+        const location = await backend.create();
+        await assert.rejects(open(location, { ...MAIN, readOnly: true }), (err) => err instanceof StoreError && err.code === 'ERR_NO_INDEX');
+        const w = await open(location, MAIN);
+        await syncBlocks(w, mainnetChain().blocks, 0, 5);
+        const r = await open(location, { ...MAIN, readOnly: true });
+        assert.equal((await r.getTip()).height, 5);
+        const deltas = await buildDeltas(mainnetChain().blocks.slice(6, 7), r, 6);
+        await assert.rejects(r.apply(deltas), (err) => err.code === 'ERR_READ_ONLY');
+        await assert.rejects(r.revert(2), (err) => err.code === 'ERR_READ_ONLY');
+      });
+    });
+
+    describe('the first 439 mainnet blocks', () => {
+      let full;
+      let fullLocation;
+      const ref = () => referenceIndex(mainnetChain().raws);
+
+      before(async () => {
+        ({ location: fullLocation, store: full } = await fresh(MAIN));
+        // uneven batches: one block, a few, many
+        await syncBlocks(full, mainnetChain().blocks, 0, 438, [1, 9, 60, 2, 150]);
+      });
+
+      it('matches an independent bitcore-lib index: every summary, history and UTXO set', async () => {
+        const r = ref();
+        const tip = await full.getTip();
+        assert.deepEqual(tip, { height: 438, hash: r.blockHashes[438], nextTxNum: r.txids.length });
+        await assertMatchesReference(full, r);
+      });
+
+      it('the height-170 payment: 10 BTC to Hal in f4184fc5…, in both addresses', async () => {
+        const hal = await full.getSummary(HAL);
+        assert.deepEqual(hal, {
+          balance: 10 * COIN, received: 10 * COIN, sent: 0, txCount: 1, fundedCount: 1, spentCount: 0,
+          utxoCount: 1, firstHeight: 170, lastHeight: 170,
+        });
+        const h = await full.getHistory(HAL);
+        assert.deepEqual(h.entries.map(plain), [{ txNum: 171, txid: TX170, height: 170, funded: true, spent: false }]);
+        const sat = (await full.getHistory(SATOSHI9)).entries.map(plain);
+        assert.deepEqual(sat.slice(0, 2), [
+          { txNum: 9, txid: '0437cd7f8525ceed2324359c2d0ba26006d92d856a9c20fa0241106ee5a597c9', height: 9, funded: true, spent: false },
+          { txNum: 171, txid: TX170, height: 170, funded: true, spent: true },
+        ]);
+        assert.deepEqual((await full.getUtxos(HAL)).utxos.map(plainUtxo), [{ txid: TX170, vout: 0, value: 10 * COIN, height: 170, txNum: 171 }]);
+      });
+
+      it('the height-9 coinbase address at height 170: funded 50, spent 50, 40 back as change', async () => {
+        const { store } = await fresh(MAIN);
+        await syncBlocks(store, mainnetChain().blocks, 0, 170, [100, 71]);
+        assert.deepEqual(await store.getSummary(SATOSHI9), {
+          balance: 40 * COIN, received: 90 * COIN, sent: 50 * COIN, txCount: 2, fundedCount: 2, spentCount: 1,
+          utxoCount: 1, firstHeight: 9, lastHeight: 170,
+        });
+        assert.deepEqual((await store.getUtxos(SATOSHI9)).utxos.map(plainUtxo), [{ txid: TX170, vout: 1, value: 40 * COIN, height: 170, txNum: 171 }]);
+      });
+
+      it('files nothing for the genesis coinbase, but gives it TxNum 0', async () => {
+        assert.equal(await full.getSummary(GENESIS_ADDR), null);
+        assert.deepEqual(await full.getHistory(GENESIS_ADDR), { entries: [], next: null });
+        assert.deepEqual(await full.getUtxos(GENESIS_ADDR), { utxos: [], next: null });
+        const loc = await full.getTx(fromDisplayHex(GENESIS_TX));
+        assert.deepEqual({ ...loc, txid: toDisplayHex(loc.txid) }, {
+          txNum: 0, txid: GENESIS_TX, height: 0, blockHash: '000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f', position: 0,
+        });
+        assert.deepEqual(await full.getPrevouts(Buffer.concat([fromDisplayHex(GENESIS_TX), Buffer.alloc(4)])), [null]);
+      });
+
+      it('locates transactions and maps txid <-> TxNum both ways', async () => {
+        const loc = await full.getTx(fromDisplayHex(TX170));
+        assert.deepEqual({ ...loc, txid: toDisplayHex(loc.txid) }, { txNum: 171, txid: TX170, height: 170, blockHash: BLOCK170, position: 1 });
+        const r = ref();
+        for (let txNum = 0; txNum < r.txids.length; txNum++) {
+          assert.equal(toDisplayHex(await full.getTxid(txNum)), r.txids[txNum]);
+          const t = await full.getTx(fromDisplayHex(r.txids[txNum]));
+          assert.equal(t.txNum, txNum);
+          assert.equal(t.height, r.heightOf[txNum]);
+        }
+        assert.equal(await full.getTxid(r.txids.length), null);
+        assert.equal(await full.getBlockHash(170), BLOCK170);
+        assert.equal(await full.getBlockHash(439), null);
+        // block 170's header: time 1231731025, one coinbase then the payment
+        const b170 = await full.getBlock(170);
+        assert.deepEqual({ hash: b170.hash, time: b170.time, txCount: b170.txCount },
+          { hash: BLOCK170, time: 1231731025, txCount: 2 });
+        assert.equal(b170.firstTxNum, r.heightOf.indexOf(170));
+        assert.equal(await full.getBlock(439), null);
+      });
+
+      it('answers prevouts: unspent ones, null for spent and unknown', async () => {
+        const op = (txid, vout) => {
+          const b = Buffer.alloc(36);
+          fromDisplayHex(txid).copy(b);
+          b.writeUInt32LE(vout, 32);
+          return b;
+        };
+        const got = await full.getPrevouts(Buffer.concat([op(TX170, 0), op(TX170, 1), op(TX170, 2), op('11'.repeat(32), 0)]));
+        assert.equal(got.length, 4);
+        assert.deepEqual({ ...got[0], scripthash: got[0].scripthash.toString('hex') }, { value: 10 * COIN, scripthash: HAL.toString('hex'), height: 170, txNum: 171 });
+        assert.deepEqual(got.slice(1), [null, null, null]);
+      });
+
+      it('merges the histories of several addresses: a tx touching two appears once', async () => {
+        const shs = [HAL, SATOSHI9, GENESIS_ADDR];
+        const all = await full.getHistories(shs, { limit: 1000 });
+        const r = ref();
+        const expected = mergedReference(r, shs, {});
+        assert.deepEqual(all.entries.map(plainMerged), expected);
+        assert.equal(all.next, null);
+        const pay = all.entries.find((e) => toDisplayHex(e.txid) === TX170);
+        assert.deepEqual(pay.scripthashes.map((b) => b.toString('hex')), [HAL.toString('hex'), SATOSHI9.toString('hex')]);
+        assert.equal(all.entries.filter((e) => toDisplayHex(e.txid) === TX170).length, 1);
+      });
+
+      it('reverts to 300 exactly, and applying again gives the same index', async () => {
+        const before = await full.digest();
+        const { store: at300 } = await fresh(MAIN);
+        await syncBlocks(at300, mainnetChain().blocks, 0, 300, [301]);
+        const { store: work } = await fresh(MAIN);
+        await syncBlocks(work, mainnetChain().blocks, 0, 438, [200, 239]);
+        assert.equal(await work.digest(), before);
+        await work.revert(300);
+        assert.deepEqual(await work.getTip(), await at300.getTip());
+        assert.equal(await work.digest(), await at300.digest());
+        assert.equal((await work.verify()).ok, true);
+        await syncBlocks(work, mainnetChain().blocks, 301, 438, [13]);
+        assert.equal(await work.digest(), before);
+      });
+
+      it('refuses a revert deeper than the undo kept, saying what to do; nothing changes', async () => {
+        const { store } = await fresh({ network: 'main', undoDepth: 10 });
+        await syncBlocks(store, mainnetChain().blocks, 0, 438, [100]);
+        const before = await store.digest();
+        await assert.rejects(store.revert(400), (err) => {
+          assert.ok(err instanceof StoreError);
+          assert.equal(err.code, 'ERR_UNDO_MISSING');
+          assert.match(err.message, /undo-depth/);
+          assert.match(err.message, /re-sync/i);
+          return true;
+        });
+        assert.equal(await store.digest(), before);
+        await store.revert(430);
+        assert.equal((await store.getTip()).height, 430);
+        assert.equal((await store.verify()).ok, true);
+      });
+
+      it('refuses blocks that do not extend the tip; nothing changes', async () => {
+        const { store } = await fresh(MAIN);
+        await syncBlocks(store, mainnetChain().blocks, 0, 100);
+        const before = await store.digest();
+        const tip = await store.getTip();
+        const good = await buildDeltas(mainnetChain().blocks.slice(101, 103), store, tip.nextTxNum);
+        const cases = [
+          [{ ...good[0], height: 102 }],
+          [{ ...good[0], cols: { ...good[0].cols, prev: '00'.repeat(32) } }],
+          [{ ...good[0], firstTxNum: tip.nextTxNum + 1 }],
+          [good[0], { ...good[1], cols: { ...good[1].cols, prev: good[0].cols.prev } }],
+          (await buildDeltas(mainnetChain().blocks.slice(100, 101), store, tip.nextTxNum - 1)),
+        ];
+        for (const deltas of cases) {
+          await assert.rejects(store.apply(deltas), (err) => err instanceof StoreError && err.code === 'ERR_NOT_EXTENDING');
+          assert.equal(await store.digest(), before);
+        }
+        await store.apply(good);
+        assert.equal((await store.getTip()).height, 102);
+      });
+
+      it('keeps everything across close and reopen', async () => {
+        const d = await full.digest();
+        await full.close();
+        opened.splice(opened.indexOf(full), 1);
+        full = await open(fullLocation, MAIN);
+        assert.equal(await full.digest(), d);
+        assert.equal((await full.getTip()).height, 438);
+        assert.equal((await full.getSummary(HAL)).balance, 10 * COIN);
+      });
+
+      it('verify: ok on a correct index, a problem on a tampered summary', async () => {
+        const v = await full.verify();
+        assert.equal(v.ok, true, v.problems.join('\n'));
+        assert.deepEqual(v.problems, []);
+        const { location, store } = await fresh(MAIN);
+        await syncBlocks(store, mainnetChain().blocks, 0, 200);
+        await store.close();
+        await backend.tamperSummary(location, SATOSHI9);
+        const again = await open(location, MAIN);
+        const bad = await again.verify();
+        assert.equal(bad.ok, false);
+        assert.ok(bad.problems.some((p) => p.includes(toDisplayHex(SATOSHI9))), bad.problems.join('\n'));
+      });
+
+      it('a value that does not decode: CodecError from the read that hits it and from verify', async () => {
+        const { location, store } = await fresh(MAIN);
+        await syncBlocks(store, mainnetChain().blocks, 0, 200);
+        await store.close();
+        await backend.corruptSummary(location, SATOSHI9);
+        const s = await open(location, MAIN);
+        const isCodec = (err) => err instanceof CodecError && typeof err.code === 'string' && err.code.startsWith('ERR_');
+        await assert.rejects(s.getSummary(SATOSHI9), isCodec);
+        await assert.rejects(s.getHistory(SATOSHI9), isCodec);
+        await assert.rejects(s.getSummaries([HAL, SATOSHI9]), isCodec);
+        await assert.rejects(s.verify(), isCodec);
+        assert.equal((await s.getSummary(HAL)).balance, 10 * COIN);
+      });
+    });
+
+    describe('a generated chain: segwit and taproot, address reuse, spends within a block', () => {
+      const chain = () => generatedChain();
+      let store;
+      let r;
+      let hot; // the script hash with the longest history (sealed pages, UTXOs in rows)
+
+      before(async () => {
+        r = referenceIndex(chain().raws);
+        hot = Buffer.from([...r.summaries.entries()].sort((a, b) => b[1].txCount - a[1].txCount)[0][0], 'hex');
+        ({ store } = await fresh(REGTEST));
+        await syncBlocks(store, chain().blocks, 0, chain().blocks.length - 1, [1, 7, 20, 3]);
+      });
+
+      it('matches the bitcore-lib index, and verify passes', async () => {
+        assert.ok(r.summaries.get(hot.toString('hex')).txCount > 300);
+        assert.ok(r.summaries.get(hot.toString('hex')).utxoCount > 16);
+        await assertMatchesReference(store, r);
+        const v = await store.verify();
+        assert.equal(v.ok, true, v.problems.join('\n'));
+      });
+
+      it('is the same index whatever the batches, reverts and re-applies', async () => {
+        const blocks = chain().blocks;
+        const top = blocks.length - 1;
+        const target = await store.digest();
+        const { store: one } = await fresh(REGTEST);
+        await syncBlocks(one, blocks, 0, top, [top + 1]);
+        assert.equal(await one.digest(), target);
+        for (const [to, sizes] of [[top - 1, [1]], [top - 17, [5, 11]], [3, [60]], [top - 40, [2]]]) {
+          await one.revert(to);
+          const { store: ref2 } = await fresh(REGTEST);
+          await syncBlocks(ref2, blocks, 0, to, [to + 1]);
+          assert.equal(await one.digest(), await ref2.digest(), `revert to ${to}`);
+          await syncBlocks(one, blocks, to + 1, top, sizes);
+          assert.equal(await one.digest(), target, `re-applied from ${to}`);
+        }
+      });
+
+      it('pages history with cursors in both orders and height bounds: no gaps, no repeats', async () => {
+        const full = r.history.get(hot.toString('hex'));
+        for (const order of ['asc', 'desc']) {
+          for (const bounds of [{}, { fromHeight: 10, toHeight: 40 }, { fromHeight: 33 }, { toHeight: 5 }, { fromHeight: 41, toHeight: 40 }]) {
+            let want = full.filter((e) => (bounds.fromHeight === undefined || e.height >= bounds.fromHeight)
+              && (bounds.toHeight === undefined || e.height <= bounds.toHeight));
+            if (order === 'desc') want = [...want].reverse();
+            for (const limit of [1, 7, 64, 1000]) {
+              if (limit === 1 && want.length > 100) continue;
+              const got = [];
+              let cursor;
+              let pages = 0;
+              do {
+                const page = await store.getHistory(hot, { ...bounds, order, limit, cursor });
+                assert.ok(page.entries.length <= limit);
+                got.push(...page.entries.map(plain));
+                cursor = page.next;
+                pages++;
+              } while (cursor);
+              assert.deepEqual(got.map((e) => e.txNum), want.map((e) => e.txNum), `${order} ${JSON.stringify(bounds)} limit ${limit}`);
+              assert.deepEqual(got, want.map(plainRef));
+              assert.equal(pages, Math.max(1, Math.ceil(want.length / limit)));
+            }
+          }
+        }
+      });
+
+      it('merges several histories in chain order with one cursor', async () => {
+        // the hot script hash, and every script hash of a tx that touches it and three others
+        const tx = r.history.get(hot.toString('hex')).map((e) => e.txNum);
+        const touching = (txNum) => [...r.history.entries()].filter(([, list]) => list.some((e) => e.txNum === txNum)).map(([sh]) => sh);
+        let shs = null;
+        for (const t of tx) {
+          const s = touching(t);
+          if (s.length >= 3) {
+            shs = s;
+            break;
+          }
+        }
+        assert.ok(shs, 'a tx touching the hot script hash and others');
+        shs = [...new Set([...shs.filter((s) => s !== hot.toString('hex')), hot.toString('hex')])].map((h) => Buffer.from(h, 'hex'));
+        for (const order of ['asc', 'desc']) {
+          for (const bounds of [{}, { fromHeight: 20, toHeight: 45 }]) {
+            const want = mergedReference(r, shs, { ...bounds, order });
+            const all = await store.getHistories(shs, { ...bounds, order, limit: 100000 });
+            assert.deepEqual(all.entries.map(plainMerged), want);
+            assert.ok(want.some((e) => e.scripthashes.length >= 2));
+            const got = [];
+            let cursor;
+            do {
+              const page = await store.getHistories(shs, { ...bounds, order, limit: 9, cursor });
+              got.push(...page.entries.map(plainMerged));
+              cursor = page.next;
+            } while (cursor);
+            assert.deepEqual(got, want);
+          }
+        }
+        // a script hash given twice counts once; unknown ones add nothing
+        const twice = await store.getHistories([shs[0], shs[0], Buffer.alloc(32, 7)], { limit: 100000 });
+        assert.deepEqual(twice.entries.map(plainMerged), mergedReference(r, [shs[0]], {}));
+      });
+
+      it('pages UTXOs, inline and in rows', async () => {
+        const small = [...r.utxos.entries()].find(([, list]) => list.length > 3 && list.length <= 16);
+        for (const [sh, list] of [[hot.toString('hex'), r.utxos.get(hot.toString('hex'))], small]) {
+          const want = list.map((o) => ({ txid: o.txid, vout: o.vout, value: o.value, height: o.height, txNum: o.txNum }));
+          for (const limit of [1, 3, 1000]) {
+            const got = [];
+            let cursor;
+            do {
+              const page = await store.getUtxos(Buffer.from(sh, 'hex'), { limit, cursor });
+              got.push(...page.utxos.map(plainUtxo));
+              cursor = page.next;
+            } while (cursor);
+            assert.deepEqual(got, want);
+          }
+        }
+      });
+
+      it('rejects bad cursors, limits and orders as usage errors', async () => {
+        for (const opts of [{ cursor: 'nonsense!' }, { cursor: 'AQAAAAAA' + 'x' }, { limit: 0 }, { limit: 1.5 }, { order: 'up' }, { fromHeight: -1 }]) {
+          await assert.rejects(store.getHistory(hot, opts), (err) => err instanceof UsageError, JSON.stringify(opts));
+        }
+        const page = await store.getUtxos(hot, { limit: 2 });
+        await assert.rejects(store.getHistory(hot, { cursor: page.next }), (err) => err instanceof UsageError && err.code === 'ERR_BAD_CURSOR');
+        await assert.rejects(store.getSummary(Buffer.alloc(20)), (err) => err instanceof UsageError);
+      });
+    });
+
+    describe('BIP30: a coinbase reusing an earlier txid', () => {
+      // X is reused after its output was spent, Y while its output is unspent (mainnet 91842/91880)
+      const spec = [
+        [{ txid: 'G', inputs: [], outputs: [['genesis', 50]] }],
+        [{ txid: 'X', inputs: [], outputs: [['A', 50]] }],
+        [{ txid: 'Y', inputs: [], outputs: [['B', 50]] }, { txid: 'T1', inputs: [['X', 0]], outputs: [['C', 30], ['A', 20]] }],
+        [{ txid: 'X', inputs: [], outputs: [['A', 50]] }],
+        [{ txid: 'Z', inputs: [], outputs: [['D', 50], [null, 0]] }],
+        [{ txid: 'Y', inputs: [], outputs: [['B', 50]] }],
+        [{ txid: 'W', inputs: [], outputs: [['D', 50]] }, { txid: 'T2', inputs: [['Y', 0]], outputs: [['C', 50]] }],
+      ];
+      const { blocks, id } = handMadeChain(spec);
+
+      it('follows Bitcoin Core: the new tx takes the txid, the old unspent outputs leave the UTXO set', async () => {
+        const { store } = await fresh(REGTEST);
+        await syncBlocks(store, blocks, 0, 6, [1]);
+        assert.equal((await store.getTx(id('X'))).height, 3);
+        assert.equal((await store.getTx(id('Y'))).height, 5);
+        assert.deepEqual((await store.getTxid(2)), id('Y'));
+        assert.deepEqual(await store.getSummary(id('B')), {
+          balance: 0, received: 100, sent: 100, txCount: 3, fundedCount: 2, spentCount: 2, utxoCount: 0, firstHeight: 2, lastHeight: 6,
+        });
+        assert.deepEqual((await store.getHistory(id('B'))).entries.map((e) => [e.height, e.funded, e.spent]),
+          [[2, true, false], [5, true, true], [6, false, true]]);
+        assert.deepEqual(await store.getSummary(id('A')), {
+          balance: 70, received: 120, sent: 50, txCount: 3, fundedCount: 3, spentCount: 1, utxoCount: 2, firstHeight: 1, lastHeight: 3,
+        });
+        assert.equal((await store.getSummary(id('C'))).balance, 80);
+        assert.equal(await store.getSummary(id('genesis')), null);
+        const v = await store.verify();
+        assert.equal(v.ok, true, v.problems.join('\n'));
+      });
+
+      it('reverts past the reuse exactly, in one batch or many', async () => {
+        const { store: many } = await fresh(REGTEST);
+        await syncBlocks(many, blocks, 0, 6, [1]);
+        const { store: one } = await fresh(REGTEST);
+        await syncBlocks(one, blocks, 0, 6, [7]);
+        assert.equal(await one.digest(), await many.digest());
+        for (const to of [5, 4, 2, 0]) {
+          await many.revert(to);
+          const { store: ref } = await fresh(REGTEST);
+          await syncBlocks(ref, blocks, 0, to, [1]);
+          assert.equal(await many.digest(), await ref.digest(), `revert to ${to}`);
+          assert.equal((await many.verify()).ok, true);
+        }
+        await syncBlocks(many, blocks, 1, 6, [6]);
+        assert.equal(await many.digest(), await one.digest());
+      });
+    });
+
+    describe('crashes and concurrent readers', () => {
+      const CHAIN = { seed: 23, blocks: 40, txsPerBlock: 150 };
+
+      it('a kill during commits leaves a block boundary: verify passes, digest equals a fresh sync', async function () {
+        this.timeout(180000);
+        const chain = generatedChain(CHAIN);
+        const location = await backend.create();
+        for (let round = 0; round < 3; round++) {
+          const child = startChild(backend, location, REGTEST, CHAIN, 'write');
+          await child.lines(3 + round * 2); // a few commits in, then a kill at a random moment
+          await sleep(Math.floor(Math.random() * 150));
+          child.proc.kill('SIGKILL');
+          await child.exited;
+          const s = await open(location, REGTEST);
+          const tip = await s.getTip();
+          assert.ok(tip, 'some batch was committed');
+          assert.equal(tip.hash, chain.hashes[tip.height]);
+          const v = await s.verify();
+          assert.equal(v.ok, true, v.problems.join('\n'));
+          const { store: ref } = await fresh(REGTEST);
+          await syncBlocks(ref, chain.blocks, 0, tip.height, [tip.height + 1]);
+          assert.equal(await s.digest(), await ref.digest(), `round ${round} at height ${tip.height}`);
+          await closeAll();
+        }
+      });
+
+      it('reads during commits see only committed tips', async function () {
+        this.timeout(180000);
+        const chain = generatedChain(CHAIN);
+        const location = await backend.create();
+        const w = await open(location, REGTEST);
+        await syncBlocks(w, chain.blocks, 0, 1);
+        const checkReader = async (reader, until) => {
+          let reads = 0;
+          while (!until()) {
+            const v = await reader.verify({ maxProblems: 5 });
+            assert.equal(v.ok, true, v.problems.join('\n'));
+            const tip = await reader.getTip();
+            assert.equal(tip.hash, chain.hashes[tip.height]);
+            assert.equal(await reader.getBlockHash(tip.height), tip.hash);
+            reads++;
+          }
+          return reads;
+        };
+        // in this process: reads interleaved with applies and reverts
+        let done = false;
+        const writing = (async () => {
+          await syncBlocks(w, chain.blocks, 2, 25, [3]);
+          await w.revert(12);
+          await syncBlocks(w, chain.blocks, 13, 30, [4]);
+          done = true;
+        })();
+        const reads = await checkReader(w, () => done);
+        await writing;
+        assert.ok(reads > 0);
+        if (!backend.readersInOtherProcesses) return;
+        // a writer in another process, a read-only reader here
+        await w.close();
+        opened.splice(opened.indexOf(w), 1);
+        const child = startChild(backend, location, REGTEST, CHAIN, 'write');
+        await child.lines(1);
+        const reader = await open(location, { ...REGTEST, readOnly: true });
+        const t0 = Date.now();
+        const n = await checkReader(reader, () => Date.now() - t0 > 2500);
+        const seen = (await reader.getTip()).height;
+        child.proc.kill('SIGKILL');
+        await child.exited;
+        assert.ok(n > 2, `only ${n} reads`);
+        assert.ok(seen >= 0);
+      });
+    });
+  });
+}
+
+/** Compares every script hash of the reference with the store: summary, history, UTXOs. */
+async function assertMatchesReference(store, r) {
+  const shs = [...r.summaries.keys()];
+  const bufs = shs.map((h) => Buffer.from(h, 'hex'));
+  const sums = await store.getSummaries(bufs);
+  for (let i = 0; i < shs.length; i++) {
+    assert.deepEqual(sums[i], r.summaries.get(shs[i]), `summary of ${shs[i]}`);
+    const h = await store.getHistory(bufs[i], { limit: 100000 });
+    assert.deepEqual(h.entries.map(plain), r.history.get(shs[i]).map(plainRef), `history of ${shs[i]}`);
+    assert.equal(h.next, null);
+    const u = await store.getUtxos(bufs[i], { limit: 100000 });
+    const want = (r.utxos.get(shs[i]) || []).map((o) => ({ txid: o.txid, vout: o.vout, value: o.value, height: o.height, txNum: o.txNum }));
+    assert.deepEqual(u.utxos.map(plainUtxo), want, `utxos of ${shs[i]}`);
+  }
+}
+
+/** The reference's merged history of several script hashes. */
+function mergedReference(r, shs, { fromHeight, toHeight, order = 'asc' }) {
+  const byTx = new Map();
+  shs.forEach((sh) => {
+    for (const e of r.history.get(sh.toString('hex')) || []) {
+      if (fromHeight !== undefined && e.height < fromHeight) continue;
+      if (toHeight !== undefined && e.height > toHeight) continue;
+      if (!byTx.has(e.txNum)) byTx.set(e.txNum, { ...plainRef(e), scripthashes: [] });
+      const m = byTx.get(e.txNum);
+      m.funded = m.funded || e.funded;
+      m.spent = m.spent || e.spent;
+      m.scripthashes.push(sh.toString('hex'));
+    }
+  });
+  const list = [...byTx.values()].sort((a, b) => a.txNum - b.txNum);
+  return order === 'desc' ? list.reverse() : list;
+}
+
+function plain(e) {
+  return { txNum: e.txNum, txid: toDisplayHex(e.txid), height: e.height, funded: e.funded, spent: e.spent };
+}
+
+function plainRef(e) {
+  return { txNum: e.txNum, txid: e.txid, height: e.height, funded: e.funded, spent: e.spent };
+}
+
+function plainMerged(e) {
+  return { ...plain(e), scripthashes: e.scripthashes.map((b) => b.toString('hex')) };
+}
+
+function plainUtxo(u) {
+  return { txid: toDisplayHex(u.txid), vout: u.vout, value: u.value, height: u.height, txNum: u.txNum };
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * A child process running test/stores/child.js against the same location.
+ * @returns {{proc: import('child_process').ChildProcess, lines: (n: number) => Promise<void>, exited: Promise<void>}}
+ */
+function startChild(backend, location, opts, chain, mode) {
+  const proc = spawn(process.execPath, [path.join(__dirname, 'child.js'), backend.openerModule, location,
+    JSON.stringify(opts), JSON.stringify(chain), mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let count = 0;
+  let stderr = '';
+  const waiters = [];
+  proc.stdout.setEncoding('utf8');
+  proc.stdout.on('data', (d) => {
+    count += d.split('\n').length - 1;
+    for (const w of waiters.splice(0)) {
+      if (count >= w.n) w.resolve();
+      else waiters.push(w);
+    }
+  });
+  proc.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise((resolve) => proc.on('exit', resolve));
+  const lines = (n) => new Promise((resolve, reject) => {
+    if (count >= n) return resolve();
+    waiters.push({ n, resolve });
+    proc.on('exit', (code, signal) => reject(new Error(`child exited (${code ?? signal}) after ${count} commits: ${stderr}`)));
+  });
+  return { proc, lines, exited };
+}
+
+module.exports = { storeConformance };
