@@ -14,6 +14,8 @@ const COMMANDS = {
   status: () => require('./status'),
   verify: () => require('./verify'),
   query: () => require('./query'),
+  serve: () => require('./serve'),
+  start: () => require('./start'),
 };
 
 const HELP = `usage: addrindex <command> [options]

@@ -1,0 +1,263 @@
+#!/usr/bin/env node
+'use strict';
+
+/**
+ * REST API benchmark, the client in this process and the servers in others:
+ *
+ *   1. the seed's cluster experiment: an index where 2,100 addresses have exactly two
+ *      transactions each; one POST /api/v1/addresses/history asks for their merged,
+ *      chain-ordered history in one page. Single-request latency (sequential, keep-alive),
+ *      then 200 such requests at once on 200 connections, timed until the last completes.
+ *      Targets (2 cores, 2 workers): p50 <= 10 ms; all 200 within 1 s.
+ *   2. address summary requests/s (autocannon, rotating over the 2,100 addresses) against a
+ *      bare node:http server answering a fixed JSON body of the same size, in the same
+ *      cluster layout, in the same run (bare, API, bare again: the ratio uses the mean of
+ *      the two bare runs). Targets: >= 50 % of bare, p99 < 5 ms.
+ *
+ * The index: a generated regtest chain (seed "api-bench", 150 blocks of 100 transactions,
+ * mainnet-like shape), synced with the SyncService; the 2,100 addresses are every fifth of
+ * those with exactly two transactions, in order of first appearance.
+ *
+ *   node bench/api.js [--workers 2] [--duration 10] [--connections 32] [--json FILE]
+ */
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const http = require('node:http');
+const { spawn } = require('node:child_process');
+const { parseArgs } = require('node:util');
+const autocannon = require('autocannon');
+const { printTable } = require('./lib/table');
+
+const ROOT = path.join(__dirname, '..');
+const { values: args } = parseArgs({
+  options: {
+    workers: { type: 'string', default: '2' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    addresses: { type: 'string', default: '2100' },
+    json: { type: 'string', default: path.join(__dirname, 'results', 'api.json') },
+  },
+});
+const WORKERS = Number(args.workers);
+const DURATION = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
+const N_ADDRESSES = Number(args.addresses);
+const CHAIN = { seed: 'api-bench', blocks: 150, txsPerBlock: 100 };
+
+async function buildIndex(tmp) {
+  const { writeChain } = require('../lib/generator');
+  const { openStore } = require('../lib/stores');
+  const { BlocksDirSource } = require('../lib/sources/blocksdir');
+  const { SyncService } = require('../lib/sync/service');
+  const { parseBlock } = require('../lib/chain/block');
+  const { encodeAddress, decodeAddress } = require('../lib/chain/address');
+  const blocksDir = path.join(tmp, 'blocks');
+  const datadir = path.join(tmp, 'index');
+  fs.mkdirSync(blocksDir);
+  fs.mkdirSync(datadir);
+  const chain = await writeChain({ dir: blocksDir, ...CHAIN });
+  const store = await openStore({ store: 'lmdb', datadir, network: 'regtest' });
+  const source = new BlocksDirSource({ dir: blocksDir, network: 'regtest' });
+  try {
+    await new SyncService({ source, store, network: 'regtest', threads: 0 }).run();
+    const seen = new Set();
+    const all = [];
+    for await (const b of source.blocks(0)) {
+      for (const tx of parseBlock(b.raw).txs) {
+        for (const out of tx.outputs) {
+          const a = encodeAddress(out.script, 'regtest');
+          if (a && !seen.has(a)) {
+            seen.add(a);
+            all.push(a);
+          }
+        }
+      }
+    }
+    const summaries = await store.getSummaries(all.map((a) => decodeAddress(a, 'regtest').scripthash));
+    const two = all.filter((a, i) => summaries[i] && summaries[i].txCount === 2);
+    const step = Math.floor(two.length / N_ADDRESSES);
+    if (step < 1) throw new Error(`only ${two.length} addresses have two transactions; need ${N_ADDRESSES}`);
+    const picked = [];
+    for (let i = 0; picked.length < N_ADDRESSES; i += step) picked.push(two[i]);
+    return { datadir, addresses: picked, txs: chain.txs, withTwo: two.length };
+  } finally {
+    await source.close();
+    await store.close();
+  }
+}
+
+/** Starts a server process and resolves with its URL (the line "... listening on URL"). */
+function startProcess(argv) {
+  const proc = spawn(process.execPath, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const onData = (d) => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/\S+)/);
+      if (m) resolve({ proc, url: m[1] });
+    };
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', (d) => { out += d; });
+    proc.on('exit', (code) => reject(new Error(`${argv.join(' ')} exited with ${code}:\n${out}`)));
+  });
+}
+
+async function stopProcess({ proc }) {
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  proc.kill('SIGTERM');
+  await exited;
+}
+
+/** One request; resolves with its latency in ms and the body length. */
+function once(agent, url, method, body) {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const req = http.request(url, { method, agent, headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {} }, (res) => {
+      let n = 0;
+      res.on('data', (c) => { n += c.length; });
+      res.on('end', () => {
+        if (res.statusCode !== 200) reject(new Error(`${method} ${url}: ${res.statusCode}`));
+        else resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, bytes: n });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function multiHistory(url, addresses) {
+  const body = JSON.stringify({ addresses, limit: 5000 });
+  const target = `${url}/api/v1/addresses/history`;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const check = await new Promise((resolve, reject) => {
+    const req = http.request(target, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      let s = '';
+      res.on('data', (c) => { s += c; });
+      res.on('end', () => resolve(JSON.parse(s)));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+  if (check.next !== null) throw new Error('the merged history did not fit one page');
+  for (let i = 0; i < 20; i++) await once(agent, target, 'POST', body); // warm-up
+  const lat = [];
+  let bytes = 0;
+  for (let i = 0; i < 200; i++) {
+    const r = await once(agent, target, 'POST', body);
+    lat.push(r.ms);
+    bytes = r.bytes;
+  }
+  agent.destroy();
+  lat.sort((a, b) => a - b);
+  // 200 at once: each on its own new connection, all sent in the same tick
+  const bursts = [];
+  for (let round = 0; round < 3; round++) {
+    const t0 = process.hrtime.bigint();
+    const all = await Promise.all(Array.from({ length: 200 }, () => once(false, target, 'POST', body)));
+    bursts.push({ totalMs: Number(process.hrtime.bigint() - t0) / 1e6, slowestMs: Math.max(...all.map((r) => r.ms)) });
+  }
+  return {
+    entries: check.entries.length, responseBytes: bytes, requestBytes: Buffer.byteLength(body),
+    p50: percentile(lat, 50), p90: percentile(lat, 90), p99: percentile(lat, 99), bursts,
+  };
+}
+
+async function cannon(url, paths) {
+  let i = 0;
+  const res = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length] }) }],
+  });
+  if (res.errors || res.non2xx) throw new Error(`${url}: ${res.errors} errors, ${res.non2xx} non-2xx answers`);
+  return { rps: res.requests.average, p50: res.latency.p50, p99: res.latency.p99, total: res.requests.total };
+}
+
+async function main() {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-bench-api-'));
+  const servers = [];
+  try {
+    process.stderr.write(`building the index (${CHAIN.blocks} blocks x ${CHAIN.txsPerBlock} txs, seed ${CHAIN.seed}) ...\n`);
+    const t0 = Date.now();
+    const idx = await buildIndex(tmp);
+    process.stderr.write(`  ${idx.txs} txs, ${idx.withTwo} addresses with exactly 2 txs, ${Date.now() - t0} ms\n`);
+
+    const api = await startProcess([path.join(ROOT, 'bin', 'addrindex.js'), 'serve', '--datadir', idx.datadir, '--workers', String(WORKERS), '--port', '0']);
+    servers.push(api);
+    const summaryPaths = idx.addresses.map((a) => `/api/v1/address/${a}`);
+    const sample = await once(false, api.url + summaryPaths[0], 'GET');
+    const bodyFile = path.join(tmp, 'body.json');
+    fs.writeFileSync(bodyFile, await new Promise((resolve, reject) => {
+      http.get(api.url + summaryPaths[0], (res) => {
+        let s = '';
+        res.on('data', (c) => { s += c; });
+        res.on('end', () => resolve(s));
+      }).on('error', reject);
+    }));
+    const bare = await startProcess([path.join(__dirname, 'lib', 'bare-server.js'), String(WORKERS), bodyFile]);
+    servers.push(bare);
+
+    process.stderr.write(`multi-address history of ${idx.addresses.length} addresses ...\n`);
+    const multi = await multiHistory(api.url, idx.addresses);
+
+    process.stderr.write(`summary vs bare node:http, ${CONNECTIONS} connections, ${DURATION} s each ...\n`);
+    const bare1 = await cannon(bare.url, ['/']);
+    const summary = await cannon(api.url, summaryPaths);
+    const bare2 = await cannon(bare.url, ['/']);
+    const bareRps = (bare1.rps + bare2.rps) / 2;
+
+    const result = {
+      date: new Date().toISOString(),
+      machine: { cpus: os.cpus().length, model: os.cpus()[0].model, node: process.version },
+      settings: { workers: WORKERS, connections: CONNECTIONS, durationS: DURATION, chain: CHAIN, addresses: idx.addresses.length },
+      multiHistory: multi,
+      summary: { api: summary, bare1, bare2, ratio: summary.rps / bareRps, sampleBytes: sample.bytes },
+      targets: {
+        multiP50: { target: '<= 10 ms', value: multi.p50, met: multi.p50 <= 10 },
+        burst200: { target: '<= 1000 ms', value: Math.min(...multi.bursts.map((b) => b.totalMs)), met: multi.bursts.every((b) => b.totalMs <= 1000) },
+        summaryRatio: { target: '>= 50 %', value: summary.rps / bareRps, met: summary.rps / bareRps >= 0.5 },
+        summaryP99: { target: '< 5 ms', value: summary.p99, met: summary.p99 < 5 },
+      },
+    };
+
+    console.log(`\nmerged history of ${idx.addresses.length} addresses x 2 txs: ${multi.entries} entries, ` +
+      `${(multi.responseBytes / 1024).toFixed(0)} KiB answer, ${(multi.requestBytes / 1024).toFixed(0)} KiB request`);
+    printTable([
+      { measure: 'one request, p50', ms: multi.p50.toFixed(2), target: '<= 10' },
+      { measure: 'one request, p90', ms: multi.p90.toFixed(2), target: '' },
+      { measure: 'one request, p99', ms: multi.p99.toFixed(2), target: '' },
+      ...multi.bursts.map((b, i) => ({ measure: `200 at once, round ${i + 1}: all done`, ms: b.totalMs.toFixed(0), target: '<= 1000' })),
+    ]);
+    console.log(`\naddress summary vs bare node:http (${WORKERS} workers each, ${CONNECTIONS} connections, ${DURATION} s)`);
+    printTable([
+      { server: 'bare node:http (before)', 'req/s': bare1.rps.toFixed(0), 'p50 ms': bare1.p50, 'p99 ms': bare1.p99 },
+      { server: 'GET /api/v1/address/:a', 'req/s': summary.rps.toFixed(0), 'p50 ms': summary.p50, 'p99 ms': summary.p99 },
+      { server: 'bare node:http (after)', 'req/s': bare2.rps.toFixed(0), 'p50 ms': bare2.p50, 'p99 ms': bare2.p99 },
+    ]);
+    console.log(`\nsummary / bare = ${(100 * result.summary.ratio).toFixed(1)} %`);
+    for (const [k, t] of Object.entries(result.targets)) {
+      const shown = k === 'summaryRatio' ? `${(100 * t.value).toFixed(1)} %` : `${Number(t.value).toFixed(2)} ms`;
+      console.log(`  ${t.met ? 'met    ' : 'MISSED '} ${k}: ${shown} (${t.target})`);
+    }
+    if (args.json) {
+      fs.mkdirSync(path.dirname(args.json), { recursive: true });
+      fs.writeFileSync(args.json, `${JSON.stringify(result, null, 2)}\n`);
+      console.log(`\nwritten to ${path.relative(process.cwd(), args.json)}`);
+    }
+  } finally {
+    for (const s of servers) await stopProcess(s).catch(() => {});
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,335 @@
+'use strict';
+
+/**
+ * Pure mappers from store values (Summary, HistoryEntry, Utxo, TxLocation, blocks) to the
+ * JSON each API family answers with. No I/O here: every shape is testable on hand-built values.
+ *
+ * Hashes: stores hold txids and script hashes in internal byte order; every JSON shows txids
+ * and block hashes in display order (reversed). Script hashes: the native API shows the
+ * Electrum form (reversed), Esplora echoes what the client sent (natural order).
+ */
+
+const { toDisplayHex } = require('../chain/hash');
+
+/** @typedef {{height: number, hash: string, time: number}} BlockInfo */
+
+const SCRATCH = Buffer.allocUnsafe(32);
+
+/**
+ * Display hex of a 32-byte hash (bytes reversed). A shared scratch buffer instead of a copy:
+ * the merged history of thousands of addresses formats thousands of txids per answer.
+ * @param {Uint8Array} hash 32 bytes, internal order
+ * @returns {string}
+ */
+function hex32(hash) {
+  for (let i = 0; i < 32; i++) SCRATCH[i] = hash[31 - i];
+  return SCRATCH.toString('hex');
+}
+
+const EMPTY_SUMMARY = Object.freeze({
+  balance: 0, received: 0, sent: 0, txCount: 0, fundedCount: 0, spentCount: 0, utxoCount: 0,
+  firstHeight: null, lastHeight: null,
+});
+
+/**
+ * @param {import('../stores/abstract').Tip|null} tip
+ * @returns {{height: number, hash: string}|null}
+ */
+function nativeTip(tip) {
+  return tip ? { height: tip.height, hash: tip.hash } : null;
+}
+
+/**
+ * One address's (or script hash's) balance and counters. An address the index never saw
+ * answers zeros with null heights: it is a valid address with an empty history.
+ * @param {{scripthash: Buffer, address: string|null, electrum?: string}} target electrum: the
+ *   display form of scripthash when the caller has it already
+ * @param {import('../stores/abstract').Summary|null} summary
+ */
+function nativeSummary(target, summary) {
+  const s = summary || EMPTY_SUMMARY;
+  return {
+    address: target.address,
+    scripthash: target.electrum || toDisplayHex(target.scripthash),
+    balance: s.balance,
+    received: s.received,
+    sent: s.sent,
+    txCount: s.txCount,
+    fundedCount: s.fundedCount,
+    spentCount: s.spentCount,
+    utxoCount: s.utxoCount,
+    firstHeight: summary ? s.firstHeight : null,
+    lastHeight: summary ? s.lastHeight : null,
+  };
+}
+
+/**
+ * @param {import('../stores/abstract').HistoryEntry} entry
+ */
+function nativeEntry(entry) {
+  return { txid: hex32(entry.txid), height: entry.height, funded: entry.funded, spent: entry.spent };
+}
+
+/**
+ * Names of the targets of a merged-history request, looked up by the script hashes a store
+ * returns: by Buffer identity first (an in-process store hands back the very Buffers it was
+ * given, and that lookup needs no key string), else by content (a store behind IPC or one
+ * that copies). Each name is also kept as the bytes of its JSON string, for the serializer.
+ */
+class TargetNames {
+  constructor() {
+    this.byRef = new Map();
+    this.byKey = new Map();
+  }
+
+  /**
+   * @param {Buffer} scripthash
+   * @param {string} name an address or hex script hash: needs no JSON escaping
+   * @returns {boolean} false when this script hash is named already
+   */
+  add(scripthash, name) {
+    const key = scripthash.toString('latin1');
+    if (this.byKey.has(key)) return false;
+    const entry = { name, json: Buffer.from(`"${name}"`, 'latin1') };
+    this.byKey.set(key, entry);
+    this.byRef.set(scripthash, entry);
+    return true;
+  }
+
+  /** @private */
+  entry(scripthash) {
+    const e = this.byRef.get(scripthash);
+    return e !== undefined ? e : this.byKey.get(scripthash.toString('latin1'));
+  }
+
+  /** @param {Buffer} scripthash @returns {string|undefined} */
+  get(scripthash) {
+    const e = this.entry(scripthash);
+    return e && e.name;
+  }
+}
+
+/**
+ * A merged-history entry, naming which of the requested targets the tx touches.
+ * @param {import('../stores/abstract').HistoryEntry & {scripthashes: Buffer[]}} entry
+ * @param {TargetNames} names the name the client used for each target (address, or script
+ *   hash for script-hash requests)
+ * @param {'addresses'|'scripthashes'} field
+ */
+function nativeMultiEntry(entry, names, field) {
+  const touched = new Array(entry.scripthashes.length);
+  for (let i = 0; i < touched.length; i++) touched[i] = names.get(entry.scripthashes[i]);
+  return { txid: hex32(entry.txid), height: entry.height, funded: entry.funded, spent: entry.spent, [field]: touched };
+}
+
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+const ascii = (s) => Buffer.from(s, 'latin1');
+const TXID_OPEN = ascii('{"txid":"');
+const HEIGHT = ascii('","height":');
+const FUNDED = [ascii(',"funded":false'), ascii(',"funded":true')];
+const SPENT = [ascii(',"spent":false'), ascii(',"spent":true')];
+
+/**
+ * The whole answer of a merged-history page, written straight into bytes: equal to
+ * JSON.stringify({entries: entries.map((e) => nativeMultiEntry(e, names, field)), next, tip})
+ * (a test holds it to that). A page may hold 5,000 entries (~1 MB); building that many
+ * objects and strings first costs several times more than the store's own read.
+ * @param {Array<import('../stores/abstract').HistoryEntry & {scripthashes: Buffer[]}>} entries
+ * @param {TargetNames} names
+ * @param {'addresses'|'scripthashes'} field
+ * @param {string|null} next
+ * @param {{height: number, hash: string}|null} tip
+ * @returns {Buffer}
+ */
+function nativeMultiPageJSON(entries, names, field, next, tip) {
+  const open = ascii(`{"entries":[`);
+  const list = ascii(`,"${field}":[`);
+  const close = ascii(`],"next":${JSON.stringify(next)},"tip":${JSON.stringify(tip)}}`);
+  const touched = new Array(entries.length);
+  let size = open.length + close.length;
+  for (let i = 0; i < entries.length; i++) {
+    const shs = entries[i].scripthashes;
+    const t = new Array(shs.length);
+    // fixed bytes + txid + up to 10 height digits + booleans + the list's brackets and commas
+    size += TXID_OPEN.length + 64 + HEIGHT.length + 10 + FUNDED[0].length + SPENT[0].length + list.length + 2 + shs.length;
+    for (let k = 0; k < shs.length; k++) {
+      const e = names.entry(shs[k]);
+      t[k] = e.json;
+      size += e.json.length;
+    }
+    touched[i] = t;
+  }
+  const out = Buffer.allocUnsafe(size);
+  out.set(open, 0);
+  let pos = open.length;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    if (i) out[pos++] = 0x2c; // ,
+    out.set(TXID_OPEN, pos);
+    pos += TXID_OPEN.length;
+    const txid = e.txid;
+    for (let k = 31; k >= 0; k--) {
+      out[pos++] = HEX_DIGITS[txid[k] >> 4];
+      out[pos++] = HEX_DIGITS[txid[k] & 15];
+    }
+    out.set(HEIGHT, pos);
+    pos += HEIGHT.length;
+    pos += out.write(String(e.height), pos, 'latin1');
+    const f = FUNDED[e.funded ? 1 : 0];
+    out.set(f, pos);
+    pos += f.length;
+    const sp = SPENT[e.spent ? 1 : 0];
+    out.set(sp, pos);
+    pos += sp.length;
+    out.set(list, pos);
+    pos += list.length;
+    const t = touched[i];
+    for (let k = 0; k < t.length; k++) {
+      if (k) out[pos++] = 0x2c;
+      out.set(t[k], pos);
+      pos += t[k].length;
+    }
+    out[pos++] = 0x5d; // ]
+    out[pos++] = 0x7d; // }
+  }
+  out.set(close, pos);
+  pos += close.length;
+  return out.subarray(0, pos);
+}
+
+/** @param {import('../stores/abstract').Utxo} utxo */
+function nativeUtxo(utxo) {
+  return { txid: hex32(utxo.txid), vout: utxo.vout, value: utxo.value, height: utxo.height };
+}
+
+/**
+ * @param {import('../stores/abstract').TxLocation} loc
+ * @param {BlockInfo} block the block at loc.height
+ * @param {{height: number}} tip
+ */
+function nativeTx(loc, block, tip) {
+  return {
+    txid: toDisplayHex(loc.txid),
+    height: loc.height,
+    blockHash: loc.blockHash,
+    position: loc.position,
+    time: block.time,
+    confirmations: tip.height - loc.height + 1,
+  };
+}
+
+// ---- Esplora (blockstream.info / mempool.space) ----
+
+const ZERO_STATS = Object.freeze({ funded_txo_count: 0, funded_txo_sum: 0, spent_txo_count: 0, spent_txo_sum: 0, tx_count: 0 });
+
+/**
+ * Esplora's `chain_stats`: outputs funding the script and their sum, those spent and their
+ * sum, distinct transactions.
+ * @param {import('../stores/abstract').Summary|null} summary
+ */
+function esploraStats(summary) {
+  if (!summary) return { ...ZERO_STATS };
+  return {
+    funded_txo_count: summary.fundedCount,
+    funded_txo_sum: summary.received,
+    spent_txo_count: summary.spentCount,
+    spent_txo_sum: summary.sent,
+    tx_count: summary.txCount,
+  };
+}
+
+/**
+ * GET /api/address/:address and /api/scripthash/:hash. The key echoes what the client sent,
+ * as electrs does. The index holds no mempool: mempool_stats are zero.
+ * @param {'address'|'scripthash'} key
+ * @param {string} value
+ * @param {import('../stores/abstract').Summary|null} summary
+ */
+function esploraAddress(key, value, summary) {
+  return { [key]: value, chain_stats: esploraStats(summary), mempool_stats: { ...ZERO_STATS } };
+}
+
+/** @param {BlockInfo} block */
+function esploraStatus(block) {
+  return { confirmed: true, block_height: block.height, block_hash: block.hash, block_time: block.time };
+}
+
+/**
+ * @param {import('../stores/abstract').Utxo} utxo
+ * @param {BlockInfo} block
+ */
+function esploraUtxo(utxo, block) {
+  return { txid: hex32(utxo.txid), vout: utxo.vout, status: esploraStatus(block), value: utxo.value };
+}
+
+/**
+ * A confirmed transaction of an address's history, with the fields the index holds: the
+ * txid and its confirmation status (Esplora's other tx fields need the transaction body).
+ * @param {import('../stores/abstract').HistoryEntry} entry
+ * @param {BlockInfo} block
+ */
+function esploraTx(entry, block) {
+  return { txid: hex32(entry.txid), status: esploraStatus(block) };
+}
+
+// ---- insight-api (bitpay) ----
+
+/**
+ * insight shows BTC amounts as JSON numbers. Division is correctly rounded, so this is the
+ * double nearest to the exact 8-decimal value (what bitcore's Unit#toBTC gives).
+ * @param {number} sats
+ */
+function btc(sats) {
+  return sats / 1e8;
+}
+
+/**
+ * GET /insight-api/addr/:addr — field names as insight spells them (txApperances included).
+ * @param {string} addrStr
+ * @param {import('../stores/abstract').Summary|null} summary
+ * @param {string[]|undefined} txids newest first; undefined with ?noTxList=1 (the field is left out)
+ */
+function insightAddr(addrStr, summary, txids) {
+  const s = summary || EMPTY_SUMMARY;
+  const out = {
+    addrStr,
+    balance: btc(s.balance),
+    balanceSat: s.balance,
+    totalReceived: btc(s.received),
+    totalReceivedSat: s.received,
+    totalSent: btc(s.sent),
+    totalSentSat: s.sent,
+    unconfirmedBalance: 0,
+    unconfirmedBalanceSat: 0,
+    unconfirmedTxApperances: 0,
+    txApperances: s.txCount,
+  };
+  if (txids) out.transactions = txids;
+  return out;
+}
+
+/**
+ * One output of GET /insight-api/addr/:addr/utxo.
+ * @param {import('../stores/abstract').Utxo} utxo
+ * @param {string} address
+ * @param {string} scriptPubKey hex of the address's script
+ * @param {number} tipHeight
+ */
+function insightUtxo(utxo, address, scriptPubKey, tipHeight) {
+  return {
+    address,
+    txid: hex32(utxo.txid),
+    vout: utxo.vout,
+    scriptPubKey,
+    amount: btc(utxo.value),
+    satoshis: utxo.value,
+    height: utxo.height,
+    confirmations: tipHeight - utxo.height + 1,
+  };
+}
+
+module.exports = {
+  TargetNames, hex32, nativeTip, nativeSummary, nativeEntry, nativeMultiEntry, nativeMultiPageJSON, nativeUtxo, nativeTx,
+  esploraStats, esploraAddress, esploraStatus, esploraUtxo, esploraTx,
+  btc, insightAddr, insightUtxo,
+};

@@ -1,0 +1,149 @@
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { toDisplayHex } = require('../../chain/hash');
+const { badRequest, notFound } = require('../errors');
+const validate = require('../validate');
+const format = require('../format');
+const { json, rawJson } = require('../reply');
+
+const { LIMITS } = validate;
+const OPENAPI = path.join(__dirname, '..', '..', '..', 'docs', 'openapi.json');
+
+/** Fields a multi-target POST body may hold (anything else is a typo worth a 400). */
+const MULTI_HISTORY_FIELDS = new Set(['limit', 'cursor', 'order', 'fromHeight', 'toHeight']);
+
+/**
+ * The native API under /api/v1: what addrindex knows, in its own shapes. Every answer
+ * carries `tip`, the committed block it is consistent with.
+ * @param {import('../router').Router} router
+ * @param {import('../server').ApiApp} app
+ */
+function register(router, app) {
+  const store = app.store;
+  const tipOf = (tip) => format.nativeTip(tip);
+
+  router.add('GET', '/', async () => json({
+    name: 'addrindex',
+    version: app.version,
+    network: app.network.name,
+    docs: '/api/v1/openapi.json',
+    apis: { native: '/api/v1', esplora: '/api/', insight: '/insight-api/' },
+  }));
+
+  router.add('GET', '/api/v1/status', async () => {
+    const { tip, value: block } = await app.consistent((t) => (t ? store.getBlock(t.height) : null));
+    return json({
+      version: app.version,
+      network: app.network.name,
+      store: app.storeKind,
+      tip: tip ? { height: tip.height, hash: tip.hash, time: block ? block.time : null } : null,
+      sync: {
+        sourceTip: null,
+        lag: null,
+        reason: 'the API server does not read the block source, so how far the index is behind it is unknown here; ' +
+          '`addrindex status` with the source options reports it',
+      },
+      limits: {
+        pageDefault: LIMITS.pageDefault,
+        pageMax: LIMITS.pageMax,
+        maxAddresses: LIMITS.maxAddresses,
+        multiPageMax: LIMITS.multiPageMax,
+        bodyBytes: LIMITS.bodyBytes,
+        requestTimeoutMs: app.timeoutMs,
+      },
+    });
+  });
+
+  if (fs.existsSync(OPENAPI)) {
+    const doc = fs.readFileSync(OPENAPI);
+    router.add('GET', '/api/v1/openapi.json', async () => rawJson(doc));
+  }
+
+  const families = [
+    { one: 'address', many: 'addresses', param: 'address', parse: (s) => validate.address(s, app.network), name: (t) => t.address },
+    { one: 'scripthash', many: 'scripthashes', param: 'hash', parse: validate.electrumScripthash, name: (t) => toDisplayHex(t.scripthash) },
+  ];
+
+  for (const fam of families) {
+    const base = `/api/v1/${fam.one}/:${fam.param}`;
+    const target = (ctx) => fam.parse(ctx.params[fam.param]);
+    const head = (t) => ({ address: t.address, scripthash: toDisplayHex(t.scripthash) });
+
+    router.add('GET', base, async (ctx) => {
+      const t = target(ctx);
+      const { tip, value } = await app.consistent(() => store.getSummary(t.scripthash));
+      return json({ ...format.nativeSummary(t, value), tip: tipOf(tip) });
+    });
+
+    router.add('GET', `${base}/history`, async (ctx) => {
+      const t = target(ctx);
+      const opts = validate.historyOptions((n) => ctx.query.get(n), LIMITS.pageMax);
+      const { tip, value } = await app.consistent(() => store.getHistory(t.scripthash, opts));
+      return json({ ...head(t), entries: value.entries.map(format.nativeEntry), next: value.next, tip: tipOf(tip) });
+    });
+
+    router.add('GET', `${base}/utxos`, async (ctx) => {
+      const t = target(ctx);
+      const opts = validate.pageOptions((n) => ctx.query.get(n), LIMITS.pageMax);
+      const { tip, value } = await app.consistent(() => store.getUtxos(t.scripthash, opts));
+      return json({ ...head(t), utxos: value.utxos.map(format.nativeUtxo), next: value.next, tip: tipOf(tip) });
+    });
+
+    router.add('POST', `/api/v1/${fam.many}/summary`, async (ctx) => {
+      const body = objectBody(ctx.body, fam.many, new Set());
+      const targets = validate.targetList(body[fam.many], fam.many, fam.parse);
+      const { tip, value } = await app.consistent(() => store.getSummaries(targets.map((t) => t.scripthash)));
+      return json({ summaries: targets.map((t, i) => format.nativeSummary(t, value[i])), tip: tipOf(tip) });
+    }, { body: true });
+
+    router.add('POST', `/api/v1/${fam.many}/history`, async (ctx) => {
+      const body = objectBody(ctx.body, fam.many, MULTI_HISTORY_FIELDS);
+      const targets = validate.targetList(body[fam.many], fam.many, fam.parse);
+      const opts = validate.historyOptions((n) => body[n], LIMITS.multiPageMax);
+      // one row per script hash: the same address twice (or in two spellings) is asked once
+      const names = new format.TargetNames();
+      const hashes = [];
+      for (const t of targets) if (names.add(t.scripthash, fam.name(t))) hashes.push(t.scripthash);
+      const { tip, value } = await app.consistent(() => store.getHistories(hashes, opts));
+      return rawJson(format.nativeMultiPageJSON(value.entries, names, fam.many, value.next, tipOf(tip)));
+    }, { body: true });
+  }
+
+  router.add('GET', '/api/v1/tx/:txid', async (ctx) => {
+    const txid = validate.txid(ctx.params.txid);
+    const { tip, value } = await app.consistent(async () => {
+      const loc = await store.getTx(txid);
+      if (!loc) return null;
+      const [block] = (await app.blocks([loc.height])).values();
+      return { loc, block };
+    });
+    if (!value) {
+      throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index` +
+        (tip ? ` (confirmed transactions of the best chain up to height ${tip.height})` : ' (the index is empty)'));
+    }
+    return json({ ...format.nativeTx(value.loc, value.block, tip), tip: tipOf(tip) });
+  });
+}
+
+/**
+ * The POST body as an object holding the list field and only known options.
+ * @param {unknown} body
+ * @param {string} listField
+ * @param {Set<string>} optionFields
+ */
+function objectBody(body, listField, optionFields) {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw badRequest('ERR_BAD_BODY', `the body must be a JSON object like {"${listField}": [...]}`);
+  }
+  for (const key of Object.keys(body)) {
+    if (key !== listField && !optionFields.has(key)) {
+      const known = [listField, ...optionFields].join(', ');
+      throw badRequest('ERR_BAD_BODY', `unknown body field "${key}" (this route takes: ${known})`);
+    }
+  }
+  return body;
+}
+
+module.exports = { register };

@@ -1,0 +1,112 @@
+'use strict';
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { SourceError } = require('../errors');
+const { getNetwork } = require('../chain/networks');
+const { serve, serveConfig } = require('./serve');
+
+const DATA = path.join(__dirname, '..', '..', 'test', 'fixtures', 'mainnet', 'blk-first-439.dat');
+const TIP = { height: 438, hash: '0000000025c6b644f8add734be7e666fa4afa43ca0204d623a0c0b1fd2104c7a' };
+
+// Height 170: Satoshi pays Hal Finney 10 BTC, the first payment from one person to another.
+const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
+const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
+const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
+
+const usage = `usage: addrindex start [--datadir DIR] [--host ADDR] [--port N] [--workers N]
+
+The main job on the bundled data, for a fresh clone: indexes the first 439 mainnet blocks
+(test/fixtures/mainnet/blk-first-439.dat, read as a Bitcoin Core blocks directory) into an
+LMDB index unless it is already there, then serves the API and prints example requests.
+Ctrl-C stops it.
+
+  --datadir DIR        the index (default ./data/mainnet-439)
+  --host ADDR          listen address (default 127.0.0.1)
+  --port N             listen port (default 3000)
+  --workers N          HTTP worker processes (default: one per core)
+`;
+
+const options = {
+  datadir: { type: 'string', default: path.join('data', 'mainnet-439') },
+  host: { type: 'string', default: '127.0.0.1' },
+  port: { type: 'string', default: '3000' },
+  workers: { type: 'string' },
+};
+
+/**
+ * Syncs the bundled blocks into `datadir` unless its tip already is their tip.
+ * @returns {Promise<{synced: boolean, ms: number}>}
+ */
+async function ensureIndex(datadir, io) {
+  if (!fs.existsSync(DATA)) {
+    throw new SourceError('ERR_NO_DEMO_DATA',
+      `the bundled blocks (${DATA}) are missing: they ship with the git checkout, not the npm package`);
+  }
+  const { openStore } = require('../stores');
+  const network = getNetwork('main');
+  const started = Date.now();
+  await fs.promises.mkdir(datadir, { recursive: true });
+  const store = await openStore({ store: 'lmdb', datadir, network: network.name, readOnly: false });
+  const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'addrindex-start-'));
+  try {
+    const tip = await store.getTip();
+    if (tip && tip.height === TIP.height && tip.hash === TIP.hash) return { synced: false, ms: Date.now() - started };
+    io.stderr.write(`addrindex start: indexing the first 439 mainnet blocks into ${datadir} ...\n`);
+    // The blocks file sits in a temporary blocks directory exactly as Bitcoin Core names it.
+    await fs.promises.copyFile(DATA, path.join(dir, 'blk00000.dat'));
+    const { BlocksDirSource } = require('../sources/blocksdir');
+    const { SyncService } = require('../sync/service');
+    const source = new BlocksDirSource({ dir, network });
+    try {
+      await new SyncService({ source, store, network, threads: 0 }).run();
+    } finally {
+      await source.close();
+    }
+    return { synced: true, ms: Date.now() - started };
+  } finally {
+    await store.close();
+    await fs.promises.rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Requests that work as printed against the bundled index.
+ * @param {string} url base URL of the server
+ * @returns {string[]}
+ */
+function examples(url) {
+  const body = JSON.stringify({ addresses: [SATOSHI, HAL], limit: 10 });
+  return [
+    '# status: tip, network, store',
+    `curl ${url}/api/v1/status`,
+    `# Hal Finney's address: 10 BTC from Satoshi at height 170, the first payment between two people`,
+    `curl ${url}/api/v1/address/${HAL}`,
+    `curl '${url}/api/v1/address/${SATOSHI}/history?limit=5&order=desc'`,
+    '# two addresses\' histories merged in chain order (one cursor pages through both)',
+    `curl -H 'Content-Type: application/json' -d '${body}' ${url}/api/v1/addresses/history`,
+    `# where a transaction is: height, block, position`,
+    `curl ${url}/api/v1/tx/${TX170}`,
+    '# Esplora-compatible (blockstream.info / mempool.space clients) and insight-compatible',
+    `curl ${url}/api/address/${HAL}`,
+    `curl ${url}/api/address/${HAL}/utxo`,
+    `curl ${url}/insight-api/addr/${HAL}`,
+    `# every route: ${url}/api/v1/openapi.json`,
+  ];
+}
+
+async function run(positionals, values, io) {
+  const datadir = path.resolve(values.datadir);
+  const cfg = serveConfig({ ...values, datadir, store: 'lmdb', network: 'main' });
+  const { synced, ms } = await ensureIndex(datadir, io);
+  io.stderr.write(synced ? `addrindex start: indexed 439 blocks in ${ms} ms\n` : `addrindex start: ${datadir} already holds the 439 blocks\n`);
+  return serve(cfg, io, {
+    onReady: ({ url }) => {
+      const shown = url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//127.0.0.1:');
+      io.stdout.write(`\nTry:\n\n${examples(shown).map((l) => (l.startsWith('#') ? `  ${l}` : `  ${l}\n`)).join('\n')}\nCtrl-C stops the server.\n`);
+    },
+  });
+}
+
+module.exports = { usage, options, run, examples, ensureIndex, HAL, SATOSHI, TX170 };

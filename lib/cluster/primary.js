@@ -1,0 +1,159 @@
+'use strict';
+
+const cluster = require('node:cluster');
+const os = require('node:os');
+const path = require('node:path');
+const { EventEmitter } = require('node:events');
+const { AddrIndexError } = require('../errors');
+const { serveStore } = require('./forward');
+const { MSG } = require('./messages');
+
+const WORKER = path.join(__dirname, 'worker.js');
+
+/** A worker that dies sooner than this after starting counts as a crash loop: back off. */
+const STABLE_MS = 5000;
+const MAX_BACKOFF_MS = 30000;
+
+/**
+ * The primary of `addrindex serve`: forks N HTTP workers (node:cluster; they share the
+ * listening port), replaces a worker that dies, and on stop() drains them: each stops
+ * accepting, answers its requests in flight and exits; the primary resolves when all have.
+ *
+ * Events: 'listening' (worker, address), 'exit' (worker, code, signal, replacedInMs|null),
+ * 'fatal' (worker, error) — a worker that could not start.
+ */
+class ClusterPrimary extends EventEmitter {
+  /**
+   * @param {object} opts
+   * @param {number} [opts.workers] default: one per core
+   * @param {object} opts.worker configuration each worker receives (JSON): store, strategy,
+   *   datadir, network, mongodbUrl, host, port, timeoutMs, graceMs
+   * @param {import('../stores/abstract').AbstractStore} [opts.store] the open store the
+   *   primary answers forwarded reads from (strategy 'forward')
+   * @param {'rr'|'none'} [opts.scheduling] who spreads connections: the primary, round robin
+   *   (node's default on Linux), or the kernel (workers accept on the shared socket)
+   */
+  constructor(opts) {
+    super();
+    this.count = opts.workers || os.availableParallelism();
+    this.config = opts.worker;
+    this.store = opts.store || null;
+    this.scheduling = opts.scheduling;
+    this.workers = new Set();
+    this.stopping = false;
+    this.started = false;
+    this.backoff = 0;
+    this.timers = new Set();
+  }
+
+  /**
+   * Forks the workers and resolves once every one listens.
+   * @returns {Promise<{address: string, port: number}>} the shared listening address
+   * @throws the first worker's startup error (the others are stopped)
+   */
+  async start() {
+    if (this.config.strategy === 'forward' && !this.store) throw new TypeError('the forward strategy needs the primary\'s store');
+    // left alone, node's default holds (round robin on Linux; NODE_CLUSTER_SCHED_POLICY overrides it)
+    if (this.scheduling) cluster.schedulingPolicy = this.scheduling === 'none' ? cluster.SCHED_NONE : cluster.SCHED_RR;
+    cluster.setupPrimary({ exec: WORKER, args: [], serialization: 'advanced' });
+    const ready = [];
+    for (let i = 0; i < this.count; i++) ready.push(this.whenListening(this.spawn()));
+    try {
+      const addresses = await Promise.all(ready);
+      this.started = true;
+      return addresses[0];
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
+  }
+
+  /** @returns {import('node:cluster').Worker} */
+  spawn() {
+    const worker = cluster.fork({ ADDRINDEX_WORKER: JSON.stringify(this.config) });
+    worker.startedAt = Date.now();
+    this.workers.add(worker);
+    if (this.config.strategy === 'forward') serveStore(worker, this.store);
+    worker.on('message', (msg) => {
+      if (!msg) return;
+      if (msg.type === MSG.listening) {
+        worker.listening = true;
+        this.emit('listening', worker, msg.address);
+      } else if (msg.type === MSG.fatal) {
+        worker.fatal = msg.error;
+        this.emit('fatal', worker, msg.error);
+      }
+    });
+    worker.on('exit', (code, signal) => this.onExit(worker, code, signal));
+    return worker;
+  }
+
+  whenListening(worker) {
+    return new Promise((resolve, reject) => {
+      const onListening = (w, address) => { if (w === worker) { cleanup(); resolve(address); } };
+      const onExit = () => {
+        cleanup();
+        const e = worker.fatal;
+        reject(e ? new AddrIndexError(e.code || 'ERR_WORKER', `a worker could not start: ${e.message}`)
+          : new AddrIndexError('ERR_WORKER', `worker ${worker.process.pid} exited before listening`));
+      };
+      const cleanup = () => {
+        this.off('listening', onListening);
+        worker.off('exit', onExit);
+      };
+      this.on('listening', onListening);
+      worker.once('exit', onExit);
+    });
+  }
+
+  onExit(worker, code, signal) {
+    this.workers.delete(worker);
+    if (this.stopping) {
+      this.emit('exit', worker, code, signal, null);
+      if (this.workers.size === 0 && this.onAllExited) this.onAllExited();
+      return;
+    }
+    // A worker that keeps dying right after it starts (its store vanished, the port was
+    // taken) is restarted with a growing delay instead of in a tight loop.
+    const lived = Date.now() - worker.startedAt;
+    this.backoff = lived < STABLE_MS ? Math.min(MAX_BACKOFF_MS, this.backoff ? this.backoff * 2 : 250) : 0;
+    this.emit('exit', worker, code, signal, this.backoff);
+    if (!this.started) return; // start() fails instead, with this worker's error
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (!this.stopping) this.spawn();
+    }, this.backoff);
+    this.timers.add(timer);
+  }
+
+  /**
+   * Drains every worker and resolves when all have exited. Workers still alive after
+   * `graceMs` + 5 s are killed.
+   * @returns {Promise<void>}
+   */
+  async stop() {
+    this.stopping = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    if (this.workers.size === 0) return;
+    const allExited = new Promise((resolve) => { this.onAllExited = resolve; });
+    for (const w of this.workers) {
+      if (w.isConnected()) w.send({ type: MSG.shutdown });
+      else w.process.kill('SIGTERM');
+    }
+    const graceMs = (this.config.graceMs || 10000) + 5000;
+    let timer;
+    const late = new Promise((resolve) => { timer = setTimeout(resolve, graceMs); });
+    await Promise.race([allExited, late]);
+    clearTimeout(timer);
+    for (const w of this.workers) w.process.kill('SIGKILL');
+    if (this.workers.size) await allExited;
+  }
+
+  /** Process ids of the live workers. */
+  pids() {
+    return [...this.workers].map((w) => w.process.pid);
+  }
+}
+
+module.exports = { ClusterPrimary };

@@ -1,0 +1,64 @@
+'use strict';
+
+/**
+ * One HTTP worker of `addrindex serve`, started by lib/cluster/primary.js with node:cluster.
+ * It opens the store for reading (or forwards to the primary), serves the API on the shared
+ * port, and on shutdown drains: stops accepting, answers what is in flight, closes the store,
+ * exits 0. Its configuration arrives in the ADDRINDEX_WORKER environment variable (JSON).
+ */
+
+const { ApiApp, createServer, closeGracefully } = require('../api/server');
+const { ForwardedStore } = require('./forward');
+const { openReadStore } = require('./stores');
+const { MSG } = require('./messages');
+
+function log(msg) {
+  process.stderr.write(`addrindex worker ${process.pid}: ${msg}\n`);
+}
+
+async function main() {
+  const config = JSON.parse(process.env.ADDRINDEX_WORKER || '{}');
+  let store = null;
+  let server = null;
+  let app = null;
+  try {
+    store = config.strategy === 'forward' ? new ForwardedStore(process) : await openReadStore(config);
+    app = new ApiApp({ store, network: config.network, storeKind: config.store, timeoutMs: config.timeoutMs, log });
+    server = createServer(app);
+    await new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    if (store) await store.close().catch(() => {});
+    process.send({ type: MSG.fatal, error: { name: err.name, code: err.code, message: err.message } }, () => process.exit(1));
+    return;
+  }
+
+  let stopping = null;
+  const stop = () => {
+    if (stopping) return;
+    stopping = closeGracefully(server, app, config.graceMs)
+      .then(() => store.close())
+      .then(() => process.exit(0), (err) => {
+        log(`shutdown failed: ${err && err.stack ? err.stack : err}`);
+        process.exit(1);
+      });
+  };
+  process.on('message', (msg) => { if (msg && msg.type === MSG.shutdown) stop(); });
+  // Ctrl-C reaches every process of the group, and the primary may die: drain either way.
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('disconnect', stop);
+  process.send({ type: MSG.listening, address: server.address() });
+}
+
+process.on('uncaughtException', (err) => {
+  log(`uncaught exception, exiting (the primary starts a replacement): ${err && err.stack ? err.stack : err}`);
+  process.exit(1);
+});
+
+main();
