@@ -11,6 +11,9 @@
 const { generatedChain, syncBlocks } = require('./data');
 
 async function main() {
+  // the parent holds our stdin: when it goes away (a failed or timed-out test), so do we
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.resume();
   const [opener, location, optsJson, chainJson, mode] = process.argv.slice(2);
   if (mode !== 'write') throw new Error(`unknown mode ${mode}`);
   const store = await require(opener).open(location, JSON.parse(optsJson));

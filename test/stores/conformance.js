@@ -176,6 +176,8 @@ function storeConformance(name, backend) {
         assert.equal(await full.getTxid(r.txids.length), null);
         assert.equal(await full.getBlockHash(170), BLOCK170);
         assert.equal(await full.getBlockHash(439), null);
+        assert.deepEqual(await full.getBlock(170), { height: 170, hash: BLOCK170, time: 1231731025, firstTxNum: 170, txCount: 2 });
+        assert.equal(await full.getBlock(439), null);
         // block 170's header: time 1231731025, one coinbase then the payment
         const b170 = await full.getBlock(170);
         assert.deepEqual({ hash: b170.hash, time: b170.time, txCount: b170.txCount },
@@ -260,6 +262,21 @@ function storeConformance(name, backend) {
         }
         await store.apply(good);
         assert.equal((await store.getTip()).height, 102);
+      });
+
+      it('two writers racing for one tip: one commits, the other is refused with nothing written', async () => {
+        const { store } = await fresh(MAIN);
+        await syncBlocks(store, mainnetChain().blocks, 0, 50);
+        const tip = await store.getTip();
+        const deltas = await buildDeltas(mainnetChain().blocks.slice(51, 60), store, tip.nextTxNum);
+        const results = await Promise.allSettled([store.apply(deltas), store.apply(deltas)]);
+        const refused = results.filter((r) => r.status === 'rejected');
+        assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+        assert.equal(refused.length, 1);
+        assert.ok(refused[0].reason instanceof StoreError);
+        assert.ok(['ERR_CONCURRENT_WRITE', 'ERR_NOT_EXTENDING'].includes(refused[0].reason.code), refused[0].reason.code);
+        assert.equal((await store.getTip()).height, 59);
+        assert.equal((await store.verify()).ok, true);
       });
 
       it('keeps everything across close and reopen', async () => {
@@ -613,7 +630,7 @@ function sleep(ms) {
  */
 function startChild(backend, location, opts, chain, mode) {
   const proc = spawn(process.execPath, [path.join(__dirname, 'child.js'), backend.openerModule, location,
-    JSON.stringify(opts), JSON.stringify(chain), mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+    JSON.stringify(opts), JSON.stringify(chain), mode], { stdio: ['pipe', 'pipe', 'pipe'] });
   let count = 0;
   let stderr = '';
   const waiters = [];

@@ -53,3 +53,47 @@ storeConformance('LMDB', {
     });
   },
 });
+
+describe('LMDB store specifics', () => {
+  const { openStore } = require('../../lib/stores');
+  const { UsageError } = require('../../lib/errors');
+  const { mainnetChain, syncBlocks } = require('./data');
+  const assert = require('node:assert/strict');
+  const tmp = () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-lmdb-'));
+    made.push(d);
+    return d;
+  };
+
+  it('openStore refuses an unknown store name', async () => {
+    await assert.rejects(openStore({ store: 'rocks', datadir: tmp(), network: 'main' }),
+      (err) => err instanceof UsageError && err.code === 'ERR_UNKNOWN_STORE' && /lmdb/.test(err.message));
+  });
+
+  it('stats: rows and bytes per table, history entries, size on disk', async () => {
+    const s = await open(tmp(), { network: 'main' });
+    await syncBlocks(s, mainnetChain().blocks, 0, 438, [100]);
+    const st = await s.stats();
+    assert.equal(st.tables.block.rows, 439);
+    assert.equal(st.tables.tx.rows, 446);
+    assert.equal(st.tables.undo.rows, 100);
+    assert.equal(st.tables.meta.rows, 1);
+    assert.equal(st.historyEntries, (await s.verify()).checked.historyEntries);
+    assert.ok(st.diskBytes >= st.bytes && st.bytes > 0);
+    assert.ok(st.engine.entries > 1000);
+    await s.close();
+  });
+
+  it('reverts to -1: an empty index, as fresh as a new one', async () => {
+    const empty = await open(tmp(), { network: 'main' });
+    const s = await open(tmp(), { network: 'main', undoDepth: 1000 });
+    await syncBlocks(s, mainnetChain().blocks, 0, 200, [60]);
+    await s.revert(-1);
+    assert.equal(await s.getTip(), null);
+    assert.equal(await s.digest(), await empty.digest());
+    await syncBlocks(s, mainnetChain().blocks, 0, 10, [11]);
+    assert.equal((await s.getTip()).height, 10);
+    await s.close();
+    await empty.close();
+  });
+});

@@ -1,0 +1,492 @@
+'use strict';
+
+const { StoreError, UsageError } = require('../errors');
+const layout = require('./layout');
+const { PAGE_ENTRIES, TXIDS_PER_ROW, MAX_TXNUM, Account, txidsCount, decodeAccount, decodePage, decodeUtxo, utxosInline } = require('../codec/records');
+const { FUNDED, SPENT } = require('../codec/postings');
+const { decodeRow } = require('./accounts');
+
+const { P } = layout;
+
+/**
+ * The reads of kvstore.js: history pages and merges, UTXO pages, txids by TxNum, cursors.
+ * Each function works inside one view (a snapshot, its tip and height index), so an answer
+ * never mixes two commits.
+ */
+
+/**
+ * One page of a script hash's history.
+ * @param {{snap: object, heights: import('./heights').HeightIndex}} v
+ * @param {Buffer} scripthash
+ * @param {ReturnType<typeof parseQuery>} q
+ */
+async function history(v, scripthash, q) {
+  const key = layout.accountKey(scripthash, 0);
+  const row = await v.snap.get(key);
+  if (!row) return { entries: [], next: null };
+  const acc = decodeRow(decodeAccount, row, key, new Account());
+  const { lo, hi } = bounds(q, v.heights);
+  const got = new PostingList();
+  await collect(v.snap, scripthash, acc, lo, hi, q.desc, q.limit + 1, got, 0);
+  const n = Math.min(got.n, q.limit);
+  const txNums = new Float64Array(n);
+  for (let i = 0; i < n; i++) txNums[i] = Math.floor(got.p[i] / 4);
+  const txids = await readTxidsOf(v.snap, txNums);
+  const entries = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const f = got.p[i] % 4;
+    entries[i] = {
+      txNum: txNums[i],
+      txid: txids.subarray(32 * i, 32 * i + 32),
+      height: v.heights.heightOf(txNums[i]),
+      funded: (f & FUNDED) !== 0,
+      spent: (f & SPENT) !== 0,
+    };
+  }
+  return { entries, next: got.n > q.limit ? historyCursor(txNums[n - 1]) : null };
+}
+
+/**
+ * One page of the merged histories of distinct script hashes.
+ * @param {{snap: object, heights: import('./heights').HeightIndex}} v
+ * @param {Buffer[]} shs distinct
+ * @param {ReturnType<typeof parseQuery>} q
+ */
+async function histories(v, shs, q) {
+  const keys = shs.map((sh) => layout.accountKey(sh, 0));
+  const { lo, hi } = bounds(q, v.heights);
+  const got = new PostingList();
+  const acc = new Account();
+  // most accounts hold every entry asked for in their row: read those in one pass, the
+  // others (long histories reaching into sealed pages) after it
+  const long = [];
+  if (lo < hi) {
+    await eachValue(v.snap, keys, (s, row) => {
+      if (!row) return;
+      decodeRow(decodeAccount, row, keys[s], acc);
+      if (inTail(acc, lo)) pushTail(acc, lo, hi, q.desc, q.limit + 1, got, s);
+      else long.push(s);
+    });
+  }
+  for (const s of long) {
+    decodeRow(decodeAccount, await v.snap.get(keys[s]), keys[s], acc);
+    await collect(v.snap, shs[s], acc, lo, hi, q.desc, q.limit + 1, got, s);
+  }
+  // one entry per distinct tx, with every script hash it touches, in the order asked:
+  // the sorted positions [start[u], end[u]) hold the u-th TxNum
+  const all = got.sorted(shs.length);
+  const size = Math.min(got.n, q.limit + 1);
+  const txNums = new Float64Array(size);
+  const start = new Uint32Array(size);
+  const end = new Uint32Array(size);
+  let u = 0;
+  for (let k = 0; k < got.n && u <= q.limit; u++) {
+    let a = k;
+    let b = k;
+    if (q.desc) {
+      b = got.n - k;
+      a = b - 1;
+      while (a > 0 && all.tx[a - 1] === all.tx[b - 1]) a--;
+    } else {
+      while (b < got.n && all.tx[b] === all.tx[a]) b++;
+    }
+    txNums[u] = all.tx[a];
+    start[u] = a;
+    end[u] = b;
+    k += b - a;
+  }
+  const n = Math.min(u, q.limit);
+  const txids = await readTxidsOf(v.snap, txNums, n);
+  const entries = new Array(n);
+  for (let i = 0; i < n; i++) {
+    let flags = 0;
+    const which = new Array(end[i] - start[i]);
+    for (let k = start[i]; k < end[i]; k++) {
+      flags |= all.f[k];
+      which[k - start[i]] = shs[all.s[k]];
+    }
+    entries[i] = {
+      txNum: txNums[i],
+      txid: txids.subarray(32 * i, 32 * i + 32),
+      height: v.heights.heightOf(txNums[i]),
+      funded: (flags & FUNDED) !== 0,
+      spent: (flags & SPENT) !== 0,
+      scripthashes: which,
+    };
+  }
+  return { entries, next: u > q.limit ? historyCursor(txNums[n - 1]) : null };
+}
+
+/**
+ * One page of a script hash's UTXOs, from their account row or their utxo rows.
+ * @param {{snap: object, heights: import('./heights').HeightIndex}} v
+ * @param {Buffer} scripthash
+ * @param {number} limit
+ * @param {{txNum: number, vout: number}|null} after
+ */
+async function utxos(v, scripthash, limit, after) {
+  const key = layout.accountKey(scripthash, 0);
+  const row = await v.snap.get(key);
+  if (!row) return { utxos: [], next: null };
+  const acc = decodeRow(decodeAccount, row, key, new Account());
+  const tx = [];
+  const vout = [];
+  const value = [];
+  if (utxosInline(acc.utxoCount)) {
+    for (let i = 0; i < acc.utxoLen && tx.length <= limit; i++) {
+      if (after && (acc.utxoTx[i] < after.txNum || (acc.utxoTx[i] === after.txNum && acc.utxoVout[i] <= after.vout))) continue;
+      tx.push(acc.utxoTx[i]);
+      vout.push(acc.utxoVout[i]);
+      value.push(acc.utxoValue[i]);
+    }
+  } else {
+    const all = layout.scan(P.utxo, scripthash, 0);
+    const gte = after ? Buffer.concat([layout.utxoKey(scripthash, 0, after.txNum, after.vout), Buffer.from([0])]) : all.gte;
+    for await (const { key: k, value: val } of v.snap.range({ gte, lt: all.lt, limit: limit + 1 })) {
+      const id = layout.parseUtxoKey(k);
+      if (!id) throw new StoreError('ERR_CORRUPT', `malformed utxo key ${k.toString('hex')}`);
+      tx.push(id.txNum);
+      vout.push(id.vout);
+      value.push(decodeRow(decodeUtxo, val, k));
+    }
+  }
+  const n = Math.min(tx.length, limit);
+  const txids = await readTxidsOf(v.snap, tx, n);
+  const utxos = new Array(n);
+  for (let i = 0; i < n; i++) {
+    utxos[i] = {
+      txid: txids.subarray(32 * i, 32 * i + 32),
+      vout: vout[i],
+      value: value[i],
+      height: v.heights.heightOf(tx[i]),
+      txNum: tx[i],
+    };
+  }
+  return { utxos, next: tx.length > limit ? utxoCursor(tx[n - 1], vout[n - 1]) : null };
+}
+
+// txids by TxNum
+
+/**
+ * The txids of TxNums [from, to), one Buffer; `priorRow` is the stored row holding `from`.
+ */
+async function readTxids(snap, from, to) {
+  const out = Buffer.allocUnsafe(32 * (to - from));
+  const startRow = from - (from % TXIDS_PER_ROW);
+  let expect = startRow;
+  let priorRow = null;
+  for await (const { key, value } of snap.range({ gte: layout.txidsKey(startRow), lt: layout.txidsKey(to - 1 - ((to - 1) % TXIDS_PER_ROW) + TXIDS_PER_ROW) })) {
+    const row = layout.readU40(key, 1);
+    const n = decodeRow(txidsCount, value, key);
+    if (row !== expect) throw new StoreError('ERR_CORRUPT', `the index has no txids row for TxNum ${expect}`);
+    if (row === startRow) priorRow = value;
+    const a = Math.max(row, from);
+    const b = Math.min(row + n, to);
+    value.copy(out, 32 * (a - from), 1 + 32 * (a - row), 1 + 32 * (b - row));
+    expect = row + TXIDS_PER_ROW;
+  }
+  if (expect < to) throw new StoreError('ERR_CORRUPT', `the index has no txids row for TxNum ${expect}`);
+  out.priorRow = priorRow;
+  return out;
+}
+
+/**
+ * The txids of any TxNums, one Buffer (32 bytes each, in the order given).
+ * @param {{get: Function, getMany: Function}} snap
+ * @param {ArrayLike<number>} txNums
+ * @param {number} [n=txNums.length]
+ */
+async function readTxidsOf(snap, txNums, n = txNums.length) {
+  const out = Buffer.allocUnsafe(32 * n);
+  // entries grouped by txids row: rowOf maps a row to its key index, `next` links the entries
+  const rowOf = new Map();
+  const keys = [];
+  const head = [];
+  const next = new Int32Array(n);
+  for (let i = n - 1; i >= 0; i--) {
+    const row = txNums[i] - (txNums[i] % TXIDS_PER_ROW);
+    let k = rowOf.get(row);
+    if (k === undefined) {
+      k = keys.length;
+      rowOf.set(row, k);
+      keys.push(layout.txidsKey(row));
+      head.push(-1);
+    }
+    next[i] = head[k];
+    head[k] = i;
+  }
+  let missing = -1;
+  await eachValue(snap, keys, (k, value) => {
+    const count = value ? decodeRow(txidsCount, value, keys[k]) : 0;
+    for (let i = head[k]; i >= 0; i = next[i]) {
+      const at = txNums[i] % TXIDS_PER_ROW;
+      if (at >= count) {
+        missing = txNums[i];
+        return;
+      }
+      value.copy(out, 32 * i, 1 + 32 * at, 33 + 32 * at);
+    }
+  });
+  if (missing >= 0) throw new StoreError('ERR_CORRUPT', `the index has no txid for TxNum ${missing}`);
+  return out;
+}
+
+function checkHash(h, what) {
+  if (!Buffer.isBuffer(h) || h.length !== 32) {
+    throw new UsageError(what === 'txid' ? 'ERR_BAD_TXID' : 'ERR_BAD_SCRIPTHASH', `a ${what} is a 32-byte Buffer`);
+  }
+  return h;
+}
+
+// cursors: base64url of a kind byte and a position; opaque to callers
+
+const CURSOR_HISTORY = 0x01;
+const CURSOR_UTXO = 0x02;
+
+function historyCursor(txNum) {
+  const b = Buffer.allocUnsafe(6);
+  b[0] = CURSOR_HISTORY;
+  layout.writeU40(b, 1, txNum);
+  return b.toString('base64url');
+}
+
+function utxoCursor(txNum, vout) {
+  const b = Buffer.allocUnsafe(10);
+  b[0] = CURSOR_UTXO;
+  layout.writeU40(b, 1, txNum);
+  b.writeUInt32BE(vout, 6);
+  return b.toString('base64url');
+}
+
+function decodeCursor(str, kind) {
+  const b = typeof str === 'string' && /^[A-Za-z0-9_-]+$/.test(str) ? Buffer.from(str, 'base64url') : null;
+  if (!b || b[0] !== kind || b.length !== (kind === CURSOR_HISTORY ? 6 : 10) || b.toString('base64url') !== str) {
+    throw new UsageError('ERR_BAD_CURSOR', `not a ${kind === CURSOR_HISTORY ? 'history' : 'UTXO'} cursor of this index: ${String(str).slice(0, 40)}`);
+  }
+  const txNum = layout.readU40(b, 1);
+  return kind === CURSOR_HISTORY ? { txNum } : { txNum, vout: b.readUInt32BE(6) };
+}
+
+function parseLimit(limit) {
+  if (limit === undefined || limit === null) return 50;
+  if (!Number.isInteger(limit) || limit < 1) throw new UsageError('ERR_BAD_LIMIT', `limit must be a positive integer, got ${limit}`);
+  return limit;
+}
+
+function parseHeight(h, what) {
+  if (h === undefined || h === null) return null;
+  if (!Number.isInteger(h) || h < 0) throw new UsageError('ERR_BAD_HEIGHT', `${what} must be a height >= 0, got ${h}`);
+  return h;
+}
+
+function parseQuery(opts = {}) {
+  const order = opts.order === undefined ? 'asc' : opts.order;
+  if (order !== 'asc' && order !== 'desc') throw new UsageError('ERR_BAD_ORDER', `order is "asc" or "desc", got ${order}`);
+  return {
+    limit: parseLimit(opts.limit),
+    desc: order === 'desc',
+    after: opts.cursor === undefined || opts.cursor === null ? null : decodeCursor(opts.cursor, CURSOR_HISTORY).txNum,
+    fromHeight: parseHeight(opts.fromHeight, 'fromHeight'),
+    toHeight: parseHeight(opts.toHeight, 'toHeight'),
+  };
+}
+
+/** TxNum range [lo, hi) of a query: heights and the cursor. */
+function bounds(q, heights) {
+  let lo = q.fromHeight === null ? 0 : heights.firstTxNum(q.fromHeight);
+  let hi = q.toHeight === null ? Infinity : heights.firstTxNum(q.toHeight + 1);
+  if (q.after !== null) {
+    if (q.desc) hi = Math.min(hi, q.after);
+    else lo = Math.max(lo, q.after + 1);
+  }
+  return { lo, hi };
+}
+
+/** Postings with the index of the script hash each came from. */
+class PostingList {
+  constructor() {
+    this.p = new Float64Array(256);
+    this.s = new Uint32Array(256);
+    this.n = 0;
+  }
+
+  push(p, s) {
+    if (this.n === this.p.length) {
+      const p2 = new Float64Array(2 * this.n);
+      p2.set(this.p);
+      const s2 = new Uint32Array(2 * this.n);
+      s2.set(this.s);
+      this.p = p2;
+      this.s = s2;
+    }
+    this.p[this.n] = p;
+    this.s[this.n] = s;
+    this.n++;
+  }
+
+  /**
+   * The postings sorted by (TxNum, script hash), as parallel arrays.
+   * @param {number} S number of script hashes
+   * @returns {{tx: Float64Array, s: Uint32Array, f: Uint8Array}}
+   */
+  sorted(S) {
+    const n = this.n;
+    const tx = new Float64Array(n);
+    const s = new Uint32Array(n);
+    const f = new Uint8Array(n);
+    let maxTx = 0;
+    for (let i = 0; i < n; i++) if (this.p[i] > maxTx) maxTx = this.p[i];
+    if ((maxTx / 4 + 1) * S * 4 < Number.MAX_SAFE_INTEGER) {
+      // (TxNum, script hash, flags) packed into one exact double: the typed-array sort does the rest
+      const keys = new Float64Array(n);
+      for (let i = 0; i < n; i++) keys[i] = (Math.floor(this.p[i] / 4) * S + this.s[i]) * 4 + (this.p[i] % 4);
+      keys.sort();
+      for (let i = 0; i < n; i++) {
+        const k = keys[i];
+        f[i] = k % 4;
+        const ts = (k - f[i]) / 4;
+        s[i] = ts % S;
+        tx[i] = (ts - s[i]) / S;
+      }
+    } else {
+      const idx = new Uint32Array(n);
+      for (let i = 0; i < n; i++) idx[i] = i;
+      const t = (i) => Math.floor(this.p[i] / 4);
+      idx.sort((a, b) => t(a) - t(b) || this.s[a] - this.s[b]);
+      for (let i = 0; i < n; i++) {
+        tx[i] = t(idx[i]);
+        s[i] = this.s[idx[i]];
+        f[i] = this.p[idx[i]] % 4;
+      }
+    }
+    return { tx, s, f };
+  }
+}
+
+/**
+ * Whether all of an account's entries from TxNum lo on are in its row (no page to read).
+ * @param {Account} acc
+ * @param {number} lo
+ */
+function inTail(acc, lo) {
+  return acc.txCount === acc.tailLen || lo >= Math.floor(acc.tail[0] / 4);
+}
+
+/**
+ * Pushes up to `want` of the row's tail entries with TxNum in [lo, hi), in order.
+ * @returns {number} entries pushed
+ */
+function pushTail(acc, lo, hi, desc, want, sink, s) {
+  const tail = acc.tail;
+  let got = 0;
+  if (!desc) {
+    for (let i = 0; i < acc.tailLen && got < want; i++) {
+      const t = Math.floor(tail[i] / 4);
+      if (t < lo) continue;
+      if (t >= hi) break;
+      sink.push(tail[i], s);
+      got++;
+    }
+  } else {
+    for (let i = acc.tailLen - 1; i >= 0 && got < want; i--) {
+      const t = Math.floor(tail[i] / 4);
+      if (t >= hi) continue;
+      if (t < lo) break;
+      sink.push(tail[i], s);
+      got++;
+    }
+  }
+  return got;
+}
+
+/**
+ * Pushes up to `want` postings of one account with TxNum in [lo, hi), in chain order (or
+ * newest first), reading sealed pages only when the range reaches below the row's tail.
+ */
+async function collect(snap, sh, acc, lo, hi, desc, want, sink, s) {
+  if (lo >= hi) return;
+  if (inTail(acc, lo)) {
+    pushTail(acc, lo, hi, desc, want, sink, s);
+    return;
+  }
+  const pages = layout.scan(P.history, sh, 0);
+  const buf = new Float64Array(PAGE_ENTRIES);
+  let got = 0;
+  if (!desc) {
+    let gte = pages.gte;
+    if (lo > 0) {
+      for await (const { key } of snap.range({ gte: pages.gte, lt: layout.pageKey(sh, 0, lo + 1), reverse: true, limit: 1 })) gte = key;
+    }
+    for await (const { key, value } of snap.range({ gte, lt: pages.lt })) {
+      decodeRow(decodePage, value, key, layout.pageKeyTxNum(key), buf, 0);
+      for (let i = 0; i < PAGE_ENTRIES; i++) {
+        const t = Math.floor(buf[i] / 4);
+        if (t < lo) continue;
+        if (t >= hi) return;
+        sink.push(buf[i], s);
+        if (++got >= want) return;
+      }
+    }
+    pushTail(acc, lo, hi, false, want - got, sink, s);
+    return;
+  }
+  got = pushTail(acc, lo, hi, true, want, sink, s);
+  if (got >= want) return;
+  const lt = hi <= MAX_TXNUM ? layout.pageKey(sh, 0, hi) : pages.lt;
+  for await (const { key, value } of snap.range({ gte: pages.gte, lt, reverse: true })) {
+    decodeRow(decodePage, value, key, layout.pageKeyTxNum(key), buf, 0);
+    for (let i = PAGE_ENTRIES - 1; i >= 0; i--) {
+      const t = Math.floor(buf[i] / 4);
+      if (t >= hi) continue;
+      if (t < lo) return;
+      sink.push(buf[i], s);
+      if (++got >= want) return;
+    }
+  }
+}
+
+/**
+ * Calls fn(i, value) for each key's value (undefined when absent). The value is valid only
+ * during the call: backends that can (LMDB) hand out their own buffer instead of a copy,
+ * which is most of the cost of reading many small rows.
+ * @param {object} reader a snapshot
+ * @param {Buffer[]} keys
+ * @param {(i: number, value: Buffer|undefined) => void} fn
+ */
+async function eachValue(reader, keys, fn) {
+  if (reader.forEachValue) {
+    reader.forEachValue(keys, fn);
+    return;
+  }
+  const rows = await reader.getMany(keys);
+  for (let i = 0; i < keys.length; i++) fn(i, rows[i]);
+}
+
+/**
+ * The script hashes without repeats, first occurrence kept. Keyed by six bytes as a number
+ * (a Map of numbers is several times cheaper than one of strings); the rare equal keys are
+ * compared in full.
+ * @param {Buffer[]} shs
+ * @returns {Buffer[]}
+ */
+function distinct(shs) {
+  const seen = new Map();
+  const out = [];
+  for (const sh of shs) {
+    const k = sh.readUIntLE(0, 6);
+    const prev = seen.get(k);
+    if (prev === undefined) {
+      seen.set(k, [sh]);
+    } else {
+      if (prev.some((p) => p.equals(sh))) continue;
+      prev.push(sh);
+    }
+    out.push(sh);
+  }
+  return out;
+}
+
+module.exports = {
+  distinct, history, histories, utxos, readTxids, readTxidsOf, eachValue,
+  checkHash, parseQuery, parseLimit, decodeCursor, CURSOR_UTXO,
+};
