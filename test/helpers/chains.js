@@ -1,5 +1,7 @@
 'use strict';
 
+const { prng } = require('./prng');
+
 /**
  * Generated-chain fixtures and sync helpers for the sync and CLI tests: blocks dirs written by
  * lib/generator (small, deterministic, with in-batch spends and address reuse), in-process
@@ -188,22 +190,6 @@ async function waitFor(check, ms, what) {
     if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/**
- * A small deterministic PRNG (mulberry32) for test schedules such as kill delays.
- * @param {number} seed
- * @returns {() => number} uniform in [0, 1)
- */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 module.exports = {

@@ -1,5 +1,7 @@
 'use strict';
 
+const { prng } = require('../helpers/prng');
+
 // Builders for blocks directories in tests: real mainnet blocks, framed, split, shuffled,
 // padded, obfuscated and forked by hand, so the reader is checked against known answers.
 
@@ -98,21 +100,10 @@ function xorAt(buf, key, fileOffset) {
   return buf;
 }
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Fisher-Yates with a seeded PRNG; returns a new array. */
 function shuffle(items, seed) {
-  const r = rng(seed);
+  const r = prng(seed);
   const a = items.slice();
   for (let i = a.length - 1; i > 0; i--) {
     const j = Math.floor(r() * (i + 1));
@@ -150,5 +141,5 @@ async function rejectsWith(promise, Cls, code) {
 }
 
 module.exports = {
-  BLOCKS, HASHES, frame, hashOf, forge, tmpDir, cleanup, blkName, writeDir, xorAt, rng, shuffle, split, collect, rejectsWith,
+  BLOCKS, HASHES, frame, hashOf, forge, tmpDir, cleanup, blkName, writeDir, xorAt, rng: prng, shuffle, split, collect, rejectsWith,
 };
