@@ -65,8 +65,11 @@ function register(router, app) {
 
   const bodies = 'full transactions, which addrindex does not store: /insight-api/addr/:addr lists the txids ' +
     'and /api/v1/addresses/history gives several addresses\' merged history';
-  router.add('GET', '/insight-api/addrs/:addrs/txs', async () => { throw notImplemented(`this route answers ${bodies}`); });
-  router.add('POST', '/insight-api/addrs/txs', async () => { throw notImplemented(`this route answers ${bodies}`); }, { body: true });
+  router.add('GET', '/insight-api/addrs/:addrs/txs', async (ctx) => {
+    addrList(ctx.params.addrs, parse);
+    throw notImplemented(`this route answers ${bodies}`);
+  });
+  router.add('POST', '/insight-api/addrs/txs', async () => { throw notImplemented(`this route answers ${bodies}`); });
   router.add('GET', '/insight-api/txs', async () => { throw notImplemented(`this route answers ${bodies}`); });
   for (const route of ['/insight-api/tx/:txid', '/insight-api/rawtx/:txid']) {
     router.add('GET', route, async (ctx) => {

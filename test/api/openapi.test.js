@@ -1,0 +1,148 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const crypto = require('node:crypto');
+const bitcore = require('bitcore-lib');
+const { syncedFixture, startServer, request, referenceIndex } = require('./helpers');
+const { check, KNOWN } = require('./schema-check');
+
+const DOC = path.join(__dirname, '..', '..', 'docs', 'openapi.json');
+const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
+const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
+const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
+const METHODS = ['get', 'post', 'put', 'delete', 'patch', 'head', 'options'];
+
+function sha(address) {
+  const script = bitcore.Script.buildPublicKeyHashOut(new bitcore.Address(address)).toBuffer();
+  return crypto.createHash('sha256').update(script).digest();
+}
+
+describe('api: docs/openapi.json checked against the live server', function () {
+  let fixture;
+  let srv;
+  let doc;
+  let ops;
+
+  before(async () => {
+    doc = JSON.parse(fs.readFileSync(DOC, 'utf8'));
+    ops = [];
+    for (const [p, item] of Object.entries(doc.paths)) {
+      for (const m of METHODS) if (item[m]) ops.push({ path: p, method: m.toUpperCase(), op: item[m] });
+    }
+    fixture = await syncedFixture();
+    srv = await startServer(fixture.datadir);
+  });
+  after(async () => {
+    if (srv) await srv.close();
+    if (fixture) await fixture.cleanup();
+  });
+
+  /** A concrete request for an operation, with values the fixture holds. */
+  function concrete({ path: p, op }, override = {}) {
+    const sat = referenceIndex().at(SATOSHI).history;
+    const values = {
+      address: SATOSHI, addr: SATOSHI, addrs: `${HAL},${SATOSHI}`, txid: TX170, height: '170',
+      last_seen_txid: sat[sat.length - 3].txid,
+      hash: p.startsWith('/api/v1/') ? Buffer.from(sha(SATOSHI)).reverse().toString('hex') : sha(SATOSHI).toString('hex'),
+      ...override,
+    };
+    let url = p.replace(/\{(\w+)\}/g, (_, name) => encodeURIComponent(values[name]));
+    const names = new Set((op.parameters || []).filter((x) => x.in === 'query').map((x) => x.name));
+    if (names.has('limit')) url += '?limit=2';
+    else if (names.has('from')) url += '?from=0&to=2';
+    let body;
+    const reqSchema = op.requestBody && op.requestBody.content['application/json'] && op.requestBody.content['application/json'].schema;
+    if (op.requestBody) {
+      const name = reqSchema && reqSchema.$ref ? reqSchema.$ref.split('/').pop() : '';
+      if (name.startsWith('Addresses')) body = { addresses: [HAL, SATOSHI], ...(name.includes('History') ? { limit: 2 } : {}) };
+      else if (name.startsWith('Scripthashes')) body = { scripthashes: [Buffer.from(sha(HAL)).reverse().toString('hex')] };
+      else body = { addrs: `${HAL},${SATOSHI}` };
+    }
+    return { url, body };
+  }
+
+  /** Checks an answer against the operation's documented responses; returns the problems. */
+  function conforms(op, res) {
+    const spec = op.responses[String(res.status)];
+    if (!spec) return [`status ${res.status} is not documented (${Object.keys(op.responses).join(', ')})`];
+    const resolved = spec.$ref ? spec.$ref.replace(/^#\//, '').split('/').reduce((o, k) => o[k], doc) : spec;
+    const type = (res.headers.get('content-type') || '').split(';')[0];
+    const media = resolved.content && resolved.content[type];
+    if (!media) return [`content type ${type} is not documented for ${res.status}`];
+    const value = type === 'application/json' ? JSON.parse(res.text) : res.text;
+    return check(value, media.schema, doc);
+  }
+
+  it('documents exactly the routes the server has', () => {
+    const served = srv.app.router.routes.map((r) => `${r.method} ${r.pattern.replace(/:(\w+)/g, '{$1}')}`).sort();
+    const documented = ops.map((o) => `${o.method} ${o.path}`).sort();
+    assert.deepEqual(documented, served);
+  });
+
+  it('uses only schema keywords the checker understands, and every $ref resolves', () => {
+    const problems = [];
+    const walk = (node, at) => {
+      if (!node || typeof node !== 'object') return;
+      if (node.$ref && !node.$ref.replace(/^#\//, '').split('/').reduce((o, k) => (o ? o[k] : undefined), doc)) problems.push(`${at}: ${node.$ref}`);
+      if (!Array.isArray(node) && (/\.schema(\.|$)/.test(at) || at.startsWith('.components.schemas.'))) {
+        for (const k of Object.keys(node)) if (!KNOWN.has(k)) problems.push(`${at}: keyword "${k}"`);
+      }
+      for (const [k, v] of Object.entries(node)) {
+        if (k === 'properties') for (const [pk, pv] of Object.entries(v)) walk(pv, `${at}.properties.${pk}`);
+        else if (k !== 'enum' && k !== 'required' && k !== 'default' && typeof v === 'object') walk(v, `${at}.${k}`);
+      }
+    };
+    walk(doc, '');
+    assert.deepEqual(problems, []);
+  });
+
+  it('every operation answers as documented (status, content type, body schema)', async () => {
+    const seen = [];
+    for (const o of ops) {
+      const { url, body } = concrete(o);
+      const res = await request(srv.url + url, { method: o.method, body });
+      const problems = conforms(o.op, res);
+      assert.deepEqual(problems, [], `${o.method} ${url}: ${res.text.slice(0, 200)}`);
+      assert.ok(res.status === 200 || res.status === 501, `${o.method} ${url} answered ${res.status}`);
+      seen.push(res.status);
+    }
+    assert.ok(seen.filter((s) => s === 200).length >= 30);
+  });
+
+  it('error answers are documented for their route and match the Error schema', async () => {
+    let checked = 0;
+    for (const o of ops) {
+      const params = (o.op.parameters || []).filter((x) => x.in === 'path').map((x) => x.name);
+      const bad = { address: 'bogus', addr: 'bogus', addrs: 'bogus', txid: 'zz', hash: 'zz', height: 'x' };
+      if (params.some((n) => bad[n])) {
+        const { url, body } = concrete(o, Object.fromEntries(params.filter((n) => bad[n]).map((n) => [n, bad[n]])));
+        const res = await request(srv.url + url, { method: o.method, body });
+        assert.equal(res.status, 400, `${o.method} ${url}`);
+        assert.deepEqual(conforms(o.op, res), [], `${o.method} ${url}`);
+        checked++;
+      }
+      // the other method on every path: 405
+      const other = o.method === 'GET' ? 'POST' : 'GET';
+      if (!doc.paths[o.path][other.toLowerCase()]) {
+        const { url } = concrete(o);
+        const res = await request(srv.url + url, { method: other, ...(other === 'POST' ? { body: {} } : {}) });
+        assert.equal(res.status, 405, `${other} ${url}`);
+        assert.deepEqual(conforms(o.op, res), []);
+        checked++;
+      }
+      if (o.op.requestBody) {
+        const { url } = concrete(o);
+        const res = await request(srv.url + url, { method: 'POST', body: `{"x": "${'a'.repeat(1 << 20)}"}` });
+        assert.equal(res.status, 413);
+        assert.deepEqual(conforms(o.op, res), []);
+        checked++;
+      }
+    }
+    const missing = await request(`${srv.url}/api/v1/tx/${'00'.repeat(32)}`);
+    assert.equal(missing.status, 404);
+    assert.deepEqual(conforms(doc.paths['/api/v1/tx/{txid}'].get, missing), []);
+    assert.ok(checked > 40);
+  });
+});
