@@ -3,9 +3,9 @@
 const crypto = require('node:crypto');
 const { ParseError } = require('../errors');
 const { toDisplayHex } = require('./hash');
-const { MAX_COMPACT_SIZE } = require('./cursor');
 
 // Consensus bounds, so hostile bytes fail fast instead of producing absurd objects.
+const MAX_COMPACT_SIZE = 0x02000000; // Bitcoin Core's MAX_SIZE: no serialized length or count is larger
 const MAX_MONEY = 21e6 * 1e8;
 const MIN_INPUT_SIZE = 41; // outpoint 36 + empty script length 1 + sequence 4
 const MIN_OUTPUT_SIZE = 9; // value 8 + empty script length 1
