@@ -63,18 +63,39 @@ function writePostings(w, postings, from, to, base) {
  * @param {number} at
  */
 function readPostings(r, count, base, firstIsBase, out, at) {
+  const buf = r.buf;
+  const end = r.end;
+  let pos = r.pos;
   let prev = base;
   for (let i = 0; i < count; i++) {
-    const v = r.varint();
-    const f = v % 4;
-    const d = Math.floor(v / 4);
-    if (f === 0) throw r.error('ERR_BAD_POSTING', `history entry ${i} has no funded/spent flag`);
+    // one- and two-byte varints inline (most deltas); anything longer through readVarint's checks
+    let v;
+    const b0 = pos < end ? buf[pos] : 0x80;
+    if (b0 < 0x80) {
+      v = b0;
+      pos++;
+    } else if (pos + 1 < end && buf[pos + 1] < 0x80 && buf[pos + 1] !== 0) {
+      v = (b0 & 0x7f) | (buf[pos + 1] << 7);
+      pos += 2;
+    } else {
+      r.pos = pos;
+      v = r.varint();
+      pos = r.pos;
+    }
+    const f = v & 3;
+    const d = (v - f) / 4;
+    if (f === 0) {
+      r.pos = pos;
+      throw r.error('ERR_BAD_POSTING', `history entry ${i} has no funded/spent flag`);
+    }
     if (i > 0 ? d === 0 : firstIsBase && d !== 0) {
+      r.pos = pos;
       throw r.error('ERR_BAD_POSTING', `history entry ${i} is out of chain order`);
     }
     prev += d;
     out[at + i] = prev * 4 + f;
   }
+  r.pos = pos;
 }
 
 module.exports = { FUNDED, SPENT, posting, postingTxNum, postingFlags, writePostings, readPostings };

@@ -1,14 +1,22 @@
 'use strict';
 
-const { Reader } = require('./io');
-const { FORMAT_V1, readFormat } = require('./format');
+const { openValue } = require('./format');
+const { pack } = require('./compress');
 const { writePostings, readPostings } = require('./postings');
 
 /**
- * Schema 1 value encoders and decoders, one pair per record kind. docs/FORMAT.md describes
+ * Schema 2 value encoders and decoders, one pair per record kind. docs/FORMAT.md describes
  * every byte. Encoders write into a Writer (lib/codec/io.js) and return a view; decoders take
  * the stored bytes and throw CodecError on anything they do not fully understand.
  */
+
+/**
+ * The format version each kind is written in (the low 7 bits of its format byte). A kind's
+ * version changes when its value bytes change; decoders read exactly this version.
+ */
+const VERSION = Object.freeze({
+  meta: 1, tip: 1, block: 1, txids: 1, tx: 2, outputs: 1, account: 1, page: 1, utxo: 1, undo: 1,
+});
 
 /** History entries per sealed page; the account row keeps the last 1..PAGE_ENTRIES. */
 const PAGE_ENTRIES = 64;
@@ -28,7 +36,7 @@ const MAX_TXNUM = 2 ** 40 - 1;
  */
 function encodeMeta(w, meta) {
   w.begin();
-  w.u8(FORMAT_V1);
+  w.u8(VERSION.meta);
   w.varint(meta.schemaVersion);
   const name = Buffer.from(meta.network, 'latin1');
   w.varint(name.length);
@@ -38,8 +46,7 @@ function encodeMeta(w, meta) {
 
 /** @param {Uint8Array} buf */
 function decodeMeta(buf) {
-  const r = new Reader(buf, 'meta');
-  readFormat(r);
+  const r = openValue(buf, 'meta', VERSION.meta);
   const schemaVersion = r.varint();
   const len = r.count(r.varint(), 1);
   const at = r.skip(len);
@@ -54,7 +61,7 @@ function decodeMeta(buf) {
  */
 function encodeTip(w, tip) {
   w.begin();
-  w.u8(FORMAT_V1);
+  w.u8(VERSION.tip);
   w.varint(tip.height);
   w.bytes(tip.hash);
   w.varint(tip.nextTxNum);
@@ -63,8 +70,7 @@ function encodeTip(w, tip) {
 
 /** @param {Uint8Array} buf */
 function decodeTip(buf) {
-  const r = new Reader(buf, 'tip');
-  readFormat(r);
+  const r = openValue(buf, 'tip', VERSION.tip);
   const height = r.varint();
   const hash = r.copy(32);
   const nextTxNum = r.varint();
@@ -84,7 +90,7 @@ function decodeTip(buf) {
  */
 function encodeBlock(w, hash, firstTxNum, txCount, time) {
   w.begin();
-  w.u8(FORMAT_V1);
+  w.u8(VERSION.block);
   w.bytes(hash);
   w.varint(firstTxNum);
   w.varint(txCount);
@@ -94,8 +100,7 @@ function encodeBlock(w, hash, firstTxNum, txCount, time) {
 
 /** @param {Uint8Array} buf */
 function decodeBlock(buf) {
-  const r = new Reader(buf, 'block');
-  readFormat(r);
+  const r = openValue(buf, 'block', VERSION.block);
   const hash = r.copy(32);
   const firstTxNum = r.varint();
   const txCount = r.varint();
@@ -116,7 +121,7 @@ function decodeBlock(buf) {
  */
 function encodeTxids(w, prior, txids, from, count) {
   w.begin();
-  w.u8(FORMAT_V1);
+  w.u8(VERSION.txids);
   if (prior) w.bytes(prior, 1, prior.length);
   w.bytes(txids, from, from + 32 * count);
   return w.end();
@@ -128,8 +133,7 @@ function encodeTxids(w, prior, txids, from, count) {
  * @returns {number}
  */
 function txidsCount(buf) {
-  const r = new Reader(buf, 'txids');
-  readFormat(r);
+  const r = openValue(buf, 'txids', VERSION.txids);
   const n = r.left() / 32;
   if (n < 1 || n > TXIDS_PER_ROW || n !== Math.floor(n)) {
     throw r.error('ERR_BAD_VALUE', `${r.left()} bytes is not 1..${TXIDS_PER_ROW} txids`);
@@ -138,27 +142,42 @@ function txidsCount(buf) {
 }
 
 // ---------------------------------------------------------------------------------------
-// transactions: txid -> TxNum, and TxNum -> unspent indexed outputs
+// transactions: txid prefix -> TxNums, and TxNum -> unspent indexed outputs
 
 /**
+ * A tx row: the TxNums of the transactions whose txid begins with the row's key prefix,
+ * ascending — one, except when two txids share the prefix (the reader tells them apart by
+ * the full txid in their txids rows).
  * @param {import('./io').Writer} w
- * @param {number} txNum
+ * @param {number[]} txNums ascending, at least one
  */
-function encodeTxNum(w, txNum) {
+function encodeTxNums(w, txNums) {
   w.begin();
-  w.u8(FORMAT_V1);
-  w.varint(txNum);
+  w.u8(VERSION.tx);
+  let prev = -1;
+  for (let i = 0; i < txNums.length; i++) {
+    w.varint(txNums[i] - prev - 1);
+    prev = txNums[i];
+  }
   return w.end();
 }
 
-/** @param {Uint8Array} buf */
-function decodeTxNum(buf) {
-  const r = new Reader(buf, 'tx');
-  readFormat(r);
-  const txNum = r.varint();
-  r.done();
-  if (txNum > MAX_TXNUM) throw r.error('ERR_BAD_VALUE', `TxNum ${txNum} out of range`);
-  return txNum;
+/**
+ * @param {Uint8Array} buf
+ * @returns {number[]} ascending TxNums, at least one
+ */
+function decodeTxNums(buf) {
+  const r = openValue(buf, 'tx', VERSION.tx);
+  const out = [];
+  let prev = -1;
+  // each TxNum takes at least one byte: the loop ends with the value
+  while (r.left() > 0) {
+    prev += r.varint() + 1;
+    if (prev > MAX_TXNUM) throw r.error('ERR_BAD_VALUE', `TxNum ${prev} out of range`);
+    out.push(prev);
+  }
+  if (out.length === 0) throw r.error('ERR_BAD_COUNT', 'a tx row with no TxNum');
+  return out;
 }
 
 /**
@@ -178,7 +197,7 @@ function decodeTxNum(buf) {
  */
 function writeOutputsHead(w, count) {
   w.begin();
-  w.u8(FORMAT_V1);
+  w.u8(VERSION.outputs);
   w.varint(count);
 }
 
@@ -197,13 +216,21 @@ function writeOutput(w, prevVout, vout, value, shs, at) {
 }
 
 /**
+ * Ends an outputs row: its stored form (compressed when the policy says so).
+ * @param {import('./io').Writer} w
+ * @returns {Buffer}
+ */
+function endOutputs(w) {
+  return pack(w, w.end(), 'outputs');
+}
+
+/**
  * @param {Uint8Array} buf
  * @param {number} txNum from the key
  * @returns {Outputs}
  */
 function decodeOutputs(buf, txNum) {
-  const r = new Reader(buf, 'outputs');
-  readFormat(r);
+  const r = openValue(buf, 'outputs', VERSION.outputs, true);
   const count = r.count(r.varint(), 34);
   if (count === 0) throw r.error('ERR_BAD_VALUE', 'an outputs row with no outputs');
   const vouts = new Array(count);
@@ -216,7 +243,7 @@ function decodeOutputs(buf, txNum) {
     vouts[i] = prev;
     values[i] = r.varint();
     const at = r.skip(32);
-    scripthashes.set(buf.subarray(at, at + 32), 32 * i);
+    scripthashes.set(r.buf.subarray(at, at + 32), 32 * i);
   }
   r.done();
   return { txNum, count, vouts, values, scripthashes };
@@ -307,7 +334,7 @@ function utxosInline(utxoCount) {
  */
 function encodeAccount(w, a) {
   w.begin();
-  w.u8(FORMAT_V1);
+  w.u8(VERSION.account);
   w.varint(a.received);
   w.varint(a.sent);
   w.varint(a.txCount);
@@ -334,8 +361,7 @@ function encodeAccount(w, a) {
  * @returns {Account}
  */
 function decodeAccount(buf, a) {
-  const r = new Reader(buf, 'account');
-  readFormat(r);
+  const r = openValue(buf, 'account', VERSION.account);
   a.received = r.varint();
   a.sent = r.varint();
   a.txCount = r.varint();
@@ -402,7 +428,7 @@ function accountSummary(a) {
  */
 function encodePage(w, postings, from) {
   w.begin();
-  w.u8(FORMAT_V1);
+  w.u8(VERSION.page);
   writePostings(w, postings, from, from + PAGE_ENTRIES, Math.floor(postings[from] / 4));
   return w.end();
 }
@@ -414,8 +440,7 @@ function encodePage(w, postings, from) {
  * @param {number} at
  */
 function decodePage(buf, firstTxNum, out, at) {
-  const r = new Reader(buf, 'history page');
-  readFormat(r);
+  const r = openValue(buf, 'history page', VERSION.page);
   r.count(PAGE_ENTRIES, 1);
   readPostings(r, PAGE_ENTRIES, firstTxNum, true, out, at);
   r.done();
@@ -427,15 +452,14 @@ function decodePage(buf, firstTxNum, out, at) {
  */
 function encodeUtxo(w, value) {
   w.begin();
-  w.u8(FORMAT_V1);
+  w.u8(VERSION.utxo);
   w.varint(value);
   return w.end();
 }
 
 /** @param {Uint8Array} buf */
 function decodeUtxo(buf) {
-  const r = new Reader(buf, 'utxo');
-  readFormat(r);
+  const r = openValue(buf, 'utxo', VERSION.utxo);
   const value = r.varint();
   r.done();
   return value;
@@ -468,7 +492,7 @@ function decodeUtxo(buf) {
  */
 function encodeUndo(w, count, txNums, vouts, values, shs, shFrom, dups) {
   w.begin();
-  w.u8(FORMAT_V1);
+  w.u8(VERSION.undo);
   w.varint(count);
   for (let i = 0; i < count; i++) {
     w.varint(txNums[i]);
@@ -481,7 +505,7 @@ function encodeUndo(w, count, txNums, vouts, values, shs, shFrom, dups) {
     w.varint(d.position);
     w.varint(d.oldTxNum);
   }
-  return w.end();
+  return pack(w, w.end(), 'undo');
 }
 
 /**
@@ -489,8 +513,7 @@ function encodeUndo(w, count, txNums, vouts, values, shs, shFrom, dups) {
  * @returns {Undo}
  */
 function decodeUndo(buf) {
-  const r = new Reader(buf, 'undo');
-  readFormat(r);
+  const r = openValue(buf, 'undo', VERSION.undo, true);
   const n = r.count(r.varint(), 35);
   const txNums = new Array(n);
   const vouts = new Array(n);
@@ -501,7 +524,7 @@ function decodeUndo(buf) {
     vouts[i] = r.varint();
     values[i] = r.varint();
     const at = r.skip(32);
-    scripthashes.set(buf.subarray(at, at + 32), 32 * i);
+    scripthashes.set(r.buf.subarray(at, at + 32), 32 * i);
   }
   const d = r.count(r.varint(), 2);
   const dups = new Array(d);
@@ -511,10 +534,10 @@ function decodeUndo(buf) {
 }
 
 module.exports = {
-  PAGE_ENTRIES, INLINE_UTXOS, TXIDS_PER_ROW, MAX_TXNUM,
+  VERSION, PAGE_ENTRIES, INLINE_UTXOS, TXIDS_PER_ROW, MAX_TXNUM,
   encodeMeta, decodeMeta, encodeTip, decodeTip,
   encodeBlock, decodeBlock, encodeTxids, txidsCount,
-  encodeTxNum, decodeTxNum, writeOutputsHead, writeOutput, decodeOutputs,
+  encodeTxNums, decodeTxNums, writeOutputsHead, writeOutput, endOutputs, decodeOutputs,
   Account, sealedCount, utxosInline, encodeAccount, decodeAccount, accountSummary,
   encodePage, decodePage, encodeUtxo, decodeUtxo,
   encodeUndo, decodeUndo,

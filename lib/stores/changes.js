@@ -1,5 +1,7 @@
 'use strict';
 
+const { HASHX_LEN } = require('./layout');
+
 /**
  * What a batch (apply) or a revert does to each script hash it touches, gathered in memory
  * before anything is read or written: counters, new history entries, UTXOs added and
@@ -161,8 +163,9 @@ function hash(buf, at) {
   return h ^ (h >>> 13);
 }
 
+// script hashes are the same account when their keys are (layout.HASHX_LEN bytes)
 function same(x, i, y, j) {
-  for (let k = 0; k < 32; k++) if (x[i + k] !== y[j + k]) return false;
+  for (let k = 0; k < HASHX_LEN; k++) if (x[i + k] !== y[j + k]) return false;
   return true;
 }
 

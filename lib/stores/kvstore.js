@@ -6,13 +6,13 @@ const { getNetwork } = require('../chain/networks');
 const { toDisplayHex } = require('../chain/hash');
 const layout = require('./layout');
 const {
-  Account, MAX_TXNUM, TXIDS_PER_ROW, encodeMeta, decodeMeta, decodeTip, decodeBlock, txidsCount, decodeTxNum,
+  Account, MAX_TXNUM, TXIDS_PER_ROW, encodeMeta, decodeMeta, decodeTip, decodeBlock, txidsCount,
   decodeAccount, accountSummary,
 } = require('../codec/records');
 const { Writer } = require('../codec/io');
 const { HeightIndex } = require('./heights');
 const { decodeRow } = require('./accounts');
-const { applyBlocks, revertBlocks, checkExtends, readOutputs } = require('./update');
+const { applyBlocks, revertBlocks, checkExtends, readOutputs, findTxNums } = require('./update');
 const query = require('./query');
 const walk = require('./walk');
 
@@ -20,7 +20,7 @@ const { checkHash, parseQuery, parseLimit, decodeCursor, CURSOR_UTXO } = query;
 const { META_KEY, TIP_KEY } = layout;
 
 /** Version of the whole key-value schema (layout.js + lib/codec); stored in the meta row. */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 /**
  * The schema of docs/FORMAT.md over any ordered key-value engine. A backend (lmdb.js,
@@ -181,8 +181,13 @@ class KvStore extends AbstractStore {
     this.assertOpen();
     const raw = await this.kv.get(TIP_KEY);
     if (!raw) return null;
+    // the API reads the tip twice per request and it rarely moves: decode it once per value
+    const c = this.tipCache;
+    if (c && c.raw.equals(raw)) return { ...c.tip };
     const t = decodeRow(decodeTip, raw, TIP_KEY);
-    return { height: t.height, hash: toDisplayHex(t.hash), nextTxNum: t.nextTxNum };
+    const tip = { height: t.height, hash: toDisplayHex(t.hash), nextTxNum: t.nextTxNum };
+    this.tipCache = { raw: Buffer.from(raw), tip };
+    return { ...tip };
   }
 
   async getBlockHash(height) {
@@ -212,20 +217,20 @@ class KvStore extends AbstractStore {
       const n = outpoints.length / 36;
       const cache = this.prevoutRecords(v.tipRaw);
       // txid -> TxNum
-      const keys = [];
+      const ats = [];
       const names = [];
       for (let i = 0; i < n; i++) {
         const name = outpoints.latin1Slice(36 * i, 36 * i + 32);
         if (cache.txNums.has(name)) continue;
         cache.txNums.set(name, null);
         names.push(name);
-        keys.push(layout.txKey(outpoints, 36 * i));
+        ats.push(36 * i);
       }
-      const rows = await v.snap.getMany(keys);
+      const found = await findTxNums(v.snap, outpoints, ats);
       const wanted = [];
-      for (let k = 0; k < keys.length; k++) {
-        if (!rows[k]) continue;
-        const txNum = decodeRow(decodeTxNum, rows[k], keys[k]);
+      for (let k = 0; k < ats.length; k++) {
+        if (found[k] === null) continue;
+        const txNum = found[k];
         cache.txNums.set(names[k], txNum);
         if (!cache.outputs.has(txNum)) {
           cache.outputs.set(txNum, null);
@@ -319,10 +324,8 @@ class KvStore extends AbstractStore {
     checkHash(txid, 'txid');
     const v = await this.view();
     try {
-      const key = layout.txKey(txid, 0);
-      const row = await v.snap.get(key);
-      if (!row) return null;
-      const txNum = decodeRow(decodeTxNum, row, key);
+      const [txNum] = await findTxNums(v.snap, txid, [0]);
+      if (txNum === null) return null;
       const height = v.heights.heightOf(txNum);
       if (height < 0) throw new StoreError('ERR_CORRUPT', `the tx row of ${toDisplayHex(txid)} holds an unknown TxNum ${txNum}`);
       const bkey = layout.blockKey(height);
@@ -351,7 +354,8 @@ class KvStore extends AbstractStore {
     this.assertOpen();
     const keys = scripthashes.map((sh) => layout.accountKey(checkHash(sh, 'script hash'), 0));
     const out = new Array(keys.length).fill(null);
-    const acc = new Account();
+    // one scratch Account per store: each row is decoded and copied out in one synchronous step
+    const acc = this.scratchAccount || (this.scratchAccount = new Account());
     const snap = await this.kv.snapshot();
     try {
       await query.eachValue(snap, keys, (i, row) => {
@@ -378,11 +382,10 @@ class KvStore extends AbstractStore {
     if (!Array.isArray(scripthashes)) throw new UsageError('ERR_BAD_SCRIPTHASH', 'getHistories takes an array of script hashes');
     const q = parseQuery(opts);
     for (const sh of scripthashes) checkHash(sh, 'script hash');
-    // the same script hash twice would list its transactions twice
-    const shs = query.distinct(scripthashes);
     const v = await this.view();
     try {
-      return await query.histories(v, shs, q);
+      // repeats count once (query.histories drops them)
+      return await query.histories(v, scripthashes, q);
     } finally {
       v.snap.release();
     }

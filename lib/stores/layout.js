@@ -13,17 +13,29 @@
  *   b height:u32                          block: hash, first TxNum, count,   getBlockHash, TxNum -> height
  *                                         time
  *   n rowStart:u40                        txids of TxNums rowStart..+63       TxNum -> txid
- *   x txid:32                             TxNum                              getTx, getPrevouts
+ *   x txid[0..4)                          TxNums whose txid starts so        getTx, getPrevouts
  *   o txNum:u40                           the tx's unspent indexed outputs   getPrevouts, spends
  *                                         (vout, value, scripthash)
- *   s scripthash:32                       account: summary, last 1..64       getSummary, history tail,
+ *   s hashX:12                            account: summary, last 1..64       getSummary, history tail,
  *                                         history entries, UTXOs if <= 16    getUtxos (small)
- *   h scripthash:32 firstTxNum:u40        64 sealed history entries          getHistory (long)
- *   u scripthash:32 txNum:u40 vout:ord    value (accounts with > 16 UTXOs)   getUtxos (large)
+ *   h hashX:12 firstTxNum:u40             64 sealed history entries          getHistory (long)
+ *   u hashX:12 txNum:u40 vout:ord         value (accounts with > 16 UTXOs)   getUtxos (large)
  *   r height:u32                          undo: spent outputs, reused txids  revert
  *
  * `ord` is an order-preserving vout: one byte below 0xff, else 0xff and a u32.
+ *
+ * Short keys (schema 2). A txid is 32 random bytes; its first 4 name its tx row, and the
+ * rare txids that share them share the row (the reader picks by the full txid in `n`). A
+ * script hash's first 12 bytes (its "hashX", as ElectrumX calls its 11-byte version) name its
+ * rows: two scripts would have to collide in 96 bits of sha256 — about 2^48 work to make two
+ * of one's own collide (their histories merge, both the maker's), 2^96 to hit someone else's.
+ * The full 32-byte script hash stays in the values that hand it out (outputs, undo).
  */
+
+/** Bytes of a script hash in keys. */
+const HASHX_LEN = 12;
+/** Bytes of a txid in tx keys. */
+const TX_PREFIX_LEN = 4;
 
 const P = {
   meta: 0x6d, // m
@@ -80,13 +92,14 @@ function txidsKey(rowStart) {
 }
 
 /**
+ * The tx row of a txid: keyed by its first TX_PREFIX_LEN bytes.
  * @param {Uint8Array} txids
  * @param {number} at byte offset of the txid
  */
 function txKey(txids, at) {
-  const k = Buffer.allocUnsafe(33);
+  const k = Buffer.allocUnsafe(1 + TX_PREFIX_LEN);
   k[0] = P.tx;
-  k.set(txids.subarray(at, at + 32), 1);
+  for (let i = 0; i < TX_PREFIX_LEN; i++) k[1 + i] = txids[at + i];
   return k;
 }
 
@@ -103,9 +116,9 @@ function outputsKey(txNum) {
  * @param {number} at byte offset of the script hash
  */
 function accountKey(shs, at) {
-  const k = Buffer.allocUnsafe(33);
+  const k = Buffer.allocUnsafe(1 + HASHX_LEN);
   k[0] = P.account;
-  k.set(shs.subarray(at, at + 32), 1);
+  for (let i = 0; i < HASHX_LEN; i++) k[1 + i] = shs[at + i];
   return k;
 }
 
@@ -115,16 +128,19 @@ function accountKey(shs, at) {
  * @param {number} firstTxNum
  */
 function pageKey(shs, at, firstTxNum) {
-  const k = Buffer.allocUnsafe(38);
+  const k = Buffer.allocUnsafe(PAGE_KEY_LEN);
   k[0] = P.history;
-  k.set(shs.subarray(at, at + 32), 1);
-  writeU40(k, 33, firstTxNum);
+  k.set(shs.subarray(at, at + HASHX_LEN), 1);
+  writeU40(k, 1 + HASHX_LEN, firstTxNum);
   return k;
 }
 
+const PAGE_KEY_LEN = 1 + HASHX_LEN + 5;
+const UTXO_KEY_LEN = 1 + HASHX_LEN + 5 + 1;
+
 /** @param {Buffer} key a page key */
 function pageKeyTxNum(key) {
-  return readU40(key, 33);
+  return readU40(key, 1 + HASHX_LEN);
 }
 
 /**
@@ -134,15 +150,16 @@ function pageKeyTxNum(key) {
  * @param {number} vout
  */
 function utxoKey(shs, at, txNum, vout) {
-  const k = Buffer.allocUnsafe(vout < 0xff ? 39 : 43);
+  const k = Buffer.allocUnsafe(vout < 0xff ? UTXO_KEY_LEN : UTXO_KEY_LEN + 4);
   k[0] = P.utxo;
-  k.set(shs.subarray(at, at + 32), 1);
-  writeU40(k, 33, txNum);
+  k.set(shs.subarray(at, at + HASHX_LEN), 1);
+  writeU40(k, 1 + HASHX_LEN, txNum);
+  const o = UTXO_KEY_LEN - 1;
   if (vout < 0xff) {
-    k[38] = vout;
+    k[o] = vout;
   } else {
-    k[38] = 0xff;
-    k.writeUInt32BE(vout, 39);
+    k[o] = 0xff;
+    k.writeUInt32BE(vout, o + 1);
   }
   return k;
 }
@@ -152,25 +169,26 @@ function utxoKey(shs, at, txNum, vout) {
  * @returns {{txNum: number, vout: number}|null} null when the key is malformed
  */
 function parseUtxoKey(key) {
-  if (key.length === 39 && key[38] !== 0xff) return { txNum: readU40(key, 33), vout: key[38] };
-  if (key.length === 43 && key[38] === 0xff && key.readUInt32BE(39) >= 0xff) {
-    return { txNum: readU40(key, 33), vout: key.readUInt32BE(39) };
+  const o = UTXO_KEY_LEN - 1;
+  if (key.length === UTXO_KEY_LEN && key[o] !== 0xff) return { txNum: readU40(key, 1 + HASHX_LEN), vout: key[o] };
+  if (key.length === UTXO_KEY_LEN + 4 && key[o] === 0xff && key.readUInt32BE(o + 1) >= 0xff) {
+    return { txNum: readU40(key, 1 + HASHX_LEN), vout: key.readUInt32BE(o + 1) };
   }
   return null;
 }
 
 /**
- * Keys of one table that start with `head` (the table byte and, optionally, a script hash):
- * the bounds {gte, lt} of a range scan.
+ * Keys of one table that start with `head` (the table byte and, optionally, a script hash's
+ * hashX): the bounds {gte, lt} of a range scan.
  * @param {number} table
- * @param {Uint8Array} [shs]
+ * @param {Uint8Array} [shs] a script hash (or a hashX)
  * @param {number} [at]
  */
 function scan(table, shs, at) {
-  const n = shs ? 33 : 1;
+  const n = shs ? 1 + HASHX_LEN : 1;
   const gte = Buffer.allocUnsafe(n);
   gte[0] = table;
-  if (shs) gte.set(shs.subarray(at, at + 32), 1);
+  if (shs) gte.set(shs.subarray(at, at + HASHX_LEN), 1);
   return { gte, lt: successor(gte) };
 }
 
@@ -187,7 +205,7 @@ function successor(prefix) {
 }
 
 module.exports = {
-  P, TABLE_OF, META_KEY, TIP_KEY,
+  P, TABLE_OF, META_KEY, TIP_KEY, HASHX_LEN, TX_PREFIX_LEN, PAGE_KEY_LEN, UTXO_KEY_LEN,
   writeU40, readU40,
   blockKey, undoKey, txidsKey, txKey, outputsKey, accountKey, pageKey, pageKeyTxNum, utxoKey, parseUtxoKey,
   scan, successor,

@@ -5,12 +5,12 @@ const { toDisplayHex, fromDisplayHex } = require('../chain/hash');
 const layout = require('./layout');
 const {
   TXIDS_PER_ROW, MAX_TXNUM, encodeTip, decodeBlock, encodeBlock, encodeTxids, txidsCount,
-  encodeTxNum, decodeTxNum, writeOutputsHead, writeOutput, decodeOutputs, decodeUndo, encodeUndo,
+  encodeTxNums, decodeTxNums, writeOutputsHead, writeOutput, endOutputs, decodeOutputs, decodeUndo, encodeUndo,
 } = require('../codec/records');
 const { SPENT, FUNDED } = require('../codec/postings');
 const { Changes } = require('./changes');
 const { updateAccounts, decodeRow } = require('./accounts');
-const { readTxids } = require('./query');
+const { readTxids, eachValue } = require('./query');
 
 const { TIP_KEY } = layout;
 
@@ -96,15 +96,22 @@ async function applyBlocks(store, v, blocks, batch, w) {
   }
   outBase[T] = out;
 
-  // tx rows: txid -> TxNum and the surviving outputs of each new tx; the rows spent from
+  // tx rows: txid -> TxNum (txids a coinbase reused leave their earlier TxNum's row)
+  const txRows = new TxRows();
+  tx = 0;
+  for (const { cols, firstTxNum } of blocks) {
+    for (let t = 0; t < cols.txCount; t++, tx++) if (!replaced[tx]) txRows.add(cols.txids, 32 * t, firstTxNum + t);
+  }
+  for (const [name, oldTxNum] of reused) txRows.remove(Buffer.from(name, 'latin1'), 0, oldTxNum);
+  await txRows.write(snap, batch, w);
+
+  // the surviving outputs of each new tx; the rows spent from
   tx = 0;
   for (let b = 0; b < blocks.length; b++) {
     const { height, cols, firstTxNum } = blocks[b];
     const { outStart, idType, values } = cols;
     for (let t = 0; t < cols.txCount; t++, tx++) {
-      if (replaced[tx]) continue;
-      batch.put(layout.txKey(cols.txids, 32 * t), encodeTxNum(w, firstTxNum + t));
-      if (height === 0) continue;
+      if (replaced[tx] || height === 0) continue;
       const base = outBase[tx] - outStart[t];
       let left = 0;
       for (let o = outStart[t]; o < outStart[t + 1]; o++) if (idType[o] !== 0 && !gone[base + o]) left++;
@@ -116,7 +123,7 @@ async function applyBlocks(store, v, blocks, batch, w) {
         writeOutput(w, prev, o - outStart[t], values[o], cols.scripthashes, 32 * o);
         prev = o - outStart[t];
       }
-      batch.put(layout.outputsKey(firstTxNum + t), w.end());
+      batch.put(layout.outputsKey(firstTxNum + t), endOutputs(w));
     }
   }
   for (const [txNum, src] of sources) {
@@ -200,12 +207,13 @@ async function revertBlocks(store, v, height, batch, w) {
       if (d.oldTxNum < cutoff) reborn.set(txids.latin1Slice(at, at + 32), d.oldTxNum);
     }
   }
+  const txRows = new TxRows();
   for (let t = 0; t < end - cutoff; t++) {
-    const name = txids.latin1Slice(32 * t, 32 * t + 32);
-    const key = layout.txKey(txids, 32 * t);
-    if (reborn.has(name)) batch.put(key, encodeTxNum(w, reborn.get(name)));
-    else batch.del(key);
+    txRows.remove(txids, 32 * t, cutoff + t);
+    const old = reborn.get(txids.latin1Slice(32 * t, 32 * t + 32));
+    if (old !== undefined) txRows.add(txids, 32 * t, old);
   }
+  await txRows.write(snap, batch, w);
 
   // gather, per script hash: outputs the reverted txs created (still unspent, or spent
   // within the reverted blocks), and outputs they spent
@@ -287,14 +295,12 @@ async function readSources(store, v, blocks, first) {
     sources.set(txNum, { rec: rec || null, spent: [], replaced: false });
     if (rec === undefined) want.push(txNum);
   };
-  const cbKeys = blocks.map((b) => layout.txKey(b.cols.txids, 0));
-  const cbRows = await v.snap.getMany(cbKeys);
+  const cbTxNums = await findTxNums(v.snap, blocks.map((b) => b.cols.txids), blocks.map(() => 0));
   const reused = new Map(); // latin1 coinbase txid -> TxNum it already has
   for (let b = 0; b < blocks.length; b++) {
-    if (!cbRows[b]) continue;
-    const txNum = decodeRow(decodeTxNum, cbRows[b], cbKeys[b]);
-    reused.set(blocks[b].cols.txids.latin1Slice(0, 32), txNum);
-    add(txNum);
+    if (cbTxNums[b] === null) continue;
+    reused.set(blocks[b].cols.txids.latin1Slice(0, 32), cbTxNums[b]);
+    add(cbTxNums[b]);
   }
   for (const { cols, spent } of blocks) {
     const I = cols.inStart[cols.txCount];
@@ -375,7 +381,7 @@ async function restoreOutputs(snap, restore, batch, w) {
       }
       writeOutput(w, k === 0 ? -1 : outs[k - 1].vout, outs[k].vout, outs[k].value, outs[k].shs, outs[k].at);
     }
-    batch.put(layout.outputsKey(txNum), w.end());
+    batch.put(layout.outputsKey(txNum), endOutputs(w));
   }
 }
 
@@ -430,7 +436,7 @@ function writeOutputsWithout(w, rec, spent, replaced) {
     writeOutput(w, prev, rec.vouts[k], rec.values[k], rec.scripthashes, 32 * k);
     prev = rec.vouts[k];
   }
-  return w.end();
+  return endOutputs(w);
 }
 
 /**
@@ -471,4 +477,113 @@ function encodeBlockUndo(w, cols, spent, extra) {
   return encodeUndo(w, n, txNums, vouts, values, shs, 0, extra ? extra.dups : []);
 }
 
-module.exports = { applyBlocks, revertBlocks, checkExtends, readOutputs };
+/**
+ * The TxNums of txids: each txid's tx row (keyed by its first bytes) names candidates, and
+ * the txids rows say which of them has the whole txid. When two TxNums have it (a txid
+ * reused before BIP30, while both are indexed), the later one.
+ * @param {object} snap
+ * @param {Uint8Array|Uint8Array[]} bufs the txids (one buffer for all, or one per lookup)
+ * @param {number[]} ats byte offset of each txid in its buffer
+ * @returns {Promise<Array<number|null>>} null where the index has no such txid
+ */
+async function findTxNums(snap, bufs, ats) {
+  const n = ats.length;
+  const bufOf = Array.isArray(bufs) ? (i) => bufs[i] : () => bufs;
+  const out = new Array(n).fill(null);
+  const keys = new Array(n);
+  for (let i = 0; i < n; i++) keys[i] = layout.txKey(bufOf(i), ats[i]);
+  const rows = await snap.getMany(keys);
+  // candidates grouped by txids row: flat (lookup, TxNum) pairs per row
+  const rowOf = new Map();
+  const rowKeys = [];
+  const cands = [];
+  for (let i = 0; i < n; i++) {
+    if (!rows[i]) continue;
+    for (const t of decodeRow(decodeTxNums, rows[i], keys[i])) {
+      const row = t - (t % TXIDS_PER_ROW);
+      let k = rowOf.get(row);
+      if (k === undefined) {
+        k = rowKeys.length;
+        rowOf.set(row, k);
+        rowKeys.push(layout.txidsKey(row));
+        cands.push([]);
+      }
+      cands[k].push(i, t);
+    }
+  }
+  await eachValue(snap, rowKeys, (k, value) => {
+    const count = value ? decodeRow(txidsCount, value, rowKeys[k]) : 0;
+    const c = cands[k];
+    for (let m = 0; m < c.length; m += 2) {
+      const i = c[m];
+      const t = c[m + 1];
+      const at = 1 + 32 * (t % TXIDS_PER_ROW);
+      if (t % TXIDS_PER_ROW < count && sameTxid(value, at, bufOf(i), ats[i]) && (out[i] === null || t > out[i])) out[i] = t;
+    }
+  });
+  return out;
+}
+
+function sameTxid(a, i, b, j) {
+  for (let k = 0; k < 32; k++) if (a[i + k] !== b[j + k]) return false;
+  return true;
+}
+
+/**
+ * Changes to tx rows, gathered by row and written after one read of the rows touched: a tx
+ * row lists every TxNum whose txid shares its prefix, so adding one is a read-modify-write.
+ */
+class TxRows {
+  constructor() {
+    this.rows = new Map(); // prefix as a number -> {key, add: [], remove: []}
+  }
+
+  /** @private */
+  at(txids, at) {
+    const p = ((txids[at] << 24) >>> 0) + (txids[at + 1] << 16) + (txids[at + 2] << 8) + txids[at + 3];
+    let r = this.rows.get(p);
+    if (!r) this.rows.set(p, (r = { key: layout.txKey(txids, at), add: [], remove: [] }));
+    return r;
+  }
+
+  /** The txid at txids[at] gets TxNum txNum. */
+  add(txids, at, txNum) {
+    this.at(txids, at).add.push(txNum);
+  }
+
+  /** The txid at txids[at] no longer has TxNum txNum. */
+  remove(txids, at, txNum) {
+    this.at(txids, at).remove.push(txNum);
+  }
+
+  /**
+   * @param {object} snap
+   * @param {import('./kvstore').WriteBatch} batch
+   * @param {import('../codec/io').Writer} w
+   */
+  async write(snap, batch, w) {
+    const changes = [...this.rows.values()];
+    const keys = changes.map((r) => r.key);
+    const rows = await snap.getMany(keys);
+    for (let k = 0; k < keys.length; k++) {
+      const { add, remove } = changes[k];
+      let list = rows[k] ? decodeRow(decodeTxNums, rows[k], keys[k]) : [];
+      if (remove.length) {
+        const gone = new Set(remove);
+        list = list.filter((t) => !gone.has(t));
+      }
+      for (const t of add) list.push(t);
+      if (list.length === 0) {
+        if (rows[k]) batch.del(keys[k]);
+        continue;
+      }
+      if (list.length > 1) list.sort((a, b) => a - b);
+      for (let i = 1; i < list.length; i++) {
+        if (list[i] === list[i - 1]) throw new StoreError('ERR_CORRUPT', `tx row ${keys[k].toString('hex')} would list TxNum ${list[i]} twice`);
+      }
+      batch.put(keys[k], encodeTxNums(w, list));
+    }
+  }
+}
+
+module.exports = { applyBlocks, revertBlocks, checkExtends, readOutputs, findTxNums };

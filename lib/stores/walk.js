@@ -5,10 +5,11 @@ const layout = require('./layout');
 const records = require('../codec/records');
 const {
   Account, PAGE_ENTRIES, TXIDS_PER_ROW, utxosInline,
-  decodeBlock, txidsCount, decodeTxNum, decodeOutputs, decodeAccount, decodePage, decodeUtxo, decodeUndo,
+  decodeBlock, txidsCount, decodeTxNums, decodeOutputs, decodeAccount, decodePage, decodeUtxo, decodeUndo,
 } = require('../codec/records');
 const { FUNDED, SPENT } = require('../codec/postings');
 const { decodeRow } = require('./accounts');
+const { findTxNums } = require('./update');
 const { toDisplayHex } = require('../chain/hash');
 
 const { P } = layout;
@@ -158,33 +159,30 @@ async function verify(v, opts) {
     const want = Math.min(TXIDS_PER_ROW, next - row);
     if (n !== want) problem(`txids: row ${row} holds ${n} txids, expected ${want}`);
     expectRow = row + TXIDS_PER_ROW;
-    const keys = [];
-    for (let i = 0; i < n; i++) keys.push(layout.txKey(value, 1 + 32 * i));
-    const txRows = await snap.getMany(keys);
+    const txids = Buffer.from(value.subarray(1, 1 + 32 * n));
+    const found = await findTxNums(snap, txids, Array.from({ length: n }, (_, i) => 32 * i));
     for (let i = 0; i < n; i++) {
       const txNum = row + i;
       checked.txids++;
-      if (!txRows[i]) {
-        problem(`txids: TxNum ${txNum} (${toDisplayHex(keys[i].subarray(1))}) has no tx row`);
-        continue;
-      }
-      const t = decodeRow(decodeTxNum, txRows[i], keys[i]);
+      const t = found[i];
       if (t === txNum) continue;
+      const name = toDisplayHex(txids.subarray(32 * i, 32 * i + 32));
       // BIP30: a later tx with the same txid took the row
-      const later = t > txNum && t < next ? await txidAt(t) : null;
-      if (later && later.equals(keys[i].subarray(1))) reused++;
-      else problem(`txids: TxNum ${txNum} maps to a tx row holding TxNum ${t}`);
+      if (t !== null && t > txNum && t < next) reused++;
+      else problem(`txids: TxNum ${txNum} (${name}) maps to ${t === null ? 'no tx row' : `TxNum ${t}`}`);
     }
   }
   if (expectRow < next) problem(`txids: rows end before TxNum ${next}`);
 
-  // tx rows: each names a TxNum whose txid is its key
+  // tx rows: each TxNum they list is below the tip and its txid starts with the row's key
   for await (const { key, value } of snap.range(layout.scan(P.tx))) {
-    const txNum = decodeRow(decodeTxNum, value, key);
-    checked.txRows++;
-    const txid = txNum < next ? await txidAt(txNum) : null;
-    if (!txid || !txid.equals(key.subarray(1))) {
-      problem(`tx rows: ${toDisplayHex(key.subarray(1))} holds TxNum ${txNum}, whose txid differs`);
+    if (key.length !== 1 + layout.TX_PREFIX_LEN) problem(`tx rows: malformed key ${key.toString('hex')}`);
+    for (const txNum of decodeRow(decodeTxNums, value, key)) {
+      checked.txRows++;
+      const txid = txNum < next ? await txidAt(txNum) : null;
+      if (!txid || !txid.subarray(0, key.length - 1).equals(key.subarray(1))) {
+        problem(`tx rows: ${key.subarray(1).toString('hex')} lists TxNum ${txNum}, whose txid does not start so`);
+      }
     }
   }
   if (checked.txRows + reused !== checked.txids) {
@@ -221,7 +219,9 @@ async function verify(v, opts) {
     checked.accounts++;
     decodeRow(decodeAccount, value, key, acc);
     const sh = key.subarray(1);
-    const name = `account ${toDisplayHex(sh)}`;
+    const rows = [];
+    for await (const row of snap.range(layout.scan(P.utxo, sh, 0))) rows.push(row);
+    const name = `account ${await accountName(sh, acc, rows, outputsOf)}`;
     // history: sealed pages in key order, then the tail
     const hist = [];
     let expectPages = (acc.txCount - acc.tailLen) / PAGE_ENTRIES;
@@ -259,8 +259,6 @@ async function verify(v, opts) {
     }
     // UTXOs: inline or rows, summing to the balance, each the unspent output of a funding tx
     const utxos = [];
-    const rows = [];
-    for await (const row of snap.range(layout.scan(P.utxo, sh, 0))) rows.push(row);
     const inline = utxosInline(acc.utxoCount);
     if (inline) {
       for (let i = 0; i < acc.utxoLen; i++) utxos.push([acc.utxoTx[i], acc.utxoVout[i], acc.utxoValue[i]]);
@@ -287,7 +285,7 @@ async function verify(v, opts) {
       const rec = await outputsOf(txNum);
       const at = rec ? rec.vouts.indexOf(vout) : -1;
       if (at < 0) problem(`${name}: UTXO ${txNum}:${vout} is not in the outputs row of its tx`);
-      else if (rec.values[at] !== val || !rec.scripthashes.subarray(32 * at, 32 * at + 32).equals(sh)) {
+      else if (rec.values[at] !== val || !rec.scripthashes.subarray(32 * at, 32 * at + sh.length).equals(sh)) {
         problem(`${name}: UTXO ${txNum}:${vout} differs from the outputs row of its tx`);
       }
     }
@@ -298,7 +296,7 @@ async function verify(v, opts) {
   // rows no account owns
   for await (const row of snap.range(layout.scan(P.history))) {
     checked.pages++;
-    if (row.key.length !== 38) problem(`history: malformed key ${row.key.toString('hex')}`);
+    if (row.key.length !== layout.PAGE_KEY_LEN) problem(`history: malformed key ${row.key.toString('hex')}`);
   }
   if (checked.pages !== pagesExpected) problem(`history: ${checked.pages} pages, accounts expect ${pagesExpected}`);
   for await (const row of snap.range(layout.scan(P.utxo))) {
@@ -319,6 +317,21 @@ async function verify(v, opts) {
 }
 
 /**
+ * How verify names an account: the display hex of its script hash, which the key holds only
+ * the first bytes of; the whole of it comes from the outputs row of one of its UTXOs. An
+ * account with none is named by its key bytes in display order: the end of the display hex.
+ */
+async function accountName(hashX, acc, rows, outputsOf) {
+  let id = null;
+  if (utxosInline(acc.utxoCount) && acc.utxoLen > 0) id = { txNum: acc.utxoTx[0], vout: acc.utxoVout[0] };
+  else if (rows.length > 0) id = layout.parseUtxoKey(rows[0].key);
+  const rec = id ? await outputsOf(id.txNum) : null;
+  const at = rec ? rec.vouts.indexOf(id.vout) : -1;
+  const sh = at >= 0 ? rec.scripthashes.subarray(32 * at, 32 * at + 32) : null;
+  return sh && sh.subarray(0, hashX.length).equals(hashX) ? toDisplayHex(sh) : `…${toDisplayHex(hashX)}`;
+}
+
+/**
  * Decodes any row by its table (for dumps and the codec fuzz test).
  * @param {Buffer} key
  * @param {Buffer} value
@@ -331,7 +344,7 @@ function decodeRecord(key, value) {
     case P.tip: return { table, value: records.decodeTip(value) };
     case P.block: return { table, value: decodeBlock(value) };
     case P.txids: return { table, value: txidsCount(value) };
-    case P.tx: return { table, value: decodeTxNum(value) };
+    case P.tx: return { table, value: decodeTxNums(value) };
     case P.outputs: return { table, value: decodeOutputs(value, layout.readU40(key, 1)) };
     case P.account: return { table, value: decodeAccount(value, new Account()) };
     case P.history: {
