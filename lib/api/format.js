@@ -73,13 +73,21 @@ function nativeEntry(entry) {
 /**
  * Names of the targets of a merged-history request, looked up by the script hashes a store
  * returns: by Buffer identity first (an in-process store hands back the very Buffers it was
- * given, and that lookup needs no key string), else by content (a store behind IPC or one
- * that copies). Each name is also kept as the bytes of its JSON string, for the serializer.
+ * given), else by content (a store behind IPC or one that copies), keyed by the first six
+ * bytes as a number — a hash is uniform, and a Map of numbers costs a fraction of one of
+ * strings. For the serializer every name is also kept as its JSON string's bytes, all in one
+ * buffer built on first use (one allocation per request, not one per target).
  */
 class TargetNames {
   constructor() {
+    /** @type {Map<Buffer, number>} */
     this.byRef = new Map();
-    this.byKey = new Map();
+    /** @type {Map<number, number|number[]>} six head bytes -> target(s) */
+    this.byHead = new Map();
+    this.hashes = [];
+    this.names = [];
+    this.json = null;
+    this.jsonAt = null;
   }
 
   /**
@@ -88,24 +96,52 @@ class TargetNames {
    * @returns {boolean} false when this script hash is named already
    */
   add(scripthash, name) {
-    const key = scripthash.toString('latin1');
-    if (this.byKey.has(key)) return false;
-    const entry = { name, json: Buffer.from(`"${name}"`, 'latin1') };
-    this.byKey.set(key, entry);
-    this.byRef.set(scripthash, entry);
+    const head = scripthash.readUIntLE(0, 6);
+    const prev = this.byHead.get(head);
+    if (prev !== undefined && this.find(prev, scripthash) >= 0) return false;
+    const i = this.names.length;
+    this.hashes.push(scripthash);
+    this.names.push(name);
+    this.byHead.set(head, prev === undefined ? i : Array.isArray(prev) ? [...prev, i] : [prev, i]);
+    this.byRef.set(scripthash, i);
+    this.json = null;
     return true;
   }
 
   /** @private */
-  entry(scripthash) {
-    const e = this.byRef.get(scripthash);
-    return e !== undefined ? e : this.byKey.get(scripthash.toString('latin1'));
+  find(candidates, scripthash) {
+    if (!Array.isArray(candidates)) return this.hashes[candidates].equals(scripthash) ? candidates : -1;
+    for (const i of candidates) if (this.hashes[i].equals(scripthash)) return i;
+    return -1;
+  }
+
+  /** @private the target's number, -1 when it was not added */
+  index(scripthash) {
+    const i = this.byRef.get(scripthash);
+    if (i !== undefined) return i;
+    const c = this.byHead.get(scripthash.readUIntLE(0, 6));
+    return c === undefined ? -1 : this.find(c, scripthash);
   }
 
   /** @param {Buffer} scripthash @returns {string|undefined} */
   get(scripthash) {
-    const e = this.entry(scripthash);
-    return e && e.name;
+    const i = this.index(scripthash);
+    return i < 0 ? undefined : this.names[i];
+  }
+
+  /** @private every name as a JSON string, back to back; jsonAt[i]..jsonAt[i+1] is name i */
+  encoded() {
+    if (this.json === null) {
+      const at = new Uint32Array(this.names.length + 1);
+      let s = '';
+      for (let i = 0; i < this.names.length; i++) {
+        s += `"${this.names[i]}"`;
+        at[i + 1] = s.length;
+      }
+      this.json = Buffer.from(s, 'latin1');
+      this.jsonAt = at;
+    }
+    return this.json;
   }
 }
 
@@ -145,23 +181,28 @@ function nativeMultiPageJSON(entries, names, field, next, tip) {
   const open = ascii(`{"entries":[`);
   const list = ascii(`,"${field}":[`);
   const close = ascii(`],"next":${JSON.stringify(next)},"tip":${JSON.stringify(tip)}}`);
-  const touched = new Array(entries.length);
-  let size = open.length + close.length;
+  const json = names.encoded();
+  const at = names.jsonAt;
+  let touchedCount = 0;
+  for (let i = 0; i < entries.length; i++) touchedCount += entries[i].scripthashes.length;
+  const touched = new Int32Array(touchedCount);
+  // fixed bytes + txid + up to 10 height digits + booleans + the list's brackets and commas
+  const fixed = TXID_OPEN.length + 64 + HEIGHT.length + 10 + FUNDED[0].length + SPENT[0].length + list.length + 2;
+  let size = open.length + close.length + entries.length * fixed;
+  let n = 0;
   for (let i = 0; i < entries.length; i++) {
     const shs = entries[i].scripthashes;
-    const t = new Array(shs.length);
-    // fixed bytes + txid + up to 10 height digits + booleans + the list's brackets and commas
-    size += TXID_OPEN.length + 64 + HEIGHT.length + 10 + FUNDED[0].length + SPENT[0].length + list.length + 2 + shs.length;
     for (let k = 0; k < shs.length; k++) {
-      const e = names.entry(shs[k]);
-      t[k] = e.json;
-      size += e.json.length;
+      const t = names.index(shs[k]);
+      if (t < 0) throw new Error('a merged-history entry names a script hash that was not asked for');
+      touched[n++] = t;
+      size += at[t + 1] - at[t] + 1;
     }
-    touched[i] = t;
   }
   const out = Buffer.allocUnsafe(size);
   out.set(open, 0);
   let pos = open.length;
+  n = 0;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i];
     if (i) out[pos++] = 0x2c; // ,
@@ -174,7 +215,7 @@ function nativeMultiPageJSON(entries, names, field, next, tip) {
     }
     out.set(HEIGHT, pos);
     pos += HEIGHT.length;
-    pos += out.write(String(e.height), pos, 'latin1');
+    pos = writeDecimal(out, pos, e.height);
     const f = FUNDED[e.funded ? 1 : 0];
     out.set(f, pos);
     pos += f.length;
@@ -183,11 +224,11 @@ function nativeMultiPageJSON(entries, names, field, next, tip) {
     pos += sp.length;
     out.set(list, pos);
     pos += list.length;
-    const t = touched[i];
-    for (let k = 0; k < t.length; k++) {
+    const count = e.scripthashes.length;
+    for (let k = 0; k < count; k++) {
       if (k) out[pos++] = 0x2c;
-      out.set(t[k], pos);
-      pos += t[k].length;
+      const t = touched[n++];
+      for (let b = at[t], end = at[t + 1]; b < end; b++) out[pos++] = json[b];
     }
     out[pos++] = 0x5d; // ]
     out[pos++] = 0x7d; // }
@@ -195,6 +236,20 @@ function nativeMultiPageJSON(entries, names, field, next, tip) {
   out.set(close, pos);
   pos += close.length;
   return out.subarray(0, pos);
+}
+
+/**
+ * Writes a whole number below 2^53 in decimal; returns the position after it.
+ * @param {Buffer} out
+ * @param {number} pos
+ * @param {number} v
+ */
+function writeDecimal(out, pos, v) {
+  let digits = 1;
+  for (let p = 10; p <= v; p *= 10) digits++;
+  let end = pos + digits;
+  for (let q = v; end > pos; q = Math.floor(q / 10)) out[--end] = 48 + (q % 10);
+  return pos + digits;
 }
 
 /** @param {import('../stores/abstract').Utxo} utxo */

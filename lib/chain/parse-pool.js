@@ -52,7 +52,8 @@ class ParsePool {
     }
     if (this.broken) return Promise.reject(this.broken);
     const id = this.nextId++;
-    const bytes = new Uint8Array(raw.length);
+    // its own ArrayBuffer, not zero-filled first (allocUnsafeSlow never hands out pool slices)
+    const bytes = Buffer.allocUnsafeSlow(raw.length);
     bytes.set(raw);
     const worker = this.workers[this.turn++ % this.workers.length];
     // idle workers are unref'd so an unused pool never keeps a process alive; while a parse

@@ -1,5 +1,6 @@
 'use strict';
 
+const os = require('node:os');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { ParsePool } = require('../chain/parse-pool');
 const { getNetwork } = require('../chain/networks');
@@ -42,7 +43,8 @@ class SyncService {
    * @param {import('../stores/abstract').AbstractStore} opts.store  open, writable
    * @param {string|import('../chain/networks').Network} opts.network
    * @param {{maxBlocks?: number, maxBytes?: number, maxMs?: number}} [opts.batch] see BATCH_DEFAULTS
-   * @param {number} [opts.threads]    parse worker threads (default: one per core; 0 parses inline)
+   * @param {number} [opts.threads]    parse worker threads (default: one per core but one, at least
+   *   one; 0 parses inline)
    * @param {number} [opts.undoDepth] the deepest reorg that can be followed (default: the store's undoDepth, else 100)
    * @param {(p: SyncProgress) => void} [opts.onProgress]
    * @param {number} [opts.pollMs=1000] follow mode: pause between rescans of the source
@@ -56,7 +58,10 @@ class SyncService {
     this.store = opts.store;
     this.network = getNetwork(opts.network);
     this.limits = batchLimits(opts.batch);
-    this.threads = opts.threads;
+    // The main thread (deltas, every store write) is the bottleneck and needs a core of its
+    // own: one worker parses about twice as fast as it indexes, and a second one on a 2-core
+    // machine only takes turns with the main thread (profiles/README.md).
+    this.threads = opts.threads !== undefined ? opts.threads : Math.max(1, os.availableParallelism() - 1);
     // the store prunes undo beyond its own depth, so by default that is the limit
     this.undoDepth = opts.undoDepth !== undefined ? opts.undoDepth
       : Number.isInteger(opts.store.undoDepth) ? opts.store.undoDepth : 100;

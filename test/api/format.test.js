@@ -61,7 +61,8 @@ describe('api format: pure mappers', () => {
     const names = new format.TargetNames();
     hashes.forEach((h, i) => names.add(h, i % 2 ? `bc1qname${i}` : toDisplayHex(h)));
     const entries = Array.from({ length: 50 }, (_, i) => ({
-      txNum: 1000 + i, txid: crypto.createHash('sha256').update(`tx${i}`).digest(), height: 500 + (i >> 2),
+      txNum: 1000 + i, txid: crypto.createHash('sha256').update(`tx${i}`).digest(),
+      height: [0, 9, 10, 99, 100, 500 + (i >> 2), 999999, 1000000, 4294967295][i % 9],
       funded: i % 3 !== 0, spent: i % 2 === 0,
       scripthashes: hashes.slice(i % 4, 1 + (i % 4) + (i % 2)).map((h) => (i % 3 ? h : Buffer.from(h))),
     }));
