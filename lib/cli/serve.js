@@ -13,7 +13,9 @@ every answer belongs to one committed block. SIGTERM or SIGINT drains the reques
 and exits 0; a worker that dies is replaced.
 
   --datadir DIR        the index written by \`addrindex sync\`
-  --store NAME         lmdb (default) | mongo | level
+  --store NAME         lmdb (default) | mongo | level. LevelDB allows one process at a time:
+                       this process owns a LevelDB index while it serves (no sync beside it)
+                       and its workers forward their reads to it
   --mongodb-url URL    --store mongo: the server (default mongodb://127.0.0.1:27017)
   --network NET        optional; must match the index's own
   --workers N          HTTP worker processes (default: one per core, here ${os.availableParallelism()})
@@ -81,8 +83,10 @@ async function serve(cfg, io, hooks = {}) {
   const strategy = readStrategy(cfg.store);
 
   // Open once here before forking: a missing or foreign index fails with one clear error
-  // instead of N workers failing, and the network comes from the index itself.
-  const store = await openReadStore({ ...cfg, readOnly: strategy === 'direct' });
+  // instead of N workers failing, and the network comes from the index itself. With the
+  // forward strategy (LevelDB) this process keeps it open and answers the workers' reads; it
+  // never writes, but it holds LevelDB's one-process lock until it stops.
+  const store = await openReadStore({ ...cfg, readOnly: true });
   let keep = false;
   let network;
   let tip;

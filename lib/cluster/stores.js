@@ -31,9 +31,7 @@ function readStrategy(kind) {
   } catch (err) {
     throw new UsageError('ERR_STORE_UNAVAILABLE',
       `the ${kind} store is not part of this version of addrindex yet (lib/stores/${kind}.js is missing); ` +
-      'use --store lmdb' + (kind === 'level'
-        ? ' (serving a LevelDB index is designed: the primary process owns the database and the workers forward their reads to it)'
-        : ''));
+      'use --store lmdb');
   }
   return STRATEGY[kind];
 }

@@ -47,30 +47,35 @@ async function history(v, scripthash, q) {
 }
 
 /**
- * One page of the merged histories of distinct script hashes.
+ * One page of the merged histories of script hashes (repeats count once).
  * @param {{snap: object, heights: import('./heights').HeightIndex}} v
- * @param {Buffer[]} shs distinct
+ * @param {Buffer[]} list script hashes, checked
  * @param {ReturnType<typeof parseQuery>} q
  */
-async function histories(v, shs, q) {
-  const keys = shs.map((sh) => layout.accountKey(sh, 0));
+async function histories(v, list, q) {
+  // account rows read in key order: neighbouring reads share B-tree pages (and LevelDB
+  // blocks), which for many addresses costs a fraction of reading them in the order asked
+  const { shs, order } = distinctInKeyOrder(list);
+  // (arrays grow by push: V8 makes `new Array(n)` above 100,000 a slow dictionary)
+  const keys = [];
+  for (let i = 0; i < order.length; i++) keys.push(layout.accountKey(shs[order[i]], 0));
   const { lo, hi } = bounds(q, v.heights);
-  const got = new PostingList();
+  const got = new PostingList(2 * shs.length);
   const acc = new Account();
   // most accounts hold every entry asked for in their row: read those in one pass, the
   // others (long histories reaching into sealed pages) after it
   const long = [];
   if (lo < hi) {
-    await eachValue(v.snap, keys, (s, row) => {
+    await eachValue(v.snap, keys, (i, row) => {
       if (!row) return;
-      decodeRow(decodeAccount, row, keys[s], acc);
-      if (inTail(acc, lo)) pushTail(acc, lo, hi, q.desc, q.limit + 1, got, s);
-      else long.push(s);
+      decodeRow(decodeAccount, row, keys[i], acc);
+      if (inTail(acc, lo)) pushTail(acc, lo, hi, q.desc, q.limit + 1, got, order[i]);
+      else long.push(i);
     });
   }
-  for (const s of long) {
-    decodeRow(decodeAccount, await v.snap.get(keys[s]), keys[s], acc);
-    await collect(v.snap, shs[s], acc, lo, hi, q.desc, q.limit + 1, got, s);
+  for (const i of long) {
+    decodeRow(decodeAccount, await v.snap.get(keys[i]), keys[i], acc);
+    await collect(v.snap, shs[order[i]], acc, lo, hi, q.desc, q.limit + 1, got, order[i]);
   }
   // one entry per distinct tx, with every script hash it touches, in the order asked:
   // the sorted positions [start[u], end[u]) hold the u-th TxNum
@@ -97,22 +102,28 @@ async function histories(v, shs, q) {
   }
   const n = Math.min(u, q.limit);
   const txids = await readTxidsOf(v.snap, txNums, n);
-  const entries = new Array(n);
+  const entries = [];
   for (let i = 0; i < n; i++) {
     let flags = 0;
-    const which = new Array(end[i] - start[i]);
-    for (let k = start[i]; k < end[i]; k++) {
-      flags |= all.f[k];
-      which[k - start[i]] = shs[all.s[k]];
+    let which;
+    if (end[i] - start[i] === 1) {
+      flags = all.f[start[i]];
+      which = [shs[all.s[start[i]]]];
+    } else {
+      which = new Array(end[i] - start[i]);
+      for (let k = start[i]; k < end[i]; k++) {
+        flags |= all.f[k];
+        which[k - start[i]] = shs[all.s[k]];
+      }
     }
-    entries[i] = {
+    entries.push({
       txNum: txNums[i],
       txid: txids.subarray(32 * i, 32 * i + 32),
       height: v.heights.heightOf(txNums[i]),
       funded: (flags & FUNDED) !== 0,
       spent: (flags & SPENT) !== 0,
       scripthashes: which,
-    };
+    });
   }
   return { entries, next: u > q.limit ? historyCursor(txNums[n - 1]) : null };
 }
@@ -224,7 +235,10 @@ async function readTxidsOf(snap, txNums, n = txNums.length) {
         missing = txNums[i];
         return;
       }
-      value.copy(out, 32 * i, 1 + 32 * at, 33 + 32 * at);
+      // 32 bytes by hand: Buffer#copy's call overhead is most of its cost at this size
+      const from = 1 + 32 * at;
+      const to = 32 * i;
+      for (let b = 0; b < 32; b++) out[to + b] = value[from + b];
     }
   });
   if (missing >= 0) throw new StoreError('ERR_CORRUPT', `the index has no txid for TxNum ${missing}`);
@@ -304,9 +318,10 @@ function bounds(q, heights) {
 
 /** Postings with the index of the script hash each came from. */
 class PostingList {
-  constructor() {
-    this.p = new Float64Array(256);
-    this.s = new Uint32Array(256);
+  /** @param {number} [capacity] expected postings */
+  constructor(capacity = 256) {
+    this.p = new Float64Array(Math.max(16, capacity));
+    this.s = new Uint32Array(Math.max(16, capacity));
     this.n = 0;
   }
 
@@ -336,17 +351,28 @@ class PostingList {
     const f = new Uint8Array(n);
     let maxTx = 0;
     for (let i = 0; i < n; i++) if (this.p[i] > maxTx) maxTx = this.p[i];
-    if ((maxTx / 4 + 1) * S * 4 < Number.MAX_SAFE_INTEGER) {
+    // script hash slots rounded up to a power of two: every split below is then an exact
+    // multiplication and floor, no floating-point remainder
+    let S2 = 1;
+    while (S2 < S) S2 *= 2;
+    if ((maxTx / 4 + 1) * S2 * 4 < Number.MAX_SAFE_INTEGER) {
       // (TxNum, script hash, flags) packed into one exact double: the typed-array sort does the rest
       const keys = new Float64Array(n);
-      for (let i = 0; i < n; i++) keys[i] = (Math.floor(this.p[i] / 4) * S + this.s[i]) * 4 + (this.p[i] % 4);
+      const p = this.p;
+      const sh = this.s;
+      for (let i = 0; i < n; i++) {
+        const t = Math.floor(p[i] * 0.25);
+        keys[i] = ((t * S2 + sh[i]) * 4) + (p[i] - 4 * t);
+      }
       keys.sort();
+      const inv = 1 / S2;
       for (let i = 0; i < n; i++) {
         const k = keys[i];
-        f[i] = k % 4;
-        const ts = (k - f[i]) / 4;
-        s[i] = ts % S;
-        tx[i] = (ts - s[i]) / S;
+        const ts = Math.floor(k * 0.25);
+        f[i] = k - 4 * ts;
+        const t = Math.floor(ts * inv);
+        tx[i] = t;
+        s[i] = ts - t * S2;
       }
     } else {
       const idx = new Uint32Array(n);
@@ -463,6 +489,51 @@ async function eachValue(reader, keys, fn) {
 }
 
 /**
+ * The script hashes without repeats, first occurrence kept, and the order of their account
+ * keys. One sort of (first four bytes, position) packed into doubles finds both: repeats are
+ * neighbours in it (compared in full only when the four bytes agree).
+ * @param {Buffer[]} list
+ * @returns {{shs: Buffer[], order: Uint32Array}} order[i]: index in shs of the i-th in key order
+ */
+function distinctInKeyOrder(list) {
+  const n = list.length;
+  const SLOT = 0x200000;
+  if (n >= SLOT) {
+    const shs = distinct(list);
+    return { shs, order: Uint32Array.from(shs.keys()) };
+  }
+  const packed = new Float64Array(n);
+  for (let i = 0; i < n; i++) packed[i] = list[i].readUInt32BE(0) * SLOT + i;
+  packed.sort();
+  const keep = new Uint8Array(n);
+  for (let a = 0; a < n;) {
+    const head = Math.floor(packed[a] / SLOT);
+    let b = a + 1;
+    while (b < n && Math.floor(packed[b] / SLOT) === head) b++;
+    for (let k = a; k < b; k++) {
+      const i = packed[k] % SLOT;
+      let seen = false;
+      for (let j = a; j < k && !seen; j++) seen = keep[packed[j] % SLOT] === 1 && list[packed[j] % SLOT].equals(list[i]);
+      if (!seen) keep[i] = 1;
+    }
+    a = b;
+  }
+  const pos = new Uint32Array(n);
+  const shs = [];
+  for (let i = 0; i < n; i++) {
+    if (!keep[i]) continue;
+    pos[i] = shs.length;
+    shs.push(list[i]);
+  }
+  const order = new Uint32Array(shs.length);
+  for (let k = 0, o = 0; k < n; k++) {
+    const i = packed[k] % SLOT;
+    if (keep[i]) order[o++] = pos[i];
+  }
+  return { shs, order };
+}
+
+/**
  * The script hashes without repeats, first occurrence kept. Keyed by six bytes as a number
  * (a Map of numbers is several times cheaper than one of strings); the rare equal keys are
  * compared in full.
@@ -488,5 +559,5 @@ function distinct(shs) {
 
 module.exports = {
   distinct, history, histories, utxos, readTxids, readTxidsOf, eachValue,
-  checkHash, parseQuery, parseLimit, decodeCursor, CURSOR_UTXO,
+  checkHash, parseQuery, parseLimit, decodeCursor, historyCursor, utxoCursor, CURSOR_UTXO,
 };

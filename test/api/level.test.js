@@ -1,0 +1,160 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { syncedFixture, startServer, request, BIN, ROOT } = require('./helpers');
+
+const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
+const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
+const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
+
+/** `addrindex ARGS` as a child process; `text()` is everything it printed so far. */
+function cli(args) {
+  const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d) => { out += d; });
+  proc.stderr.on('data', (d) => { out += d; });
+  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal, out })));
+  const waitFor = async (re, ms = 30000) => {
+    const until = Date.now() + ms;
+    while (!re.test(out)) {
+      if (proc.exitCode !== null || Date.now() > until) throw new Error(`no ${re} from addrindex ${args.join(' ')}:\n${out}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return out.match(re);
+  };
+  return { proc, exited, waitFor, text: () => out };
+}
+
+/**
+ * `addrindex serve --store level`: LevelDB allows one process, so the primary owns the index
+ * and its two workers forward their reads to it. Checked over real HTTP against an LMDB index
+ * of the same blocks served directly.
+ */
+describe('api: addrindex serve --store level (reads forwarded to the owning primary)', function () {
+  this.timeout(90000);
+  let fixture;
+  let direct;
+  let datadir;
+  let serve;
+  let url;
+
+  before(async () => {
+    fixture = await syncedFixture();
+    direct = await startServer(fixture.datadir);
+    datadir = path.join(fixture.blocksDir, '..', `${path.basename(fixture.datadir)}-level`);
+    const sync = cli(['sync', '--store', 'level', '--blocks-dir', fixture.blocksDir, '--datadir', datadir, '--threads', '0', '--quiet']);
+    assert.equal((await sync.exited).code, 0, sync.text());
+    serve = cli(['serve', '--store', 'level', '--datadir', datadir, '--workers', '2', '--port', '0', '--grace-ms', '3000']);
+    [, url] = await serve.waitFor(/listening on (http:\/\/\S+)/);
+  });
+  after(async () => {
+    if (serve && serve.proc.exitCode === null) {
+      serve.proc.kill('SIGKILL');
+      await serve.exited;
+    }
+    if (direct) await direct.close();
+    if (datadir) fs.rmSync(datadir, { recursive: true, force: true });
+    if (fixture) await fixture.cleanup();
+  });
+
+  it('says how it serves: two workers, reads forwarded to the primary', () => {
+    assert.match(serve.text(), /main index, tip 438 0000000025c6b644.*; 2 workers \(level, reads forwarded to this process\)/);
+    assert.equal((serve.text().match(/worker \d+ listening/g) || []).length, 2);
+  });
+
+  it('answers every route byte for byte as an LMDB index of the same blocks does', async () => {
+    const gets = [
+      `/api/v1/address/${SATOSHI}`,
+      `/api/v1/address/${SATOSHI}/history?limit=2&order=desc`,
+      `/api/v1/address/${SATOSHI}/history?limit=3&fromHeight=100`,
+      `/api/v1/address/${SATOSHI}/utxos?limit=1`,
+      `/api/v1/address/${HAL}/utxos`,
+      `/api/v1/tx/${TX170}`,
+      `/api/address/${SATOSHI}`,
+      `/api/address/${SATOSHI}/txs/chain`,
+      `/api/address/${HAL}/utxo`,
+      `/api/tx/${TX170}/status`,
+      '/api/blocks/tip/hash',
+      '/api/blocks/tip/height',
+      '/api/block-height/170',
+      `/insight-api/addr/${SATOSHI}`,
+      `/insight-api/addr/${HAL}/balance`,
+      `/insight-api/addrs/${HAL},${SATOSHI}/utxo`,
+      // errors cross the IPC channel typed, so they map to the same statuses
+      `/api/v1/address/${SATOSHI}/history?cursor=AgAAAAABAAAAAA`,
+      '/api/v1/address/not-an-address',
+      '/api/v1/tx/00',
+      '/no/such/route',
+    ];
+    for (const p of gets) {
+      const [a, b] = await Promise.all([request(url + p), request(direct.url + p)]);
+      assert.equal(a.status, b.status, `${p}: ${a.text}`);
+      assert.equal(a.text, b.text, p);
+    }
+    const statuses = new Set();
+    for (const [p, body] of [
+      ['/api/v1/addresses/history', { addresses: [HAL, SATOSHI], limit: 3 }],
+      ['/api/v1/addresses/history', { addresses: [HAL, SATOSHI, '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa'], order: 'desc' }],
+      ['/api/v1/addresses/summary', { addresses: [HAL, SATOSHI] }],
+      ['/api/v1/addresses/history', { addresses: 'nope' }],
+    ]) {
+      const [a, b] = await Promise.all([request(url + p, { method: 'POST', body }), request(direct.url + p, { method: 'POST', body })]);
+      assert.equal(a.status, b.status, `${p}: ${a.text}`);
+      assert.equal(a.text, b.text, p);
+      statuses.add(a.status);
+    }
+    assert.deepEqual([...statuses].sort(), [200, 400]);
+    const hal = await request(`${url}/api/v1/address/${HAL}`);
+    assert.equal(hal.json.balance, 10e8);
+  });
+
+  it('status names the store', async () => {
+    const s = await request(`${url}/api/v1/status`);
+    assert.equal(s.status, 200);
+    assert.equal(s.json.store, 'level');
+    assert.deepEqual({ height: s.json.tip.height, hash: s.json.tip.hash },
+      { height: 438, hash: '0000000025c6b644f8add734be7e666fa4afa43ca0204d623a0c0b1fd2104c7a' });
+  });
+
+  it('many requests at once over both workers: all answered, all the same', async () => {
+    const body = { addresses: [HAL, SATOSHI], limit: 50 };
+    const want = (await request(`${direct.url}/api/v1/addresses/history`, { method: 'POST', body })).text;
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2
+      ? request(`${url}/api/v1/addresses/history`, { method: 'POST', body })
+      : request(`${url}/api/v1/address/${HAL}`))));
+    for (let i = 0; i < answers.length; i++) {
+      assert.equal(answers[i].status, 200);
+      if (i % 2) assert.equal(answers[i].text, want);
+    }
+  });
+
+  it('a sync on the served datadir is refused: LevelDB allows one process at a time', async () => {
+    const sync = cli(['sync', '--store', 'level', '--blocks-dir', fixture.blocksDir, '--datadir', datadir, '--quiet']);
+    const r = await sync.exited;
+    assert.notEqual(r.code, 0);
+    assert.match(r.out, /LevelDB allows one process at a time.*\[ERR_LOCKED\]/);
+    assert.match(r.out, new RegExp(`pid ${serve.proc.pid}: addrindex\\.js serve --store level`));
+  });
+
+  it('a killed worker is replaced and forwards again', async () => {
+    const pids = [...serve.text().matchAll(/worker (\d+) listening/g)].map((m) => Number(m[1]));
+    process.kill(pids[0], 'SIGKILL');
+    await serve.waitFor(new RegExp(`worker ${pids[0]} killed by SIGKILL; starting a replacement`), 10000);
+    await serve.waitFor(/(worker \d+ listening[^]*){3}/, 10000);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => request(`${url}/api/v1/address/${HAL}`)));
+    assert.deepEqual(answers.map((a) => a.status), new Array(20).fill(200));
+  });
+
+  it('SIGTERM: drains, exits 0 and releases the datadir', async () => {
+    serve.proc.kill('SIGTERM');
+    const r = await serve.exited;
+    assert.equal(r.code, 0, r.out);
+    const status = cli(['status', '--store', 'level', '--datadir', datadir, '--json']);
+    const s = await status.exited;
+    assert.equal(s.code, 0, s.out);
+    assert.equal(JSON.parse(s.out).tip.height, 438);
+  });
+});
