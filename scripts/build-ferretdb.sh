@@ -10,7 +10,7 @@ bin="$out/ferretdb-sqlite"
 stamp="$out/sources.sha256"
 
 command -v go >/dev/null || { echo "build-ferretdb: Go is not installed" >&2; exit 3; }
-want="$(cat "$src/main.go" "$src/go.mod" "$src/go.sum" | sha256sum | cut -d' ' -f1)"
+want="$(cat "$src"/*.go "$src/go.mod" "$src/go.sum" | sha256sum | cut -d' ' -f1)"
 if [ -x "$bin" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   echo "$bin"
   exit 0

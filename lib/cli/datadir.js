@@ -26,15 +26,38 @@ function intOption(values, name, min) {
   return n;
 }
 
+/** Where `--store mongo` looks without --mongodb-url. */
+const DEFAULT_MONGODB_URL = 'mongodb://127.0.0.1:27017/addrindex';
+
+/**
+ * The index a command's options name: a datadir for the stores that live in one, a MongoDB
+ * connection string (--mongodb-url, database from its path) for --store mongo.
+ * @param {object} values parsed options
+ * @param {string} command for the usage messages
+ * @returns {{store: string, datadir?: string, mongodbUrl?: string, retryTimeoutMs?: number}}
+ */
+function indexLocation(values, command) {
+  const store = values.store || 'lmdb';
+  const url = values['mongodb-url'];
+  if (store === 'mongo') {
+    const retry = intOption(values, 'mongodb-retry-s', 0);
+    return { store, mongodbUrl: url || DEFAULT_MONGODB_URL, ...(retry === undefined ? {} : { retryTimeoutMs: retry * 1000 }) };
+  }
+  if (values['mongodb-retry-s'] !== undefined) throw new UsageError('ERR_USAGE', `--mongodb-retry-s goes with --store mongo (see "addrindex ${command} --help")`);
+  if (url !== undefined) throw new UsageError('ERR_USAGE', `--mongodb-url goes with --store mongo (see "addrindex ${command} --help")`);
+  if (!values.datadir) throw new UsageError('ERR_USAGE', `${command} needs --datadir (see "addrindex ${command} --help")`);
+  return { store, datadir: values.datadir };
+}
+
 /**
  * Opens a datadir's index (read-only unless asked), on the network its meta row names. With
  * `network` given, a datadir of another network is refused (StoreError ERR_WRONG_NETWORK).
- * @param {{datadir: string, store?: string, network?: string, undoDepth?: number, readOnly?: boolean}} opts
+ * @param {{datadir?: string, store?: string, mongodbUrl?: string, retryTimeoutMs?: number, network?: string, undoDepth?: number, readOnly?: boolean}} opts
  * @returns {Promise<import('../stores/abstract').AbstractStore>}
  */
-async function openIndex({ datadir, store = 'lmdb', network, undoDepth, readOnly = true }) {
+async function openIndex({ datadir, store = 'lmdb', mongodbUrl, retryTimeoutMs, network, undoDepth, readOnly = true }) {
   const { openStore } = require('../stores');
-  const open = (net) => openStore({ store, datadir, network: net, undoDepth, readOnly });
+  const open = (net) => openStore({ store, datadir, url: mongodbUrl, retryTimeoutMs, network: net, undoDepth, readOnly });
   if (network) return open(getNetwork(network).name);
   // No network asked for: the meta row decides. The store checks the meta row on open and
   // names the network it found when it is not the one asked for.
@@ -47,18 +70,17 @@ async function openIndex({ datadir, store = 'lmdb', network, undoDepth, readOnly
 }
 
 /**
- * The network a sync should use: the datadir's own when it holds an index (and --network,
- * if given, must agree), else --network, else main. Reads only; creates nothing.
- * @param {string} datadir
+ * The network a sync should use: the index's own when it holds one (and --network, if given,
+ * must agree), else --network, else main. Reads only; creates nothing.
+ * @param {ReturnType<typeof indexLocation>} location
  * @param {string|undefined} networkArg
- * @param {string} store
  * @returns {Promise<import('../chain/networks').Network>}
  */
-async function resolveNetwork(datadir, networkArg, store) {
+async function resolveNetwork(location, networkArg) {
   const asked = networkArg ? getNetwork(networkArg) : null;
   let existing;
   try {
-    existing = await openIndex({ datadir, store, network: asked && asked.name, readOnly: true });
+    existing = await openIndex({ ...location, network: asked && asked.name, readOnly: true });
   } catch (err) {
     if (err.code === 'ERR_NO_INDEX') return asked || getNetwork('main');
     throw err;
@@ -73,12 +95,13 @@ async function resolveNetwork(datadir, networkArg, store) {
 /**
  * Opens the index named by the command's options read-only, runs `fn`, closes it.
  * @template T
- * @param {{datadir: string, store?: string, network?: string}} values
+ * @param {object} values parsed options (--datadir, --store, --mongodb-url, --network)
+ * @param {string} command
  * @param {(store: import('../stores/abstract').AbstractStore, network: import('../chain/networks').Network) => Promise<T>} fn
  * @returns {Promise<T>}
  */
-async function withIndex(values, fn) {
-  const store = await openIndex({ datadir: values.datadir, store: values.store, network: values.network, readOnly: true });
+async function withIndex(values, command, fn) {
+  const store = await openIndex({ ...indexLocation(values, command), network: values.network, readOnly: true });
   try {
     return await fn(store, getNetwork(store.network));
   } finally {
@@ -86,4 +109,4 @@ async function withIndex(values, fn) {
   }
 }
 
-module.exports = { intOption, openIndex, resolveNetwork, withIndex };
+module.exports = { intOption, indexLocation, openIndex, resolveNetwork, withIndex, DEFAULT_MONGODB_URL };

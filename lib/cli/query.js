@@ -4,7 +4,7 @@ const { UsageError } = require('../errors');
 const { toDisplayHex } = require('../chain/hash');
 const { intOption, withIndex } = require('./datadir');
 
-const usage = `usage: addrindex query ADDRESS|SCRIPTHASH --datadir DIR [--json] [--limit N] [--cursor C]
+const usage = `usage: addrindex query ADDRESS|SCRIPTHASH (--datadir DIR | --store mongo --mongodb-url URL) [--json] [--limit N] [--cursor C]
 
 Prints what the index holds for an address (any standard type of the datadir's network) or
 an Electrum script hash (64 hex digits, as Electrum shows it): balance, received, sent, the
@@ -12,7 +12,9 @@ number of transactions, the history in chain order and the unspent outputs.
 
   --datadir DIR        the index (its network is read from it)
   --network NET        optional; must match the datadir's
-  --store NAME         index backend (default lmdb)
+  --store NAME         index backend: lmdb (default) | level | mongo
+  --mongodb-url URL    --store mongo: the server and database (default mongodb://127.0.0.1:27017/addrindex)
+  --mongodb-retry-s N  --store mongo: how long a lost server is waited for before ERR_DB_UNAVAILABLE (default 30)
   --json               one JSON object:
                        {address, scripthash, balance, received, sent, txCount,
                         history: [{txid, height}], utxos: [{txid, vout, value, height}],
@@ -30,6 +32,8 @@ const options = {
   datadir: { type: 'string' },
   network: { type: 'string', short: 'n' },
   store: { type: 'string', default: 'lmdb' },
+  'mongodb-url': { type: 'string' },
+  'mongodb-retry-s': { type: 'string' },
   json: { type: 'boolean', default: false },
   limit: { type: 'string' },
   cursor: { type: 'string' },
@@ -88,7 +92,6 @@ function toText(r) {
 
 async function run(positionals, values, io) {
   if (positionals.length !== 1) throw new UsageError('ERR_USAGE', `query takes exactly one ADDRESS or SCRIPTHASH (see "addrindex query --help")`);
-  if (!values.datadir) throw new UsageError('ERR_USAGE', `query needs --datadir (see "addrindex query --help")`);
   const page = {
     limit: intOption(values, 'limit', 1) || 100,
     cursor: values.cursor,
@@ -96,7 +99,7 @@ async function run(positionals, values, io) {
     utxoCursor: values['utxo-cursor'],
   };
   const { parseTarget } = require('../chain/address');
-  return withIndex(values, async (store, network) => {
+  return withIndex(values, 'query', async (store, network) => {
     const target = parseTarget(positionals[0], network);
     const result = await queryIndex(store, target, page);
     io.stdout.write(values.json ? `${JSON.stringify(result, null, 2)}\n` : toText(result));

@@ -5,14 +5,16 @@ const path = require('node:path');
 const { UsageError } = require('../errors');
 const { withIndex } = require('./datadir');
 
-const usage = `usage: addrindex status --datadir DIR [--json]
+const usage = `usage: addrindex status (--datadir DIR | --store mongo --mongodb-url URL) [--json]
 
 Prints the index's network, tip (height and hash), transaction count, per-table row counts
 and sizes, and the datadir's size on disk. Safe beside a running sync.
 
   --datadir DIR        the index (its network is read from it)
   --network NET        optional; must match the datadir's
-  --store NAME         index backend (default lmdb)
+  --store NAME         index backend: lmdb (default) | level | mongo
+  --mongodb-url URL    --store mongo: the server and database (default mongodb://127.0.0.1:27017/addrindex)
+  --mongodb-retry-s N  --store mongo: how long a lost server is waited for before ERR_DB_UNAVAILABLE (default 30)
   --json               one JSON object: {network, tip, txs, tables, diskBytes}
 `;
 
@@ -20,6 +22,8 @@ const options = {
   datadir: { type: 'string' },
   network: { type: 'string', short: 'n' },
   store: { type: 'string', default: 'lmdb' },
+  'mongodb-url': { type: 'string' },
+  'mongodb-retry-s': { type: 'string' },
   json: { type: 'boolean', default: false },
 };
 
@@ -74,8 +78,7 @@ function toText(s) {
 
 async function run(positionals, values, io) {
   if (positionals.length) throw new UsageError('ERR_USAGE', `status takes no positional arguments (see "addrindex status --help")`);
-  if (!values.datadir) throw new UsageError('ERR_USAGE', `status needs --datadir (see "addrindex status --help")`);
-  return withIndex(values, async (store, network) => {
+  return withIndex(values, 'status', async (store, network) => {
     const tip = await store.getTip();
     const stats = await store.stats();
     const status = {
@@ -83,7 +86,8 @@ async function run(positionals, values, io) {
       tip: tip ? { height: tip.height, hash: tip.hash } : null,
       txs: tip ? tip.nextTxNum : 0,
       tables: stats.tables || stats,
-      diskBytes: diskUsage(values.datadir),
+      // a server-side store says what it takes; a datadir is measured here
+      diskBytes: stats.diskBytes !== undefined ? stats.diskBytes : diskUsage(values.datadir),
     };
     io.stdout.write(values.json ? `${JSON.stringify(status, null, 2)}\n` : toText(status));
     return 0;

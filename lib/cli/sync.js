@@ -2,9 +2,9 @@
 
 const { UsageError } = require('../errors');
 const { BATCH_DEFAULTS, batchLimits } = require('../sync/batch');
-const { intOption, resolveNetwork, openIndex } = require('./datadir');
+const { intOption, indexLocation, resolveNetwork, openIndex } = require('./datadir');
 
-const usage = `usage: addrindex sync --blocks-dir DIR --datadir DIR [--network NET] [options]
+const usage = `usage: addrindex sync --blocks-dir DIR (--datadir DIR | --store mongo --mongodb-url URL) [--network NET] [options]
 
 Indexes the best chain of a Bitcoin Core blocks directory into DATADIR, then exits (or, with
 --follow, keeps reading new blocks as the node writes them, until SIGINT/SIGTERM). Safe to
@@ -12,16 +12,19 @@ stop at any moment: the index moves one whole batch at a time, and a restart res
 
   --blocks-dir DIR     the node's blocks directory (holds blk*.dat), e.g. ~/.bitcoin/blocks
   --datadir DIR        where the index lives (created when missing)
-  --network NET        main | testnet | signet | regtest; an existing datadir's own network
+  --network NET        main | testnet | testnet4 | signet | regtest; an existing datadir's own network
                        is used when omitted (a new one defaults to main)
-  --store NAME         index backend (default lmdb)
+  --store NAME         index backend: lmdb (default) | level | mongo
+  --mongodb-url URL    --store mongo: the server and database (default mongodb://127.0.0.1:27017/addrindex)
+  --mongodb-retry-s N  --store mongo: how long a lost server is waited for (retrying with backoff, then
+                       resuming) before the command stops with ERR_DB_UNAVAILABLE (default 30)
   --follow             keep syncing new blocks until SIGINT/SIGTERM
   --poll-ms N          --follow: pause between rescans of the blocks dir (default 1000)
   --undo-depth N       blocks of undo kept: the deepest reorg the index follows (default 100)
   --batch-blocks N     blocks per commit, at most (default ${BATCH_DEFAULTS.maxBlocks})
   --batch-mb N         raw block megabytes per commit, at most (default ${BATCH_DEFAULTS.maxBytes / 1048576})
   --batch-ms N         milliseconds a batch may collect blocks before it commits (default ${BATCH_DEFAULTS.maxMs})
-  --threads N          parse worker threads (default: one per core; 0 parses on the main thread)
+  --threads N          parse worker threads (default: one per core but one; 0 parses on the main thread)
   --quiet              no progress output
 `;
 
@@ -30,6 +33,8 @@ const options = {
   datadir: { type: 'string' },
   network: { type: 'string', short: 'n' },
   store: { type: 'string', default: 'lmdb' },
+  'mongodb-url': { type: 'string' },
+  'mongodb-retry-s': { type: 'string' },
   follow: { type: 'boolean', default: false },
   'poll-ms': { type: 'string' },
   'undo-depth': { type: 'string' },
@@ -43,7 +48,7 @@ const options = {
 async function run(positionals, values, io) {
   if (positionals.length) throw new UsageError('ERR_USAGE', `sync takes no positional arguments (see "addrindex sync --help")`);
   if (!values['blocks-dir']) throw new UsageError('ERR_USAGE', `sync needs --blocks-dir (see "addrindex sync --help")`);
-  if (!values.datadir) throw new UsageError('ERR_USAGE', `sync needs --datadir (see "addrindex sync --help")`);
+  const location = indexLocation(values, 'sync');
   const batchMb = intOption(values, 'batch-mb', 1);
   const batch = batchLimits({
     maxBlocks: intOption(values, 'batch-blocks', 1),
@@ -56,7 +61,7 @@ async function run(positionals, values, io) {
 
   // Everything that can be checked without writing is checked first: a wrong network or an
   // unreadable blocks dir must not leave a fresh, empty datadir behind.
-  const network = await resolveNetwork(values.datadir, values.network, values.store);
+  const network = await resolveNetwork(location, values.network);
   const { BlocksDirSource } = require('../sources/blocksdir');
   const source = new BlocksDirSource({ dir: values['blocks-dir'], network });
   let store = null;
@@ -76,7 +81,7 @@ async function run(positionals, values, io) {
   process.on('SIGTERM', onSignal);
   try {
     await source.scan();
-    store = await openIndex({ datadir: values.datadir, store: values.store, network, undoDepth, readOnly: false });
+    store = await openIndex({ ...location, network, undoDepth, readOnly: false });
     const { SyncService } = require('../sync/service');
     const { ProgressReporter } = require('../sync/progress');
     const reporter = values.quiet ? null : new ProgressReporter({ stream: io.stderr, follow: values.follow });

@@ -3,7 +3,7 @@
 const { UsageError, StoreError } = require('../errors');
 const { intOption, withIndex } = require('./datadir');
 
-const usage = `usage: addrindex verify --datadir DIR [--max-problems N] [--json]
+const usage = `usage: addrindex verify (--datadir DIR | --store mongo --mongodb-url URL) [--max-problems N] [--json]
 
 Walks the whole index: recomputes every address summary from its history and unspent
 outputs, and checks the txid⇄TxNum tables both ways. Exits 0 when everything agrees;
@@ -12,7 +12,9 @@ one consistent snapshot).
 
   --datadir DIR        the index (its network is read from it)
   --network NET        optional; must match the datadir's
-  --store NAME         index backend (default lmdb)
+  --store NAME         index backend: lmdb (default) | level | mongo
+  --mongodb-url URL    --store mongo: the server and database (default mongodb://127.0.0.1:27017/addrindex)
+  --mongodb-retry-s N  --store mongo: how long a lost server is waited for before ERR_DB_UNAVAILABLE (default 30)
   --max-problems N     stop after N problems (default 20)
   --json               print the result as JSON
 `;
@@ -21,15 +23,16 @@ const options = {
   datadir: { type: 'string' },
   network: { type: 'string', short: 'n' },
   store: { type: 'string', default: 'lmdb' },
+  'mongodb-url': { type: 'string' },
+  'mongodb-retry-s': { type: 'string' },
   'max-problems': { type: 'string' },
   json: { type: 'boolean', default: false },
 };
 
 async function run(positionals, values, io) {
   if (positionals.length) throw new UsageError('ERR_USAGE', `verify takes no positional arguments (see "addrindex verify --help")`);
-  if (!values.datadir) throw new UsageError('ERR_USAGE', `verify needs --datadir (see "addrindex verify --help")`);
   const maxProblems = intOption(values, 'max-problems', 1) || 20;
-  return withIndex(values, async (store) => {
+  return withIndex(values, 'verify', async (store) => {
     const t0 = Date.now();
     const result = await store.verify({ maxProblems });
     const ms = Date.now() - t0;

@@ -5,6 +5,8 @@ const { UsageError } = require('../errors');
 /** Backends by --store name; each module is loaded only when chosen. */
 const STORES = {
   lmdb: () => require('./lmdb').LmdbStore,
+  level: () => require('./level').LevelStore,
+  mongo: () => require('./mongo').MongoStore,
 };
 
 /**

@@ -1,0 +1,325 @@
+'use strict';
+
+const { Long } = require('mongodb');
+const { toDisplayHex, fromDisplayHex } = require('../../chain/hash');
+const { CodecError } = require('../../errors');
+
+/**
+ * The MongoDB document model, in one place (docs/MONGO.md explains the choices).
+ *
+ *   collection  _id                          fields                                          serves
+ *   meta        'meta' | 'tip' | 'pending'   network, version | height, hash, nextTxNum, seq getTip, open checks, repair
+ *   blocks      height (int32)               hash, prev, time (Date), firstTxNum, txCount    getBlock, getBlockHash
+ *   txs         txid (display hex)           txNum, height, pos; {txNum} unique index        getTx, getTxid
+ *               '<txid>:<TxNum>' (BIP30)     txid, txNum, height, pos: a tx whose txid a later
+ *                                            coinbase took
+ *   accounts    sh (display hex)             summary counters, tail (the last < 64 history   getSummary, short histories,
+ *                                            entries), utxos (≤ 16, else null), seq, prev    small UTXO sets: one read
+ *   history     '<sh>:<page, 8 digits>'      sh, page, entries (64, sealed, never changed)   long histories, page by page
+ *   utxos       '<txid>:<vout>'              sh, vout, value, height, txNum; {sh, txNum,     getPrevouts; UTXO sets
+ *                                            vout} index                                     of more than 16
+ *   undo        '<height, 10 digits>:<part>' height, part, parts, firstTxNum, txs, spent,    revert, crash repair
+ *                                            sums
+ *   staging     sh                           the next version of an account                  the account swap
+ *
+ * `sh` is the Electrum script hash in Electrum's display order (byte-reversed hex): the string
+ * an Electrum client or a mongo shell user types. Every per-address read is an `_id` lookup:
+ * FerretDB pushes down nothing else, and on MongoDB it is the `_id` index.
+ *
+ * Numeric types never vary per field: heights, vouts, positions, page numbers and block tx
+ * counts are int32 (a JS number in int32 range serializes so); txNums, satoshi amounts and
+ * per-address counters are int64 (Long), exact and unbounded in practice. Reads promote Longs
+ * back to JS numbers (all fit in 2^53).
+ */
+const COLLECTIONS = Object.freeze({
+  meta: 'meta', blocks: 'blocks', txs: 'txs', accounts: 'accounts', history: 'history', utxos: 'utxos', undo: 'undo', staging: 'staging',
+});
+
+/** Format of these documents; a database of another version refuses to open. */
+const SCHEMA_VERSION = 1;
+const SCHEMA_NAME = 'addrindex-mongo';
+
+/** History entries per sealed page (the key-value schema seals pages of the same size). */
+const PAGE_SIZE = 64;
+/** An account keeps its unspent outputs inline up to this many; past it they are read from `utxos`. */
+const INLINE_UTXOS = 16;
+
+/** Secondary indexes, by collection. Nothing here is `sparse` or partial: FerretDB v1 drops or rejects those. */
+const INDEXES = Object.freeze({
+  txs: [{ key: { txNum: 1 }, name: 'txNum_1', unique: true }],
+  utxos: [{ key: { sh: 1, txNum: 1, vout: 1 }, name: 'sh_1_txNum_1_vout_1' }],
+});
+
+const HEIGHT_DIGITS = 10;
+const PART_DIGITS = 4;
+const PAGE_DIGITS = 8;
+
+const ZERO32 = Buffer.alloc(32);
+
+/** @param {number} n */
+const long = (n) => Long.fromNumber(n);
+
+/**
+ * Reads a number that may come back as a Long (a driver configured without promoteLongs).
+ * @param {number|Long} v
+ */
+const num = (v) => (typeof v === 'number' ? v : v.toNumber());
+
+/** @param {Buffer} buf 32 bytes, internal order  @returns {string} display hex */
+const hashHex = (buf) => toDisplayHex(buf);
+
+/** @param {string} hex display hex  @returns {Buffer} internal order */
+const hashFromHex = (hex) => fromDisplayHex(hex);
+
+/** @param {string} txid display hex  @param {number} vout */
+const outpointId = (txid, vout) => `${txid}:${vout}`;
+
+/** @param {string} sh  @param {number} page */
+const pageId = (sh, page) => `${sh}:${String(page).padStart(PAGE_DIGITS, '0')}`;
+
+/** @param {number} height  @param {number} part */
+const undoId = (height, part) => `${String(height).padStart(HEIGHT_DIGITS, '0')}:${String(part).padStart(PART_DIGITS, '0')}`;
+
+/**
+ * @param {import('../../chain/columns').BlockColumns} cols
+ * @param {number} height
+ * @param {number} firstTxNum
+ */
+function blockDoc(cols, height, firstTxNum) {
+  return {
+    _id: height, hash: cols.hash, prev: cols.prev, time: new Date(cols.time * 1000), firstTxNum: long(firstTxNum), txCount: cols.txCount,
+  };
+}
+
+function fromBlockDoc(d) {
+  return { height: d._id, hash: d.hash, time: Math.floor(d.time.getTime() / 1000), firstTxNum: num(d.firstTxNum), txCount: d.txCount };
+}
+
+/** @param {string} txid display hex */
+const txDoc = (txid, txNum, height, pos) => ({ _id: txid, txNum: long(txNum), height, pos });
+
+/*
+ * BIP30: a coinbase that repeats an earlier txid takes it (as in Bitcoin Core). Its document
+ * keeps the one it replaced as `prev` (readers of an earlier tip still find the old one), and
+ * the replaced transaction lives on under '<txid>:<TxNum>' with a `txid` field, so that its
+ * TxNum still maps to its txid.
+ */
+
+/**
+ * A txs document as written, whatever number types it was read back with (Longs come back as
+ * numbers; a unique index on FerretDB compares them as JSON text, so the types must not vary).
+ */
+function canonicalTxDoc(d) {
+  const doc = txDoc(d._id, num(d.txNum), d.height, d.pos);
+  if (d.txid) doc.txid = d.txid;
+  if (d.prev) doc.prev = { txNum: long(num(d.prev.txNum)), height: d.prev.height, pos: d.prev.pos };
+  return doc;
+}
+
+/** The document a replaced transaction moves to. */
+const displacedTxDoc = (old) => ({ _id: `${old._id}:${num(old.txNum)}`, txid: old._id, txNum: long(num(old.txNum)), height: old.height, pos: old.pos });
+
+/** @returns {string} the txid a txs document is about (display hex) */
+const txidOf = (d) => d.txid || d._id;
+
+/** The version of a txs document a reader at `nextTxNum` sees, or null. */
+function txAt(d, nextTxNum) {
+  if (num(d.txNum) < nextTxNum) return d;
+  return d.prev && num(d.prev.txNum) < nextTxNum ? { _id: d._id, ...d.prev } : null;
+}
+
+/**
+ * An unspent output in memory: what the `utxos` collection and an account's inline list hold.
+ * @typedef {{id: string, sh: string, txid: string, vout: number, value: number, height: number, txNum: number}} Out
+ */
+
+/** @param {Out} o */
+const utxoDoc = (o) => ({ _id: o.id, sh: o.sh, vout: o.vout, value: long(o.value), height: o.height, txNum: long(o.txNum) });
+
+/** @returns {Out} */
+function fromUtxoDoc(d) {
+  return { id: d._id, sh: d.sh, txid: d._id.slice(0, d._id.indexOf(':')), vout: d.vout, value: num(d.value), height: d.height, txNum: num(d.txNum) };
+}
+
+/**
+ * A history entry in memory: {txNum, txid (display hex), height, funded, spent}.
+ * @typedef {{txNum: number, txid: string, height: number, funded: boolean, spent: boolean}} Entry
+ */
+
+/*
+ * History entries and inline unspent outputs are stored as short strings in arrays, not as
+ * sub-documents: FerretDB keeps a type schema per array element beside each document and
+ * parses it on every `_id` lookup, which made an account with 20 sub-documents five times
+ * slower to find than one with 20 strings (docs/MONGO.md, "Measured on FerretDB").
+ *
+ *   entry   '<txNum>:<txid>:<height>:<flags>'            flags: 1 funded, 2 spent, 3 both
+ *   output  '<txid>:<vout>:<value>:<height>:<txNum>'
+ */
+const ENTRY_RE = /^(\d{1,16}):([0-9a-f]{64}):(\d{1,10}):([123])$/;
+const OUT_RE = /^([0-9a-f]{64}):(\d{1,10}):(\d{1,16}):(\d{1,10}):(\d{1,16})$/;
+
+/** @param {Entry} e */
+const entryDoc = (e) => `${e.txNum}:${e.txid}:${e.height}:${(e.funded ? 1 : 0) + (e.spent ? 2 : 0)}`;
+
+/** @returns {Entry} */
+function fromEntryDoc(str, where) {
+  const m = typeof str === 'string' ? ENTRY_RE.exec(str) : null;
+  if (!m) throw bad(where, 'a history entry');
+  const f = Number(m[4]);
+  return { txNum: Number(m[1]), txid: m[2], height: Number(m[3]), funded: (f & 1) !== 0, spent: (f & 2) !== 0 };
+}
+
+/** @param {Out} o */
+const outString = (o) => `${o.txid}:${o.vout}:${o.value}:${o.height}:${o.txNum}`;
+
+/** @returns {Out} */
+function fromOutString(str, sh, where) {
+  const m = typeof str === 'string' ? OUT_RE.exec(str) : null;
+  if (!m) throw bad(where, 'an unspent output');
+  return { id: outpointId(m[1], Number(m[2])), sh, txid: m[1], vout: Number(m[2]), value: Number(m[3]), height: Number(m[4]), txNum: Number(m[5]) };
+}
+
+/** @param {string} sh  @param {number} page  @param {Entry[]} entries */
+const pageDoc = (sh, page, entries) => ({ _id: pageId(sh, page), sh, page, entries: entries.map(entryDoc) });
+
+/** @returns {Entry[]} */
+function fromPageDoc(d, sh, page) {
+  const where = `history page ${pageId(sh, page)}`;
+  if (!d || !Array.isArray(d.entries) || d.entries.length !== PAGE_SIZE) throw bad(where, 'a sealed page');
+  return d.entries.map((e) => fromEntryDoc(e, where));
+}
+
+/**
+ * An account in memory: a script hash's summary counters, the tail of its history (entries
+ * past the last sealed page) and, when it has at most INLINE_UTXOS, its unspent outputs.
+ * @typedef {object} Account
+ * @property {number} received
+ * @property {number} sent
+ * @property {number} txCount
+ * @property {number} fundedCount
+ * @property {number} spentCount
+ * @property {number} firstHeight
+ * @property {number} lastHeight
+ * @property {Entry[]} tail      txCount % PAGE_SIZE entries
+ * @property {Out[]|null} utxos  in (txNum, vout) order; null when there are more than INLINE_UTXOS
+ */
+
+const COUNTERS = ['received', 'sent', 'txCount', 'fundedCount', 'spentCount'];
+
+/** The stored fields of one version of an account (no _id, seq or prev). */
+function accountFields(a) {
+  return {
+    balance: long(a.received - a.sent),
+    received: long(a.received),
+    sent: long(a.sent),
+    txCount: long(a.txCount),
+    fundedCount: long(a.fundedCount),
+    spentCount: long(a.spentCount),
+    utxoCount: long(a.fundedCount - a.spentCount),
+    firstHeight: a.firstHeight,
+    lastHeight: a.lastHeight,
+    tail: a.tail.map(entryDoc),
+    utxos: a.utxos === null ? null : a.utxos.map(outString),
+  };
+}
+
+/**
+ * An account document: this version, tagged with the commit sequence number that wrote it, and
+ * the version before it, so a reader holding the previous tip still reads what that tip says.
+ * @param {string} sh
+ * @param {Account|null} a  null: the account does not exist in this version
+ * @param {number} seq
+ * @param {object|null} prevFields  accountFields of the version before ({seq, ...}), or null
+ */
+function accountDoc(sh, a, seq, prevFields) {
+  const cur = a === null ? { gone: true } : accountFields(a);
+  return { _id: sh, seq, ...cur, prev: prevFields };
+}
+
+/** The version a reader at commit `seq` must see: the document's own, its prev, or null (not yet there). */
+function versionAt(doc, seq) {
+  if (doc.seq <= seq) return doc.gone ? null : doc;
+  if (doc.prev && doc.prev.seq <= seq) return doc.prev.gone ? null : doc.prev;
+  if (doc.prev === null) return null;
+  return undefined;
+}
+
+/** The version fields of a document, to be kept as the next version's prev. */
+function asPrev(doc) {
+  if (!doc) return null;
+  const { _id, prev, ...fields } = doc;
+  return fields;
+}
+
+/**
+ * Decodes one version of an account, checking every field's type: a document that does not
+ * decode is a CodecError, never a wrong balance.
+ * @returns {Account}
+ */
+function fromAccountFields(f, sh) {
+  const where = `account ${sh}`;
+  for (const k of [...COUNTERS, 'balance', 'utxoCount']) if (!isCount(f[k], k === 'balance')) throw bad(where, k);
+  if (!Number.isInteger(f.firstHeight) || !Number.isInteger(f.lastHeight)) throw bad(where, 'heights');
+  if (!Array.isArray(f.tail) || (f.utxos !== null && !Array.isArray(f.utxos))) throw bad(where, 'tail or utxos');
+  const a = {
+    received: num(f.received), sent: num(f.sent), txCount: num(f.txCount), fundedCount: num(f.fundedCount), spentCount: num(f.spentCount),
+    firstHeight: f.firstHeight, lastHeight: f.lastHeight,
+    tail: f.tail.map((e) => fromEntryDoc(e, where)),
+    utxos: f.utxos === null ? null : f.utxos.map((u) => fromOutString(u, sh, where)),
+  };
+  if (a.tail.length !== a.txCount % PAGE_SIZE) throw bad(where, 'a tail of the wrong length');
+  return a;
+}
+
+/** @param {Account} a  @returns {import('../abstract').Summary} */
+function summaryOf(a) {
+  return {
+    balance: a.received - a.sent, received: a.received, sent: a.sent, txCount: a.txCount, fundedCount: a.fundedCount,
+    spentCount: a.spentCount, utxoCount: a.fundedCount - a.spentCount, firstHeight: a.firstHeight, lastHeight: a.lastHeight,
+  };
+}
+
+/** @param {{height: number, hash: string, nextTxNum: number, seq: number}} tip */
+const tipDoc = (tip) => ({ _id: 'tip', height: tip.height, hash: tip.hash, nextTxNum: long(tip.nextTxNum), seq: tip.seq });
+
+/** @returns {{height: number, hash: string, nextTxNum: number, seq: number}} */
+const fromTipDoc = (d) => ({ height: d.height, hash: d.hash, nextTxNum: num(d.nextTxNum), seq: d.seq || 0 });
+
+/**
+ * The logical record of a document for digest(): its values in a fixed order, numbers as
+ * numbers whatever their BSON type; bookkeeping that depends on how the index got where it is
+ * (commit sequence numbers, previous versions) is left out.
+ * @param {string} coll
+ * @param {object} d
+ * @returns {Array}
+ */
+function logicalRecord(coll, d) {
+  switch (coll) {
+    case 'meta': return [d._id, d.height, d.hash, num(d.nextTxNum)];
+    case 'blocks': return [d._id, d.hash, d.prev, d.time.getTime() / 1000, num(d.firstTxNum), d.txCount];
+    case 'txs': return [d._id, txidOf(d), num(d.txNum), d.height, d.pos, d.prev ? num(d.prev.txNum) : null];
+    case 'history': return [d._id, d.sh, d.page, fromPageDoc(d, d.sh, d.page)];
+    case 'utxos': return [d._id, d.sh, d.vout, num(d.value), d.height, num(d.txNum)];
+    case 'accounts': {
+      const a = fromAccountFields(d, d._id);
+      return [d._id, summaryOf(a), a.tail, a.utxos && a.utxos.map((o) => [o.txid, o.vout, o.value, o.height, o.txNum])];
+    }
+    default: throw new Error(`no logical record for collection ${coll}`);
+  }
+}
+
+function isCount(v, signed = false) {
+  const n = typeof v === 'number' ? v : Long.isLong(v) ? v.toNumber() : NaN;
+  return Number.isSafeInteger(n) && (signed || n >= 0);
+}
+
+function bad(where, what) {
+  return new CodecError('ERR_BAD_DOCUMENT', `${where}: ${what} does not decode; the MongoDB index is damaged (run "addrindex verify")`);
+}
+
+module.exports = {
+  COLLECTIONS, SCHEMA_VERSION, SCHEMA_NAME, INDEXES, PAGE_SIZE, INLINE_UTXOS, ZERO32,
+  long, num, hashHex, hashFromHex, outpointId, pageId, undoId,
+  blockDoc, fromBlockDoc, txDoc, canonicalTxDoc, displacedTxDoc, txidOf, txAt, utxoDoc, fromUtxoDoc, entryDoc, fromEntryDoc, pageDoc, fromPageDoc,
+  accountFields, accountDoc, versionAt, asPrev, fromAccountFields, summaryOf, tipDoc, fromTipDoc, logicalRecord,
+};

@@ -1,0 +1,208 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { MongoStore } = require('../../lib/stores/mongo');
+const { redactUrl } = require('../../lib/stores/mongo/retry');
+const { StoreError } = require('../../lib/errors');
+const { buildDeltas } = require('../../lib/sync/delta');
+const { toDisplayHex } = require('../../lib/chain/hash');
+const { useMongo, FerretServer, buildFerretDB, freePort } = require('../helpers/mongo-server');
+const { mainnetChain, syncBlocks } = require('./data');
+const { storeConformance } = require('./conformance');
+const { MongoClient, Long } = require('mongodb');
+
+describe('MongoDB store (lib/stores/mongo.js)', function () {
+  this.timeout(120000);
+  const env = useMongo();
+  const opened = [];
+  const track = async (p) => {
+    const s = await p;
+    opened.push(s);
+    return s;
+  };
+  afterEach(async () => {
+    while (opened.length) await opened.pop().close();
+  });
+
+  /** digests of a store synced without interruption, by height: what the repaired ones must equal */
+  const digests = new Map();
+
+  before(async function () {
+    if (!env.mongo) return;
+    const full = await MongoStore.open({ url: env.mongo.url, dbName: env.dbName('full'), network: 'main' });
+    const t0 = Date.now();
+    await syncBlocks(full, mainnetChain().blocks, 0, 299, [150]);
+    digests.set(299, await full.digest());
+    await syncBlocks(full, mainnetChain().blocks, 300, 438, [139]);
+    console.log(`      (applied 439 mainnet blocks in 3 batches in ${Date.now() - t0} ms on ${full.serverVersion})`);
+    digests.set(438, await full.digest());
+    await full.close();
+  });
+
+  it('refuses a database of another network; a reader sees only committed blocks', async () => {
+    const dbName = env.dbName('network');
+    const s = await track(MongoStore.open({ url: env.mongo.url, dbName, network: 'main', repairSettleMs: 0 }));
+    await syncBlocks(s, mainnetChain().blocks, 0, 20, [21]);
+    await assert.rejects(MongoStore.open({ url: env.mongo.url, dbName, network: 'testnet' }), { code: 'ERR_WRONG_NETWORK' });
+    await assert.rejects(MongoStore.open({ url: env.mongo.url, dbName: env.dbName('empty'), network: 'main', readOnly: true }), { code: 'ERR_NO_INDEX' });
+    const reader = await track(MongoStore.open({ url: env.mongo.url, dbName, network: 'main', readOnly: true }));
+    assert.equal((await reader.getTip()).height, 20);
+    await assert.rejects(reader.apply([]), { code: 'ERR_READ_ONLY' });
+    // while the writer is between its data and its tip, the reader's answers are those of tip 20
+    const { blocks } = mainnetChain();
+    const deltas = await buildDeltas(blocks.slice(21, 40), s, (await s.getTip()).nextTxNum);
+    const sh = Buffer.from(blocks[30].cols.scripthashes.subarray(0, 32));
+    let seen = null;
+    s.opts.onStep = async (step) => {
+      if (step !== 'tip') return;
+      seen = {
+        tip: await reader.getTip(), history: await reader.getHistory(sh), block: await reader.getBlock(30),
+        tx: await reader.getTxid(35), utxos: await reader.getUtxos(sh),
+      };
+    };
+    await s.apply(deltas);
+    assert.deepEqual(seen, { tip: { height: 20, hash: blocks[20].cols.hash, nextTxNum: 21 },
+      history: { entries: [], next: null }, block: null, tx: null, utxos: { utxos: [], next: null } });
+    assert.equal((await reader.getHistory(sh)).entries.length, 1);
+  });
+
+  it('an apply cut off before its swap is rolled back on reopen, one cut off after it is finished', async () => {
+    const { blocks } = mainnetChain();
+    for (const [step, height] of [['data', 299], ['stage', 299], ['swap', 438], ['tip', 438]]) {
+      const dbName = env.dbName(`cut_${step}`);
+      const s = await track(MongoStore.open({ url: env.mongo.url, dbName, network: 'main', repairSettleMs: 0 }));
+      await syncBlocks(s, mainnetChain().blocks, 0, 299, [300]);
+      const deltas = await buildDeltas(blocks.slice(300), s, (await s.getTip()).nextTxNum);
+      // a failure at a step: everything before it written, nothing after (what a crash leaves)
+      s.opts.onStep = (at) => {
+        if (at === step) throw new Error(`simulated crash at ${step}`);
+      };
+      await assert.rejects(s.apply(deltas), /simulated crash/);
+      const again = await track(MongoStore.open({ url: env.mongo.url, dbName, network: 'main', repairSettleMs: 0 }));
+      assert.equal((await again.getTip()).height, height, `cut at ${step}`);
+      assert.equal(await again.digest(), digests.get(height), `cut at ${step}`);
+      assert.equal((await again.verify()).ok, true);
+      if (step === 'stage') {
+        // and the same writer, after its failure, repairs before its next apply
+        s.opts.onStep = undefined;
+        await s.apply(deltas);
+        assert.equal(await s.digest(), digests.get(438));
+      }
+    }
+  });
+
+  describe('connection loss', function () {
+    let bin;
+    before(async function () {
+      if (!env.mongo || env.mongo.external) this.skip();
+      bin = await buildFerretDB();
+    });
+
+    /** Runs `fn` with a FerretDB process of its own (the test stops and starts it) and a store on it. */
+    async function withOwnServer(tag, storeOpts, fn) {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), `addrindex-ferret-${tag}-`));
+      const server = new FerretServer(bin, await freePort(), dir);
+      try {
+        const url = await server.start();
+        const s = await track(MongoStore.open({ url, dbName: tag, network: 'main', repairSettleMs: 0, ...storeOpts }));
+        await fn(server, s, url);
+      } finally {
+        await server.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }
+
+    it('waits for a server that comes back mid-apply, and loses nothing', () => withOwnServer('loss', { retryTimeoutMs: 30000 }, async (server, s) => {
+      await syncBlocks(s, mainnetChain().blocks, 0, 199, [200]);
+      let retries = 0;
+      let restarted = null;
+      s.opts.onStep = async (step) => {
+        if (step !== 'data' || restarted) return;
+        await server.stop({ signal: 'SIGKILL' });
+        restarted = new Promise((resolve, reject) => setTimeout(() => server.start().then(resolve, reject), 1500));
+      };
+      const { blocks } = mainnetChain();
+      const deltas = await buildDeltas(blocks.slice(200), s, (await s.getTip()).nextTxNum);
+      const t0 = Date.now();
+      await s.apply(deltas);
+      await restarted;
+      retries = Date.now() - t0;
+      assert.ok(retries >= 1500, 'the apply waited for the server');
+      assert.equal((await s.getTip()).height, 438);
+      assert.equal(await s.digest(), digests.get(438));
+      assert.equal((await s.verify()).ok, true);
+    }));
+
+    it('fails with ERR_DB_UNAVAILABLE within the configured time when the server stays away', () => withOwnServer('gone', { retryTimeoutMs: 2000 }, async (server, s, url) => {
+      await syncBlocks(s, mainnetChain().blocks, 0, 49, [50]);
+      const { blocks } = mainnetChain();
+      const deltas = await buildDeltas(blocks.slice(50, 100), s, (await s.getTip()).nextTxNum);
+      await server.stop({ signal: 'SIGKILL' });
+      const t0 = Date.now();
+      await assert.rejects(s.apply(deltas), (e) => e instanceof StoreError && e.code === 'ERR_DB_UNAVAILABLE' && e.message.includes(url.replace(/\/$/, '')));
+      const took = Date.now() - t0;
+      assert.ok(took < 2000 + 3000, `gave up after ${took} ms`);
+      // with the server back, the same store repairs and goes on
+      await server.start();
+      assert.equal((await s.getTip()).height, 49);
+      await s.apply(deltas);
+      assert.equal((await s.getTip()).height, 99);
+      assert.equal((await s.verify()).ok, true);
+    }));
+
+    it('names the server without credentials when it cannot connect at all', async () => {
+      const port = await freePort();
+      const url = `mongodb://alice:s3cret@127.0.0.1:${port}/idx?authSource=admin`;
+      const t0 = Date.now();
+      await assert.rejects(MongoStore.open({ url, network: 'main', retryTimeoutMs: 1000 }), (e) => {
+        assert.equal(e.code, 'ERR_DB_UNAVAILABLE');
+        assert.ok(!e.message.includes('s3cret') && !e.message.includes('alice'), e.message);
+        assert.ok(e.message.includes(`mongodb://127.0.0.1:${port}/idx`), e.message);
+        return true;
+      });
+      assert.ok(Date.now() - t0 < 4000);
+      assert.equal(redactUrl('mongodb+srv://u:p@h.example/db?tls=true'), 'mongodb+srv://h.example/db');
+    });
+  });
+
+  describe('the shared conformance suite', function () {
+    let admin;
+    before(async function () {
+      if (!env.mongo) this.skip();
+      // child processes of the suite open the store through mongo-open.js with this URL
+      process.env.ADDRINDEX_TEST_MONGODB_URL = env.mongo.url;
+      admin = new MongoClient(env.mongo.url);
+      await admin.connect();
+    });
+    after(async () => {
+      if (admin) await admin.close();
+    });
+    storeConformance('MongoDB', {
+      create: () => env.dbName('conf'),
+      // a killed writer's last command has long finished on this lightly used server
+      open: (dbName, opts) => MongoStore.open({ url: env.mongo.url, dbName, repairSettleMs: 300, ...opts }),
+      openerModule: path.join(__dirname, 'mongo-open.js'),
+      readersInOtherProcesses: true,
+      // FerretDB spends about a millisecond per document written: chains of a sixth of the
+      // default size, still with sealed history pages and UTXO sets past the inline limit
+      chains: process.env.MONGODB_URL ? {} : {
+        generated: { seed: 11, blocks: 30, txsPerBlock: 20 },
+        writer: { seed: 23, blocks: 40, txsPerBlock: 10 },
+      },
+      async setSchemaVersion(dbName, version) {
+        await admin.db(dbName).collection('meta').updateOne({ _id: 'meta' }, { $set: { version } });
+      },
+      async corruptSummary(dbName, scripthash) {
+        await admin.db(dbName).collection('accounts').updateOne({ _id: toDisplayHex(scripthash) }, { $set: { received: 'not a number' } });
+      },
+      async tamperSummary(dbName, scripthash) {
+        const accounts = admin.db(dbName).collection('accounts');
+        const d = await accounts.findOne({ _id: toDisplayHex(scripthash) });
+        await accounts.updateOne({ _id: d._id }, { $set: { received: Long.fromNumber(d.received + 1) } });
+      },
+    });
+  });
+});
