@@ -43,9 +43,10 @@ class ApiApp {
     native.register(this.router, this);
     esplora.register(this.router, this);
     insight.register(this.router, this);
-    // mempool.space serves other networks' Esplora API under /testnet/api and /signet/api,
+    // mempool.space serves other networks' Esplora API under /testnet/api, /testnet4/api and
+    // /signet/api,
     // and @mempool/mempool.js builds its URLs that way: accept that prefix for our network.
-    this.networkPrefix = ['testnet', 'signet'].includes(this.network.name) ? `/${this.network.name}/api/` : null;
+    this.networkPrefix = ['testnet', 'testnet4', 'signet'].includes(this.network.name) ? `/${this.network.name}/api/` : null;
     this.handle = this.handle.bind(this);
   }
 

@@ -30,6 +30,15 @@ const NETWORKS = {
     hrp: 'tb',
     genesis: '000000000933ea01ad0ee984209779baaec3ced90fa3f408719526f8d77f4943',
   },
+  // BIP94's testnet4 (Bitcoin Core 28+): its own magic and genesis, testnet3's address versions.
+  testnet4: {
+    name: 'testnet4',
+    magic: 0x1c163f28,
+    p2pkh: 0x6f,
+    p2sh: 0xc4,
+    hrp: 'tb',
+    genesis: '00000000da84f2bafbbc53dee25a72ae507ff4914b867c565be350b0da8bf043',
+  },
   signet: {
     name: 'signet',
     magic: 0x0a03cf40,

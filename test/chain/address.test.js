@@ -333,11 +333,11 @@ describe('decodeAddress and networks', () => {
     assert.ok(bcrt.startsWith('bcrt1q'));
     const cases = [
       [P2PKH_MAIN, 'testnet', ['main']],
-      [encodeAddress(decodeAddress(P2PKH_MAIN, 'main').script, 'testnet'), 'main', ['testnet', 'signet', 'regtest']],
+      [encodeAddress(decodeAddress(P2PKH_MAIN, 'main').script, 'testnet'), 'main', ['testnet', 'testnet4', 'signet', 'regtest']],
       [bc, 'testnet', ['main']],
       [bc, 'regtest', ['main']],
-      [tb, 'main', ['testnet', 'signet']],
-      [tb, 'regtest', ['testnet', 'signet']],
+      [tb, 'main', ['testnet', 'testnet4', 'signet']],
+      [tb, 'regtest', ['testnet', 'testnet4', 'signet']],
       [bcrt, 'main', ['regtest']],
       [bcrt, 'testnet', ['regtest']],
       [bcrt.toUpperCase(), 'signet', ['regtest']],
