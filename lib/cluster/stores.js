@@ -14,24 +14,14 @@ const { UsageError } = require('../errors');
  */
 const STRATEGY = Object.freeze({ lmdb: 'direct', mongo: 'direct', level: 'forward' });
 
-/** Backend modules under lib/stores, by store name. */
-const MODULE = Object.freeze({ lmdb: '../stores/lmdb', mongo: '../stores/mongo', level: '../stores/level' });
-
 /**
  * @param {string} kind
  * @returns {'direct'|'forward'}
- * @throws {UsageError} an unknown store, or one whose backend is not part of this build yet
+ * @throws {UsageError} an unknown store
  */
 function readStrategy(kind) {
   if (!STRATEGY[kind]) {
     throw new UsageError('ERR_USAGE', `unknown store "${kind}": expected one of ${Object.keys(STRATEGY).join(', ')}`);
-  }
-  try {
-    require.resolve(MODULE[kind]);
-  } catch (err) {
-    throw new UsageError('ERR_STORE_UNAVAILABLE',
-      `the ${kind} store is not part of this version of addrindex yet (lib/stores/${kind}.js is missing); ` +
-      'use --store lmdb');
   }
   return STRATEGY[kind];
 }
