@@ -4,9 +4,12 @@ const { StoreError, UsageError } = require('../errors');
 const layout = require('./layout');
 const { PAGE_ENTRIES, TXIDS_PER_ROW, MAX_TXNUM, Account, txidsCount, decodeAccount, decodePage, decodeUtxo, utxosInline } = require('../codec/records');
 const { FUNDED, SPENT } = require('../codec/postings');
-const { decodeRow } = require('./accounts');
+const { decodeRow, withKey } = require('./accounts');
 
 const { P } = layout;
+
+// the account key's length (table byte + hashX), as layout.accountKey writes it
+const ACCOUNT_KEY_LEN = layout.accountKey(Buffer.alloc(32), 0).length;
 
 /**
  * The reads of kvstore.js: history pages and merges, UTXO pages, txids by TxNum, cursors.
@@ -56,25 +59,36 @@ async function histories(v, list, q) {
   // account rows read in key order: neighbouring reads share B-tree pages (and LevelDB
   // blocks), which for many addresses costs a fraction of reading them in the order asked
   const { shs, order } = distinctInKeyOrder(list);
-  // (arrays grow by push: V8 makes `new Array(n)` above 100,000 a slow dictionary)
-  const keys = [];
-  for (let i = 0; i < order.length; i++) keys.push(layout.accountKey(shs[order[i]], 0));
   const { lo, hi } = bounds(q, v.heights);
   const got = new PostingList(2 * shs.length);
   const acc = new Account();
   // most accounts hold every entry asked for in their row: read those in one pass, the
-  // others (long histories reaching into sealed pages) after it
+  // others (long histories reaching into sealed pages) after it. One key buffer serves the
+  // whole pass: a key per address would be most of the garbage of a large merge.
   const long = [];
   if (lo < hi) {
-    await eachValue(v.snap, keys, (i, row) => {
+    const key = Buffer.allocUnsafeSlow(ACCOUNT_KEY_LEN);
+    key[0] = P.account;
+    const keyOf = (i) => {
+      const sh = shs[order[i]];
+      for (let b = 1; b < ACCOUNT_KEY_LEN; b++) key[b] = sh[b - 1];
+      return key;
+    };
+    await eachValueOf(v.snap, order.length, keyOf, (i, row) => {
       if (!row) return;
-      decodeRow(decodeAccount, row, keys[i], acc);
+      // decodeRow's rest arguments would cost an array per row here
+      try {
+        decodeAccount(row, acc);
+      } catch (err) {
+        throw withKey(err, Buffer.from(key));
+      }
       if (inTail(acc, lo)) pushTail(acc, lo, hi, q.desc, q.limit + 1, got, order[i]);
       else long.push(i);
     });
   }
   for (const i of long) {
-    decodeRow(decodeAccount, await v.snap.get(keys[i]), keys[i], acc);
+    const key = layout.accountKey(shs[order[i]], 0);
+    decodeRow(decodeAccount, await v.snap.get(key), key, acc);
     await collect(v.snap, shs[order[i]], acc, lo, hi, q.desc, q.limit + 1, got, order[i]);
   }
   // one entry per distinct tx, with every script hash it touches, in the order asked:
@@ -103,7 +117,17 @@ async function histories(v, list, q) {
   const n = Math.min(u, q.limit);
   const txids = await readTxidsOf(v.snap, txNums, n);
   const entries = [];
+  // TxNums come in order: the height changes only when one leaves its block's range
+  let height = -1;
+  let from = 0;
+  let to = 0;
   for (let i = 0; i < n; i++) {
+    const t = txNums[i];
+    if (t < from || t >= to) {
+      height = v.heights.heightOf(t);
+      from = v.heights.firstTxNum(height);
+      to = v.heights.firstTxNum(height + 1);
+    }
     let flags = 0;
     let which;
     if (end[i] - start[i] === 1) {
@@ -117,9 +141,9 @@ async function histories(v, list, q) {
       }
     }
     entries.push({
-      txNum: txNums[i],
+      txNum: t,
       txid: txids.subarray(32 * i, 32 * i + 32),
-      height: v.heights.heightOf(txNums[i]),
+      height,
       funded: (flags & FUNDED) !== 0,
       spent: (flags & SPENT) !== 0,
       scripthashes: which,
@@ -486,6 +510,28 @@ async function eachValue(reader, keys, fn) {
   }
   const rows = await reader.getMany(keys);
   for (let i = 0; i < keys.length; i++) fn(i, rows[i]);
+}
+
+/**
+ * Like eachValue, for keys made one at a time: keyOf(i) may return the same Buffer each time
+ * (filled anew), which the reader copies or uses before asking for the next key.
+ * @param {object} reader a snapshot
+ * @param {number} n
+ * @param {(i: number) => Buffer} keyOf
+ * @param {(i: number, value: Buffer|undefined) => void} fn
+ */
+async function eachValueOf(reader, n, keyOf, fn) {
+  if (reader.forEachValueOf) {
+    reader.forEachValueOf(n, keyOf, fn);
+    return;
+  }
+  const keys = [];
+  for (let i = 0; i < n; i++) keys.push(Buffer.from(keyOf(i)));
+  const rows = await reader.getMany(keys);
+  for (let i = 0; i < n; i++) {
+    keyOf(i);
+    fn(i, rows[i]);
+  }
 }
 
 /**

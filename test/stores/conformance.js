@@ -319,6 +319,7 @@ function storeConformance(name, backend) {
         await assert.rejects(s.getSummary(SATOSHI9), isCodec);
         await assert.rejects(s.getHistory(SATOSHI9), isCodec);
         await assert.rejects(s.getSummaries([HAL, SATOSHI9]), isCodec);
+        await assert.rejects(s.getHistories([HAL, SATOSHI9]), isCodec);
         await assert.rejects(s.verify(), isCodec);
         assert.equal((await s.getSummary(HAL)).balance, 10 * COIN);
       });
