@@ -128,4 +128,4 @@ function rebuildError({ name, code, message }) {
   return err;
 }
 
-module.exports = { ForwardedStore, serveStore, READ_METHODS, revive };
+module.exports = { ForwardedStore, serveStore };

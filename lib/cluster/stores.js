@@ -33,23 +33,15 @@ function readStrategy(kind) {
  * @returns {Promise<import('../stores/abstract').AbstractStore>}
  */
 async function openReadStore(config) {
-  const { openStore } = require('../stores');
-  const open = (network) => openStore({
+  // the index's meta row decides the network when none is given (lib/cli/datadir.js)
+  const { openIndex } = require('../cli/datadir');
+  return openIndex({
     store: config.store,
     datadir: config.datadir,
-    network,
-    url: config.mongodbUrl,
+    network: config.network,
+    mongodbUrl: config.mongodbUrl,
     readOnly: config.readOnly !== false,
   });
-  if (config.network) return open(config.network);
-  // No network given: the index's meta row decides (a store opened for another network
-  // refuses and names the one it holds).
-  try {
-    return await open('main');
-  } catch (err) {
-    if (err.code === 'ERR_WRONG_NETWORK' && err.details && err.details.found) return open(err.details.found);
-    throw err;
-  }
 }
 
-module.exports = { STRATEGY, readStrategy, openReadStore };
+module.exports = { readStrategy, openReadStore };

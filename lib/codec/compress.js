@@ -31,11 +31,6 @@ function configure(opts) {
   if (opts.thresholds) thresholds = { ...DEFAULT_THRESHOLDS, ...opts.thresholds };
 }
 
-/** @returns {{enabled: boolean, thresholds: Object<string, number>}} */
-function policy() {
-  return { enabled, thresholds: { ...thresholds } };
-}
-
 /**
  * The stored form of a just-encoded value: itself, or its body LZ4-compressed behind the same
  * format byte with the LZ4 flag, when the policy allows it and that is smaller.
@@ -54,4 +49,4 @@ function pack(w, value, kind) {
   return w.end();
 }
 
-module.exports = { DEFAULT_THRESHOLDS, configure, policy, pack };
+module.exports = { DEFAULT_THRESHOLDS, configure, pack };

@@ -78,4 +78,4 @@ function hex(b) {
   return b.toString(16).padStart(2, '0');
 }
 
-module.exports = { FLAG_LZ4, VERSION_MASK, MAX_UNCOMPRESSED, openValue };
+module.exports = { FLAG_LZ4, MAX_UNCOMPRESSED, openValue };

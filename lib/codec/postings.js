@@ -25,16 +25,6 @@ function posting(txNum, flags) {
   return txNum * 4 + flags;
 }
 
-/** @param {number} p */
-function postingTxNum(p) {
-  return Math.floor(p / 4);
-}
-
-/** @param {number} p */
-function postingFlags(p) {
-  return p % 4;
-}
-
 /**
  * Appends postings[from..to) to a value being written.
  * @param {import('./io').Writer} w
@@ -98,4 +88,4 @@ function readPostings(r, count, base, firstIsBase, out, at) {
   r.pos = pos;
 }
 
-module.exports = { FUNDED, SPENT, posting, postingTxNum, postingFlags, writePostings, readPostings };
+module.exports = { FUNDED, SPENT, posting, writePostings, readPostings };

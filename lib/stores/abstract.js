@@ -111,6 +111,11 @@ class AbstractStore {
    */
   constructor(opts) {
     this.opts = opts;
+    // every backend keeps undo the same way, and SyncService reads the depth from the store
+    this.undoDepth = opts.undoDepth === undefined ? 100 : opts.undoDepth;
+    if (!Number.isInteger(this.undoDepth) || this.undoDepth < 0) {
+      throw new UsageError('ERR_BAD_UNDO_DEPTH', `undo depth must be a whole number of blocks, got ${opts.undoDepth}`);
+    }
   }
 
   /**

@@ -30,4 +30,4 @@ async function openStore({ store = 'lmdb', datadir, network, undoDepth = 100, re
   return s;
 }
 
-module.exports = { openStore, STORES };
+module.exports = { openStore };

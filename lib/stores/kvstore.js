@@ -6,7 +6,7 @@ const { getNetwork } = require('../chain/networks');
 const { toDisplayHex } = require('../chain/hash');
 const layout = require('./layout');
 const {
-  Account, MAX_TXNUM, TXIDS_PER_ROW, encodeMeta, decodeMeta, decodeTip, decodeBlock, txidsCount,
+  Account, MAX_TXNUM, encodeMeta, decodeMeta, decodeTip, decodeBlock,
   decodeAccount, accountSummary,
 } = require('../codec/records');
 const { Writer } = require('../codec/io');
@@ -58,10 +58,6 @@ class KvStore extends AbstractStore {
   constructor(opts) {
     super(opts);
     this.network = getNetwork(opts.network).name;
-    this.undoDepth = opts.undoDepth === undefined ? 100 : opts.undoDepth;
-    if (!Number.isInteger(this.undoDepth) || this.undoDepth < 0) {
-      throw new UsageError('ERR_BAD_UNDO_DEPTH', `undo depth must be a whole number of blocks, got ${opts.undoDepth}`);
-    }
     this.readOnly = Boolean(opts.readOnly);
     this.kv = null;
     this.heights = new HeightIndex();
@@ -217,13 +213,15 @@ class KvStore extends AbstractStore {
       const n = outpoints.length / 36;
       const cache = this.prevoutRecords(v.tipRaw);
       // txid -> TxNum
+      const names = new Array(n); // each outpoint's txid as a latin1 string, the cache key
       const ats = [];
-      const names = [];
+      const fresh = [];
       for (let i = 0; i < n; i++) {
         const name = outpoints.latin1Slice(36 * i, 36 * i + 32);
+        names[i] = name;
         if (cache.txNums.has(name)) continue;
         cache.txNums.set(name, null);
-        names.push(name);
+        fresh.push(name);
         ats.push(36 * i);
       }
       const found = await findTxNums(v.snap, outpoints, ats);
@@ -231,7 +229,7 @@ class KvStore extends AbstractStore {
       for (let k = 0; k < ats.length; k++) {
         if (found[k] === null) continue;
         const txNum = found[k];
-        cache.txNums.set(names[k], txNum);
+        cache.txNums.set(fresh[k], txNum);
         if (!cache.outputs.has(txNum)) {
           cache.outputs.set(txNum, null);
           wanted.push(txNum);
@@ -241,7 +239,7 @@ class KvStore extends AbstractStore {
       await readOutputs(v.snap, wanted, cache.outputs);
       const out = new Array(n);
       for (let i = 0; i < n; i++) {
-        const txNum = cache.txNums.get(outpoints.latin1Slice(36 * i, 36 * i + 32));
+        const txNum = cache.txNums.get(names[i]);
         const rec = txNum === null ? null : cache.outputs.get(txNum);
         const at = rec ? findVout(rec, outpoints.readUInt32LE(36 * i + 32)) : -1;
         out[i] = at < 0 ? null : {
@@ -313,11 +311,8 @@ class KvStore extends AbstractStore {
   async getTxid(txNum) {
     this.assertOpen();
     if (!Number.isInteger(txNum) || txNum < 0 || txNum > MAX_TXNUM) return null;
-    const row = txNum - (txNum % TXIDS_PER_ROW);
-    const key = layout.txidsKey(row);
-    const value = await this.kv.get(key);
-    if (!value || decodeRow(txidsCount, value, key) <= txNum - row) return null;
-    return Buffer.from(value.subarray(1 + 32 * (txNum - row), 33 + 32 * (txNum - row)));
+    const txid = await query.txidAt(this.kv, txNum);
+    return txid && Buffer.from(txid);
   }
 
   async getTx(txid) {
@@ -478,9 +473,19 @@ function findVout(rec, vout) {
   return -1;
 }
 
+/**
+ * Whether a write's guard holds: the row at guard.key (`current`, undefined when absent)
+ * still equals guard.value (undefined = absent).
+ * @param {Buffer|undefined} current
+ * @param {{key: Buffer, value: Buffer|undefined}} guard
+ */
+function guardHolds(current, guard) {
+  return current === undefined ? guard.value === undefined : guard.value !== undefined && current.equals(guard.value);
+}
+
 function sameBytes(a, b) {
   if (!a || !b) return !a && !b;
   return a.equals(b);
 }
 
-module.exports = { KvStore, WriteBatch, SCHEMA_VERSION };
+module.exports = { KvStore, WriteBatch, SCHEMA_VERSION, guardHolds };

@@ -205,8 +205,8 @@ function successor(prefix) {
 }
 
 module.exports = {
-  P, TABLE_OF, META_KEY, TIP_KEY, HASHX_LEN, TX_PREFIX_LEN, PAGE_KEY_LEN, UTXO_KEY_LEN,
+  P, TABLE_OF, META_KEY, TIP_KEY, HASHX_LEN, TX_PREFIX_LEN, PAGE_KEY_LEN,
   writeU40, readU40,
   blockKey, undoKey, txidsKey, txKey, outputsKey, accountKey, pageKey, pageKeyTxNum, utxoKey, parseUtxoKey,
-  scan, successor,
+  scan,
 };

@@ -3,7 +3,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { ClassicLevel } = require('classic-level');
-const { KvStore } = require('./kvstore');
+const { KvStore, guardHolds } = require('./kvstore');
 const { StoreError, UsageError } = require('../errors');
 
 /**
@@ -183,10 +183,7 @@ class LevelKv {
   write(batch, guard) {
     const db = this.db;
     return this.shared.exclusive(async () => {
-      const current = db.getSync(guard.key);
-      if (current === undefined ? guard.value !== undefined : guard.value === undefined || !current.equals(guard.value)) {
-        return false;
-      }
+      if (!guardHolds(db.getSync(guard.key), guard)) return false;
       const { keys, values } = batch;
       const ops = new Array(keys.length);
       for (let i = 0; i < keys.length; i++) {
@@ -256,16 +253,8 @@ class LevelSnapshot {
   }
 }
 
-/** getMany allowing holes (a falsy key reads as absent), as the LMDB adapter does. */
-async function getMany(db, keys, opts) {
-  let holes = false;
-  for (let i = 0; i < keys.length && !holes; i++) holes = !keys[i];
-  if (!holes) return keys.length ? db.getMany(keys, opts) : [];
-  const present = keys.filter(Boolean);
-  const got = await db.getMany(present, opts);
-  const out = new Array(keys.length);
-  for (let i = 0, j = 0; i < keys.length; i++) out[i] = keys[i] ? got[j++] : undefined;
-  return out;
+function getMany(db, keys, opts) {
+  return keys.length ? db.getMany(keys, opts) : [];
 }
 
 /**
@@ -290,4 +279,4 @@ async function* range(db, { gte, lt, reverse = false, limit } = {}, snapshot) {
   }
 }
 
-module.exports = { LevelStore, LevelKv };
+module.exports = { LevelStore };

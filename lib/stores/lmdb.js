@@ -3,7 +3,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { open, ABORT } = require('lmdb');
-const { KvStore } = require('./kvstore');
+const { KvStore, guardHolds } = require('./kvstore');
 const { StoreError, UsageError } = require('../errors');
 
 /**
@@ -108,10 +108,7 @@ class LmdbKv {
     const { keys, values } = batch;
     const order = keyOrder(keys);
     const result = db.transactionSync(() => {
-      const current = db.getBinary(guard.key);
-      if (current === undefined ? guard.value !== undefined : guard.value === undefined || !current.equals(guard.value)) {
-        return ABORT;
-      }
+      if (!guardHolds(db.getBinary(guard.key), guard)) return ABORT;
       for (let k = 0; k < order.length; k++) {
         const i = order[k];
         if (values[i] === null) db.removeSync(keys[i]);
@@ -220,7 +217,7 @@ function keyOrder(keys) {
 function getMany(db, keys, txn) {
   const opts = txn ? { transaction: txn } : undefined;
   const out = new Array(keys.length);
-  for (let i = 0; i < keys.length; i++) out[i] = keys[i] ? db.getBinary(keys[i], opts) : undefined;
+  for (let i = 0; i < keys.length; i++) out[i] = db.getBinary(keys[i], opts);
   return out;
 }
 
@@ -249,4 +246,4 @@ function range(db, { gte, lt, reverse = false, limit } = {}, txn) {
   return db.getRange(o);
 }
 
-module.exports = { LmdbStore, LmdbKv };
+module.exports = { LmdbStore };

@@ -73,7 +73,7 @@ class MongoStore extends AbstractStore {
   constructor(opts) {
     // an option given as undefined (openStore passes every option it knows) keeps its default
     const given = Object.fromEntries(Object.entries(opts || {}).filter(([, v]) => v !== undefined));
-    super({ undoDepth: 100, readOnly: false, retryTimeoutMs: 30000, repairSettleMs: 1000, ...given, url: given.url || given.mongodbUrl });
+    super({ readOnly: false, retryTimeoutMs: 30000, repairSettleMs: 1000, ...given, url: given.url || given.mongodbUrl });
     if (!this.opts.url) throw new UsageError('ERR_USAGE', 'the MongoDB store needs a connection string (--mongodb-url)');
     if (!opts.network) throw new UsageError('ERR_USAGE', 'the MongoDB store needs a network name');
     const net = typeof opts.network === 'object' ? opts.network.name : opts.network;
@@ -251,13 +251,10 @@ class MongoStore extends AbstractStore {
     const a = accounts.get(sh);
     if (!tip || !a) return { utxos: [], next: null };
     let list;
-    if (a.utxos !== null) {
-      list = after ? a.utxos.filter((o) => o.txNum > after[0] || (o.txNum === after[0] && o.vout > after[1])) : a.utxos;
-      list = list.slice(0, limit + 1);
-    } else if (a.fundedCount - a.spentCount <= ROWS_CACHED) {
-      const rows = await this._rowsAt(sh, tip);
-      list = after ? rows.filter((o) => o.txNum > after[0] || (o.txNum === after[0] && o.vout > after[1])) : rows;
-      list = list.slice(0, limit + 1);
+    if (a.utxos !== null || a.fundedCount - a.spentCount <= ROWS_CACHED) {
+      // inline in the account, or all rows read once per tip (_rowsAt)
+      const all = a.utxos !== null ? a.utxos : await this._rowsAt(sh, tip);
+      list = (after ? all.filter((o) => o.txNum > after[0] || (o.txNum === after[0] && o.vout > after[1])) : all).slice(0, limit + 1);
     } else {
       const filter = { sh, txNum: { $lt: D.long(tip.nextTxNum) } };
       if (after) filter.$or = [{ txNum: { $gt: D.long(after[0]) } }, { txNum: D.long(after[0]), vout: { $gt: after[1] } }];
@@ -314,13 +311,8 @@ class MongoStore extends AbstractStore {
    */
   async verify(opts = {}) {
     const meta = this._coll(C.meta);
-    const live = async (prefix) => {
-      const docs = await this._read('read leases', () => meta.find({ _id: { $regex: `^${prefix}` } }).toArray());
-      const now = Date.now();
-      return docs.some((l) => l.until instanceof Date && l.until.getTime() > now);
-    };
     // a writer waiting for an earlier verify goes first, so verifies in a loop cannot starve it
-    while (await live('writerwait')) await sleep(25);
+    while (await this._leaseHeld('writerwait')) await sleep(25);
     const id = `readlock:${process.pid}:${crypto.randomBytes(6).toString('hex')}`;
     const renew = () => this._retry('verify lease', () => meta.replaceOne({ _id: id }, { _id: id, until: new Date(Date.now() + LEASE_MS) }, { upsert: true }));
     await renew();
@@ -655,7 +647,7 @@ class MongoStore extends AbstractStore {
 
   /** Keeps undo for the last undoDepth blocks up to `tipHeight`. */
   async _pruneUndo(tipHeight) {
-    const keepFrom = tipHeight - this.opts.undoDepth + 1;
+    const keepFrom = tipHeight - this.undoDepth + 1;
     if (keepFrom <= 0) return;
     await this._retry('prune undo', () => this._coll(C.undo).deleteMany({ _id: { $lt: D.undoId(keepFrom, 0) } }));
   }
@@ -679,15 +671,21 @@ class MongoStore extends AbstractStore {
   async _waitForVerifiers() {
     const meta = this._coll(C.meta);
     for (;;) {
-      const leases = await this._read('read leases', () => meta.find({ _id: { $regex: '^readlock:' } }).toArray());
+      if (!(await this._leaseHeld('readlock:'))) return;
       const now = Date.now();
-      if (!leases.some((l) => l.until instanceof Date && l.until.getTime() > now)) return;
       if (!this._waitingSince || now - this._waitingSince > LEASE_MS / 3) {
         this._waitingSince = now;
         await this._retry('writer wait', () => meta.replaceOne({ _id: 'writerwait' }, { _id: 'writerwait', until: new Date(now + LEASE_MS) }, { upsert: true }));
       }
       await sleep(25);
     }
+  }
+
+  /** Whether a `meta` lease whose _id starts with `prefix` has not expired. */
+  async _leaseHeld(prefix) {
+    const leases = await this._read('read leases', () => this._coll(C.meta).find({ _id: { $regex: `^${prefix}` } }).toArray());
+    const now = Date.now();
+    return leases.some((l) => l.until instanceof Date && l.until.getTime() > now);
   }
 
   async _writeGuarded(fn) {
@@ -752,9 +750,9 @@ class MongoStore extends AbstractStore {
 
   _undoMissing(height, missing, top) {
     return new StoreError('ERR_UNDO_MISSING', `cannot revert ${this.describe()} to height ${height}: undo data for ` +
-      `block ${missing} is no longer kept (undo is kept for the last ${this.opts.undoDepth} blocks below the tip, ${top}). ` +
+      `block ${missing} is no longer kept (undo is kept for the last ${this.undoDepth} blocks below the tip, ${top}). ` +
       'Re-sync into a new database, or sync with a larger --undo-depth to follow reorgs this deep',
-    { height, missing, tip: top, undoDepth: this.opts.undoDepth });
+    { height, missing, tip: top, undoDepth: this.undoDepth });
   }
 
   // ---- open helpers --------------------------------------------------------------------
@@ -934,8 +932,8 @@ class MongoStore extends AbstractStore {
   }
 
   /**
-   * Documents by _id, as a Map. MongoDB: `$in` chunks on the _id index. FerretDB: a few ids
-   * are point lookups (pushed down), more are one `$in` (one scan instead of one per id).
+   * Documents by _id, as a Map. MongoDB: `$in` chunks on the _id index. FerretDB: point
+   * lookups (pushed down), FERRET_READERS at a time.
    * @returns {Promise<Map<string, object>>}
    */
   async _findByIds(name, ids) {

@@ -63,9 +63,11 @@ async function histories(v, list, q) {
   const got = new PostingList(2 * shs.length);
   const acc = new Account();
   // most accounts hold every entry asked for in their row: read those in one pass, the
-  // others (long histories reaching into sealed pages) after it. One key buffer serves the
-  // whole pass: a key per address would be most of the garbage of a large merge.
+  // others (long histories reaching into sealed pages) after it, from a copy of their row
+  // (the reader's buffer lasts only the call). One key buffer serves the whole pass: a key per
+  // address would be most of the garbage of a large merge.
   const long = [];
+  const longRows = [];
   if (lo < hi) {
     const key = Buffer.allocUnsafeSlow(ACCOUNT_KEY_LEN);
     key[0] = P.account;
@@ -82,14 +84,18 @@ async function histories(v, list, q) {
       } catch (err) {
         throw withKey(err, Buffer.from(key));
       }
-      if (inTail(acc, lo)) pushTail(acc, lo, hi, q.desc, q.limit + 1, got, order[i]);
-      else long.push(i);
+      if (inTail(acc, lo)) {
+        pushTail(acc, lo, hi, q.desc, q.limit + 1, got, order[i]);
+      } else {
+        long.push(order[i]);
+        longRows.push(Buffer.from(row.subarray(0, row.length))); // LMDB's buffer: its length is the row's, not its view's
+      }
     });
   }
-  for (const i of long) {
-    const key = layout.accountKey(shs[order[i]], 0);
-    decodeRow(decodeAccount, await v.snap.get(key), key, acc);
-    await collect(v.snap, shs[order[i]], acc, lo, hi, q.desc, q.limit + 1, got, order[i]);
+  for (let k = 0; k < long.length; k++) {
+    const s = long[k];
+    decodeAccount(longRows[k], acc); // decoded once already, in the pass above
+    await collect(v.snap, shs[s], acc, lo, hi, q.desc, q.limit + 1, got, s);
   }
   // one entry per distinct tx, with every script hash it touches, in the order asked:
   // the sorted positions [start[u], end[u]) hold the u-th TxNum
@@ -201,6 +207,20 @@ async function utxos(v, scripthash, limit, after) {
 }
 
 // txids by TxNum
+
+/**
+ * The txid of one TxNum: a view of its txids row (copy it to keep it), or null when the
+ * index has none.
+ * @param {{get: Function}} reader
+ * @param {number} txNum
+ */
+async function txidAt(reader, txNum) {
+  const row = txNum - (txNum % TXIDS_PER_ROW);
+  const key = layout.txidsKey(row);
+  const value = await reader.get(key);
+  if (!value || decodeRow(txidsCount, value, key) <= txNum - row) return null;
+  return value.subarray(1 + 32 * (txNum - row), 33 + 32 * (txNum - row));
+}
 
 /**
  * The txids of TxNums [from, to), one Buffer; `priorRow` is the stored row holding `from`.
@@ -604,6 +624,6 @@ function distinct(shs) {
 }
 
 module.exports = {
-  distinct, history, histories, utxos, readTxids, readTxidsOf, eachValue,
+  history, histories, utxos, txidAt, readTxids, eachValue,
   checkHash, parseQuery, parseLimit, decodeCursor, historyCursor, utxoCursor, CURSOR_UTXO,
 };

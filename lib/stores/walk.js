@@ -10,6 +10,7 @@ const {
 const { FUNDED, SPENT } = require('../codec/postings');
 const { decodeRow } = require('./accounts');
 const { findTxNums } = require('./update');
+const { txidAt } = require('./query');
 const { toDisplayHex } = require('../chain/hash');
 
 const { P } = layout;
@@ -143,13 +144,6 @@ async function verify(v, opts) {
   }
 
   // TxNum -> txid -> TxNum
-  const txidAt = async (txNum) => {
-    const row = txNum - (txNum % TXIDS_PER_ROW);
-    const key = layout.txidsKey(row);
-    const value = await snap.get(key);
-    if (!value || decodeRow(txidsCount, value, key) <= txNum - row) return null;
-    return value.subarray(1 + 32 * (txNum - row), 33 + 32 * (txNum - row));
-  };
   let expectRow = 0;
   let reused = 0;
   for await (const { key, value } of snap.range(layout.scan(P.txids))) {
@@ -179,7 +173,7 @@ async function verify(v, opts) {
     if (key.length !== 1 + layout.TX_PREFIX_LEN) problem(`tx rows: malformed key ${key.toString('hex')}`);
     for (const txNum of decodeRow(decodeTxNums, value, key)) {
       checked.txRows++;
-      const txid = txNum < next ? await txidAt(txNum) : null;
+      const txid = txNum < next ? await txidAt(snap, txNum) : null;
       if (!txid || !txid.subarray(0, key.length - 1).equals(key.subarray(1))) {
         problem(`tx rows: ${key.subarray(1).toString('hex')} lists TxNum ${txNum}, whose txid does not start so`);
       }

@@ -45,7 +45,7 @@ class SyncService {
    * @param {{maxBlocks?: number, maxBytes?: number, maxMs?: number}} [opts.batch] see BATCH_DEFAULTS
    * @param {number} [opts.threads]    parse worker threads (default: one per core but one, at least
    *   one; 0 parses inline)
-   * @param {number} [opts.undoDepth] the deepest reorg that can be followed (default: the store's undoDepth, else 100)
+   * @param {number} [opts.undoDepth] the deepest reorg that can be followed (default: the store's undoDepth)
    * @param {(p: SyncProgress) => void} [opts.onProgress]
    * @param {number} [opts.pollMs=1000] follow mode: pause between rescans of the source
    * @param {number} [opts.ahead=1]    whole batches queued ahead of the one being committed
@@ -63,8 +63,7 @@ class SyncService {
     // machine only takes turns with the main thread (profiles/README.md).
     this.threads = opts.threads !== undefined ? opts.threads : Math.max(1, os.availableParallelism() - 1);
     // the store prunes undo beyond its own depth, so by default that is the limit
-    this.undoDepth = opts.undoDepth !== undefined ? opts.undoDepth
-      : Number.isInteger(opts.store.undoDepth) ? opts.store.undoDepth : 100;
+    this.undoDepth = opts.undoDepth !== undefined ? opts.undoDepth : opts.store.undoDepth;
     this.onProgress = opts.onProgress || (() => {});
     this.pollMs = opts.pollMs === undefined ? 1000 : opts.pollMs;
     this.ahead = opts.ahead === undefined ? 1 : opts.ahead;
@@ -120,8 +119,9 @@ class SyncService {
         `the block source holds no ${this.network.name} chain (no block descends from genesis ${this.network.genesis}): ` +
         'check --blocks-dir and --network');
     }
-    this._emit('scan', await this.store.getTip(), srcTip.height);
-    const { tip, behind } = await this._reconcile(srcTip);
+    const before = await this.store.getTip();
+    this._emit('scan', before, srcTip.height);
+    const { tip, behind } = await this._reconcile(srcTip, before);
     if (behind) {
       this._emit('behind', tip, srcTip.height);
       return { tip, behind };
@@ -136,8 +136,7 @@ class SyncService {
    * @returns {Promise<{tip: import('../stores/abstract').Tip|null, behind: boolean}>}
    *   behind: the source's chain is a strict prefix of the index's (nothing to do yet)
    */
-  async _reconcile(srcTip) {
-    const tip = await this.store.getTip();
+  async _reconcile(srcTip, tip) {
     if (!tip || this.source.hashAt(tip.height) === tip.hash) return { tip, behind: false };
     const fork = await this._forkPoint(tip.height, srcTip.height);
     // The source stops inside the index's chain: a node still catching up, or an older copy
