@@ -40,6 +40,7 @@ const path = require('node:path');
 const { execFileSync, spawn } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const { printTable } = require('./lib/table');
+const { heightHolding, boundedSource } = require('./lib/prefix');
 const { Rng } = require('../lib/generator/rng');
 const { outputScripthash, ADDR_TYPE_CODE } = require('../lib/chain/script');
 const { encodeAddress } = require('../lib/chain/address');
@@ -560,12 +561,7 @@ async function syncChain(blocksDir, open, maxTxs) {
   const source = new BlocksDirSource({ dir: blocksDir, network: NETWORK });
   await source.scan();
   const to = await heightHolding(source, maxTxs);
-  const bounded = {
-    scan: async () => {},
-    tip: () => ({ height: to, hash: source.hashAt(to) }),
-    hashAt: (h) => (h <= to ? source.hashAt(h) : null),
-    blocks: (from, until) => source.blocks(from, Math.min(until, to)),
-  };
+  const bounded = boundedSource(source, to);
   const store = await open();
   try {
     const t = await timed(() => new SyncService({ source: bounded, store, network: NETWORK }).run());
@@ -593,16 +589,6 @@ async function syncSeedBaseline(blocksDir, maxTxs) {
   const disk = du(dir);
   fs.rmSync(dir, { recursive: true, force: true });
   return { txs: base.txs, ms: t.ms, cpuMs: t.cpuMs, txPerSec: base.txs / (t.ms / 1000), diskBytes: disk };
-}
-
-async function heightHolding(source, txs) {
-  const { readVarint } = require('../lib/chain/tx');
-  let n = 0;
-  for await (const b of source.blocks(0)) {
-    n += readVarint(b.raw, { pos: 80 }, b.raw.length, 'tx count');
-    if (n >= txs) return b.height;
-  }
-  return source.tip().height;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const { printTable } = require('./lib/table');
+const { heightHolding, boundedSource } = require('./lib/prefix');
+const { diskUsage } = require('../lib/cli/status');
 
 const { values: args } = parseArgs({
   options: {
@@ -71,12 +73,7 @@ async function phaseSync() {
   const scanMs = ms(ts);
   // --limit: sync only the blocks holding the first `limit` txs (the baseline's prefix)
   const to = limit === Infinity ? source.tip().height : await heightHolding(source, limit);
-  const bounded = {
-    scan: async () => {},
-    tip: () => ({ height: to, hash: source.hashAt(to) }),
-    hashAt: (h) => (h <= to ? source.hashAt(h) : null),
-    blocks: (from, until) => source.blocks(from, Math.min(until, to)),
-  };
+  const bounded = boundedSource(source, to);
   const store = await openStore({ store: 'lmdb', datadir: args.datadir, network: 'regtest' });
   const samples = [];
   let rssPeak = 0;
@@ -112,7 +109,7 @@ async function phaseSync() {
     maxRss: process.resourceUsage().maxRSS * 1024, rssPeakSampled: rssPeak,
     // at the end: anonymous memory vs file-backed pages (the LMDB map counts in RSS)
     rssAnonEnd: kb('RssAnon'), rssFileEnd: kb('RssFile'),
-    diskBytes: duBytes(args.datadir), stats: { ...stats, engine: undefined }, samples,
+    diskBytes: diskUsage(args.datadir), stats: { ...stats, engine: undefined }, samples,
   };
 }
 
@@ -137,20 +134,7 @@ async function phaseBaseline() {
   const total = ms(t0);
   await base.close();
   await source.close();
-  return { ms: total, txs: base.txs, blocks, bytes, maxRss: process.resourceUsage().maxRSS * 1024, diskBytes: duBytes(args.datadir) };
-}
-
-/** The lowest height whose block brings the chain to at least `txs` transactions. */
-async function heightHolding(source, txs) {
-  const { parseHeader } = require('../lib/chain/header');
-  const { readVarint } = require('../lib/chain/tx');
-  let n = 0;
-  for await (const b of source.blocks(0)) {
-    parseHeader(b.raw);
-    n += readVarint(b.raw, { pos: 80 }, b.raw.length, 'tx count');
-    if (n >= txs) return b.height;
-  }
-  return source.tip().height;
+  return { ms: total, txs: base.txs, blocks, bytes, maxRss: process.resourceUsage().maxRSS * 1024, diskBytes: diskUsage(args.datadir) };
 }
 
 // --- the driver ---------------------------------------------------------------------------
@@ -302,17 +286,6 @@ function ms(t0) {
 
 function num(v) {
   return v === undefined ? undefined : Number(v);
-}
-
-/** Bytes allocated on disk under a directory. */
-function duBytes(dir) {
-  let total = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) total += duBytes(p);
-    else total += Math.min(fs.statSync(p).size, fs.statSync(p).blocks * 512);
-  }
-  return total;
 }
 
 const phases = { generate: phaseGenerate, sync: phaseSync, baseline: phaseBaseline };

@@ -385,6 +385,6 @@ function insightUtxo(utxo, address, scriptPubKey, tipHeight) {
 
 module.exports = {
   TargetNames, hex32, nativeTip, nativeSummary, nativeEntry, nativeMultiEntry, nativeMultiPageJSON, nativeUtxo, nativeTx,
-  esploraStats, esploraAddress, esploraStatus, esploraUtxo, esploraTx,
+  esploraAddress, esploraStatus, esploraUtxo, esploraTx,
   btc, insightAddr, insightUtxo,
 };

@@ -23,4 +23,4 @@ function rawJson(body) {
   return { status: 200, type: JSON_TYPE, body };
 }
 
-module.exports = { json, text, rawJson, JSON_TYPE };
+module.exports = { json, text, rawJson };

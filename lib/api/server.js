@@ -297,4 +297,4 @@ async function closeGracefully(server, app, graceMs = 10000) {
   return { drained: ok };
 }
 
-module.exports = { ApiApp, createServer, closeGracefully, VERSION };
+module.exports = { ApiApp, createServer, closeGracefully };

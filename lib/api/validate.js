@@ -125,9 +125,10 @@ function memoFor(name) {
  * An address of the index's network (not a script hash: those have their own routes).
  * @param {string} str
  * @param {string|import('../chain/networks').Network} network
- * @returns {{scripthash: Buffer, address: string, electrum: string}} scripthash in internal
- *   order; address in its canonical spelling (bech32 lower case; base58 has only one);
- *   electrum: the script hash as the native API shows it. Shared: do not modify.
+ * @returns {{scripthash: Buffer, address: string, electrum: string, script: Buffer}} scripthash in
+ *   internal order; address in its canonical spelling (bech32 lower case; base58 has only one);
+ *   electrum: the script hash as the native API shows it; script: the scriptPubKey.
+ *   Shared: do not modify.
  * @throws {AddressError}
  */
 function address(str, network) {
@@ -167,6 +168,7 @@ function decode(str, net) {
     scripthash: d.scripthash,
     address: SEGWIT.has(d.type) ? str.toLowerCase() : str,
     electrum: toDisplayHex(d.scripthash),
+    script: d.script,
   });
 }
 

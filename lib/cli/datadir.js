@@ -29,6 +29,23 @@ function intOption(values, name, min) {
 /** Where `--store mongo` looks without --mongodb-url. */
 const DEFAULT_MONGODB_URL = 'mongodb://127.0.0.1:27017/addrindex';
 
+/** The options naming an index, as every index command takes them (parseArgs spec). */
+const storeOptions = {
+  datadir: { type: 'string' },
+  network: { type: 'string', short: 'n' },
+  store: { type: 'string', default: 'lmdb' },
+  'mongodb-url': { type: 'string' },
+  'mongodb-retry-s': { type: 'string' },
+};
+
+/** Their usage lines, for the commands that read an existing index. */
+const storeUsage = `  --datadir DIR        the index (its network is read from it)
+  --network NET        optional; must match the datadir's
+  --store NAME         index backend: lmdb (default) | level | mongo
+  --mongodb-url URL    --store mongo: the server and database (default ${DEFAULT_MONGODB_URL})
+  --mongodb-retry-s N  --store mongo: how long a lost server is waited for before ERR_DB_UNAVAILABLE (default 30)
+`;
+
 /**
  * The index a command's options name: a datadir for the stores that live in one, a MongoDB
  * connection string (--mongodb-url, database from its path) for --store mongo.
@@ -109,4 +126,4 @@ async function withIndex(values, command, fn) {
   }
 }
 
-module.exports = { intOption, indexLocation, openIndex, resolveNetwork, withIndex, DEFAULT_MONGODB_URL };
+module.exports = { intOption, indexLocation, openIndex, resolveNetwork, withIndex, storeOptions, storeUsage, DEFAULT_MONGODB_URL };

@@ -2,7 +2,7 @@
 
 const { UsageError } = require('../errors');
 const { toDisplayHex } = require('../chain/hash');
-const { intOption, withIndex } = require('./datadir');
+const { intOption, withIndex, storeOptions, storeUsage } = require('./datadir');
 
 const usage = `usage: addrindex query ADDRESS|SCRIPTHASH (--datadir DIR | --store mongo --mongodb-url URL) [--json] [--limit N] [--cursor C]
 
@@ -10,12 +10,7 @@ Prints what the index holds for an address (any standard type of the datadir's n
 an Electrum script hash (64 hex digits, as Electrum shows it): balance, received, sent, the
 number of transactions, the history in chain order and the unspent outputs.
 
-  --datadir DIR        the index (its network is read from it)
-  --network NET        optional; must match the datadir's
-  --store NAME         index backend: lmdb (default) | level | mongo
-  --mongodb-url URL    --store mongo: the server and database (default mongodb://127.0.0.1:27017/addrindex)
-  --mongodb-retry-s N  --store mongo: how long a lost server is waited for before ERR_DB_UNAVAILABLE (default 30)
-  --json               one JSON object:
+${storeUsage}  --json               one JSON object:
                        {address, scripthash, balance, received, sent, txCount,
                         history: [{txid, height}], utxos: [{txid, vout, value, height}],
                         next, utxosNext}
@@ -29,11 +24,7 @@ counts it as spendable), so 1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa has no entry from
 `;
 
 const options = {
-  datadir: { type: 'string' },
-  network: { type: 'string', short: 'n' },
-  store: { type: 'string', default: 'lmdb' },
-  'mongodb-url': { type: 'string' },
-  'mongodb-retry-s': { type: 'string' },
+  ...storeOptions,
   json: { type: 'boolean', default: false },
   limit: { type: 'string' },
   cursor: { type: 'string' },

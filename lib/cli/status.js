@@ -3,27 +3,18 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { UsageError } = require('../errors');
-const { withIndex } = require('./datadir');
+const { withIndex, storeOptions, storeUsage } = require('./datadir');
 
 const usage = `usage: addrindex status (--datadir DIR | --store mongo --mongodb-url URL) [--json]
 
 Prints the index's network, tip (height and hash), transaction count, per-table row counts
 and sizes, and the datadir's size on disk. Safe beside a running sync.
 
-  --datadir DIR        the index (its network is read from it)
-  --network NET        optional; must match the datadir's
-  --store NAME         index backend: lmdb (default) | level | mongo
-  --mongodb-url URL    --store mongo: the server and database (default mongodb://127.0.0.1:27017/addrindex)
-  --mongodb-retry-s N  --store mongo: how long a lost server is waited for before ERR_DB_UNAVAILABLE (default 30)
-  --json               one JSON object: {network, tip, txs, tables, diskBytes}
+${storeUsage}  --json               one JSON object: {network, tip, txs, tables, diskBytes}
 `;
 
 const options = {
-  datadir: { type: 'string' },
-  network: { type: 'string', short: 'n' },
-  store: { type: 'string', default: 'lmdb' },
-  'mongodb-url': { type: 'string' },
-  'mongodb-retry-s': { type: 'string' },
+  ...storeOptions,
   json: { type: 'boolean', default: false },
 };
 

@@ -2,7 +2,7 @@
 
 const { UsageError } = require('../errors');
 const { BATCH_DEFAULTS, batchLimits } = require('../sync/batch');
-const { intOption, indexLocation, resolveNetwork, openIndex } = require('./datadir');
+const { intOption, indexLocation, resolveNetwork, openIndex, storeOptions } = require('./datadir');
 
 const usage = `usage: addrindex sync --blocks-dir DIR (--datadir DIR | --store mongo --mongodb-url URL) [--network NET] [options]
 
@@ -30,11 +30,7 @@ stop at any moment: the index moves one whole batch at a time, and a restart res
 
 const options = {
   'blocks-dir': { type: 'string' },
-  datadir: { type: 'string' },
-  network: { type: 'string', short: 'n' },
-  store: { type: 'string', default: 'lmdb' },
-  'mongodb-url': { type: 'string' },
-  'mongodb-retry-s': { type: 'string' },
+  ...storeOptions,
   follow: { type: 'boolean', default: false },
   'poll-ms': { type: 'string' },
   'undo-depth': { type: 'string' },

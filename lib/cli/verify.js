@@ -1,7 +1,7 @@
 'use strict';
 
 const { UsageError, StoreError } = require('../errors');
-const { intOption, withIndex } = require('./datadir');
+const { intOption, withIndex, storeOptions, storeUsage } = require('./datadir');
 
 const usage = `usage: addrindex verify (--datadir DIR | --store mongo --mongodb-url URL) [--max-problems N] [--json]
 
@@ -10,21 +10,12 @@ outputs, and checks the txid⇄TxNum tables both ways. Exits 0 when everything a
 otherwise prints the first problems and exits non-zero. Safe beside a running sync (it reads
 one consistent snapshot).
 
-  --datadir DIR        the index (its network is read from it)
-  --network NET        optional; must match the datadir's
-  --store NAME         index backend: lmdb (default) | level | mongo
-  --mongodb-url URL    --store mongo: the server and database (default mongodb://127.0.0.1:27017/addrindex)
-  --mongodb-retry-s N  --store mongo: how long a lost server is waited for before ERR_DB_UNAVAILABLE (default 30)
-  --max-problems N     stop after N problems (default 20)
+${storeUsage}  --max-problems N     stop after N problems (default 20)
   --json               print the result as JSON
 `;
 
 const options = {
-  datadir: { type: 'string' },
-  network: { type: 'string', short: 'n' },
-  store: { type: 'string', default: 'lmdb' },
-  'mongodb-url': { type: 'string' },
-  'mongodb-retry-s': { type: 'string' },
+  ...storeOptions,
   'max-problems': { type: 'string' },
   json: { type: 'boolean', default: false },
 };

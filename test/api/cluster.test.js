@@ -5,11 +5,8 @@ const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { syncedFixture, request, referenceIndex, BIN, ROOT } = require('./helpers');
+const { syncedFixture, request, referenceIndex, BIN, ROOT, HAL, SATOSHI } = require('./helpers');
 const { MAINNET_439 } = require('../helpers/fixtures');
-
-const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
-const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
 
 /** A child process of the CLI whose output lines can be awaited. */
 function cli(args) {

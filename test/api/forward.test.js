@@ -1,12 +1,9 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { syncedFixture, startServer, request } = require('./helpers');
+const { syncedFixture, startServer, request, HAL, SATOSHI } = require('./helpers');
 const { ClusterPrimary } = require('../../lib/cluster/primary');
 const { openReadStore, readStrategy } = require('../../lib/cluster/stores');
-
-const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
-const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
 
 /**
  * The forwarding read strategy (the one LevelDB needs: one process owns the database, the

@@ -13,7 +13,35 @@ const bitcore = require('bitcore-lib');
 const { MAINNET_439, mainnet439Blocks } = require('../helpers/fixtures');
 
 const ROOT = path.join(__dirname, '..', '..');
+
+// Height 170: Satoshi pays Hal Finney 10 BTC, the first payment from one person to another.
+const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
+const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
+const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
 const BIN = path.join(ROOT, 'bin', 'addrindex.js');
+
+/**
+ * GET routes compared byte for byte between a server under test and an LMDB index of the same
+ * blocks served directly: address routes of all three APIs for two addresses, then tx, block
+ * and error routes (errors must map to the same statuses whatever the store or process layout).
+ */
+const COMPARE_ROUTES = Object.freeze([
+  ...[HAL, SATOSHI].flatMap((a) => [
+    '/api/v1/address/A', '/api/v1/address/A/history?limit=2&order=desc', '/api/v1/address/A/utxos?limit=1', '/api/v1/address/A/utxos',
+    '/api/address/A', '/api/address/A/txs/chain', '/api/address/A/utxo', '/insight-api/addr/A', '/insight-api/addr/A/balance',
+  ].map((r) => r.replace('A', a))),
+  `/api/v1/address/${SATOSHI}/history?limit=3&fromHeight=100`,
+  `/insight-api/addrs/${HAL},${SATOSHI}/utxo`,
+  `/api/v1/tx/${TX170}`,
+  `/api/tx/${TX170}/status`,
+  '/api/blocks/tip/hash',
+  '/api/blocks/tip/height',
+  '/api/block-height/170',
+  `/api/v1/address/${SATOSHI}/history?cursor=AgAAAAABAAAAAA`,
+  '/api/v1/address/not-an-address',
+  '/api/v1/tx/00',
+  '/no/such/route',
+]);
 
 async function tmpdir(prefix) {
   return fs.promises.mkdtemp(path.join(os.tmpdir(), `addrindex-api-${prefix}-`));
@@ -230,4 +258,4 @@ function referenceIndex() {
   return reference;
 }
 
-module.exports = { ROOT, BIN, tmpdir, writeBlocksDir, syncedFixture, syncedGenerated, startServer, request, referenceIndex, outputAddress };
+module.exports = { ROOT, BIN, HAL, SATOSHI, TX170, COMPARE_ROUTES, tmpdir, writeBlocksDir, syncedFixture, syncedGenerated, startServer, request, referenceIndex, outputAddress };

@@ -4,11 +4,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { syncedFixture, startServer, request, BIN, ROOT } = require('./helpers');
-
-const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
-const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
-const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
+const { syncedFixture, startServer, request, BIN, ROOT, HAL, SATOSHI, COMPARE_ROUTES } = require('./helpers');
 
 /** `addrindex ARGS` as a child process; `text()` is everything it printed so far. */
 function cli(args) {
@@ -66,30 +62,8 @@ describe('api: addrindex serve --store level (reads forwarded to the owning prim
   });
 
   it('answers every route byte for byte as an LMDB index of the same blocks does', async () => {
-    const gets = [
-      `/api/v1/address/${SATOSHI}`,
-      `/api/v1/address/${SATOSHI}/history?limit=2&order=desc`,
-      `/api/v1/address/${SATOSHI}/history?limit=3&fromHeight=100`,
-      `/api/v1/address/${SATOSHI}/utxos?limit=1`,
-      `/api/v1/address/${HAL}/utxos`,
-      `/api/v1/tx/${TX170}`,
-      `/api/address/${SATOSHI}`,
-      `/api/address/${SATOSHI}/txs/chain`,
-      `/api/address/${HAL}/utxo`,
-      `/api/tx/${TX170}/status`,
-      '/api/blocks/tip/hash',
-      '/api/blocks/tip/height',
-      '/api/block-height/170',
-      `/insight-api/addr/${SATOSHI}`,
-      `/insight-api/addr/${HAL}/balance`,
-      `/insight-api/addrs/${HAL},${SATOSHI}/utxo`,
-      // errors cross the IPC channel typed, so they map to the same statuses
-      `/api/v1/address/${SATOSHI}/history?cursor=AgAAAAABAAAAAA`,
-      '/api/v1/address/not-an-address',
-      '/api/v1/tx/00',
-      '/no/such/route',
-    ];
-    for (const p of gets) {
+    // errors among them cross the IPC channel typed, so they map to the same statuses
+    for (const p of COMPARE_ROUTES) {
       const [a, b] = await Promise.all([request(url + p), request(direct.url + p)]);
       assert.equal(a.status, b.status, `${p}: ${a.text}`);
       assert.equal(a.text, b.text, p);

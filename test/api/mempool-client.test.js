@@ -2,11 +2,7 @@
 
 const assert = require('node:assert/strict');
 const mempoolJS = require('@mempool/mempool.js');
-const { syncedFixture, syncedGenerated, startServer, request, referenceIndex } = require('./helpers');
-
-const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
-const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
-const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
+const { syncedFixture, syncedGenerated, startServer, request, referenceIndex, HAL, SATOSHI, TX170 } = require('./helpers');
 
 /**
  * The real @mempool/mempool.js client, unchanged, pointed at the server. It builds

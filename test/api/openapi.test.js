@@ -5,13 +5,10 @@ const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const bitcore = require('bitcore-lib');
-const { syncedFixture, startServer, request, referenceIndex } = require('./helpers');
+const { syncedFixture, startServer, request, referenceIndex, HAL, SATOSHI, TX170 } = require('./helpers');
 const { check, KNOWN } = require('./schema-check');
 
 const DOC = path.join(__dirname, '..', '..', 'docs', 'openapi.json');
-const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
-const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
-const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
 const METHODS = ['get', 'post', 'put', 'delete', 'patch', 'head', 'options'];
 
 function sha(address) {

@@ -4,12 +4,9 @@ const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const http = require('node:http');
 const bitcore = require('bitcore-lib');
-const { syncedFixture, syncedGenerated, startServer, request, referenceIndex } = require('./helpers');
+const { syncedFixture, syncedGenerated, startServer, request, referenceIndex, HAL, SATOSHI, TX170 } = require('./helpers');
 const { LIMITS } = require('../../lib/api/validate');
 
-const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
-const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
-const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
 const TIP = { height: 438, hash: '0000000025c6b644f8add734be7e666fa4afa43ca0204d623a0c0b1fd2104c7a' };
 // valid mainnet addresses that never appear in the first 439 blocks
 const UNUSED = '1BoatSLRHtKNngkdXEeobR76b53LETtpyT';

@@ -6,11 +6,8 @@ const path = require('node:path');
 const { MAINNET_439 } = require('../helpers/fixtures');
 const { tmpDir, runCli, runJson, startCli, waitFor } = require('../helpers/chains');
 const { useMongo, freePort, buildFerretDB, FerretServer } = require('../helpers/mongo-server');
-const { startServer, request } = require('../api/helpers');
+const { startServer, request, COMPARE_ROUTES, HAL, SATOSHI, TX170 } = require('../api/helpers');
 
-const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
-const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
-const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
 const TIP = '0000000025c6b644f8add734be7e666fa4afa43ca0204d623a0c0b1fd2104c7a';
 
 /**
@@ -84,20 +81,7 @@ describe('addrindex sync / status / verify / query / serve --store mongo (CLI)',
       const out = () => serve.output.stderr + serve.output.stdout;
       await waitFor(() => (out().match(/worker \d+ listening/g) || []).length === 2, 30000, 'two workers');
       assert.match(out(), /main index, tip 438 0000000025c6b644.*; 2 workers \(mongo, read-only\)/);
-      // address routes of all three APIs for two addresses, then tx, block and error routes
-      const gets = [
-        ...[HAL, SATOSHI].flatMap((a) => ['/api/v1/address/A', '/api/v1/address/A/utxos?limit=1', '/api/v1/address/A/history?limit=2&order=desc',
-          '/api/address/A', '/api/address/A/txs/chain', '/api/address/A/utxo', '/insight-api/addr/A'].map((r) => r.replace('A', a))),
-        `/api/v1/address/${SATOSHI}/history?limit=3&fromHeight=100`,
-        `/insight-api/addrs/${HAL},${SATOSHI}/utxo`,
-        `/api/v1/tx/${TX170}`,
-        `/api/tx/${TX170}/status`,
-        '/api/blocks/tip/hash',
-        '/api/block-height/170',
-        `/api/v1/address/${SATOSHI}/history?cursor=AgAAAAABAAAAAA`,
-        '/api/v1/tx/00',
-      ];
-      for (const p of gets) {
+      for (const p of COMPARE_ROUTES) {
         const [a, b] = await Promise.all([request(url + p), request(direct.url + p)]);
         assert.equal(a.status, b.status, `${p}: ${a.text}`);
         assert.equal(a.text, b.text, p);

@@ -1,6 +1,5 @@
 'use strict';
 
-const { decodeAddress } = require('../../chain/address');
 const { toDisplayHex } = require('../../chain/hash');
 const { ApiError, badRequest } = require('../errors');
 const validate = require('../validate');
@@ -21,7 +20,7 @@ function register(router, app) {
   /** address → {scripthash, address (canonical), script hex} */
   const parse = (s) => {
     const t = validate.address(s, app.network);
-    return { ...t, script: decodeAddress(t.address, app.network).script.toString('hex') };
+    return { ...t, script: t.script.toString('hex') };
   };
 
   router.add('GET', '/insight-api/addr/:addr', async (ctx) => {

@@ -69,7 +69,7 @@ function register(router, app) {
   for (const fam of families) {
     const base = `/api/v1/${fam.one}/:${fam.param}`;
     const target = (ctx) => fam.parse(ctx.params[fam.param]);
-    const head = (t) => ({ address: t.address, scripthash: toDisplayHex(t.scripthash) });
+    const head = (t) => ({ address: t.address, scripthash: t.electrum || toDisplayHex(t.scripthash) });
 
     router.add('GET', base, async (ctx) => {
       const t = target(ctx);
