@@ -11,7 +11,8 @@ const { Channel } = require('./channel');
 
 /**
  * @typedef {object} SyncProgress
- * @property {'scan'|'reorg'|'batch'|'caught-up'|'behind'} phase
+ * @property {'scan'|'reorg'|'batch'|'caught-up'|'behind'|'changed'} phase  changed: the source's
+ *   chain moved while its blocks were read (ERR_SOURCE_CHANGED); the run rescans
  * @property {number} height        the index's tip height after this step (-1: empty)
  * @property {number} target        the block source's tip height
  * @property {string} [hash]        the index's tip hash
@@ -21,7 +22,11 @@ const { Channel } = require('./channel');
  * @property {number} elapsedMs     since run() started
  * @property {{blocks: number, txs: number, bytes: number, ms: number}} [batch]  the batch just committed
  * @property {{fromHeight: number, forkHeight: number, depth: number}} [reorg]
+ * @property {string} [reason]      phase changed: the source's message
  */
+
+/** Passes in a row (without --follow) whose source changed under them before the run gives up. */
+const MAX_SOURCE_CHANGES = 10;
 
 /**
  * The sync: block source → parse (worker threads) → deltas → store, one atomic commit per
@@ -88,10 +93,29 @@ class SyncService {
     this.reorgs = [];
     const pool = new ParsePool({ threads: this.threads, verifyMerkle: this.verifyMerkle });
     let result;
+    let changes = 0;
     try {
       for (;;) {
         if (signal && signal.aborted) break;
-        result = await this._pass(pool, signal, follow);
+        try {
+          result = await this._pass(pool, signal, follow);
+          changes = 0;
+        } catch (err) {
+          // a source waiting on a node (RPC retries) gives up when the run is stopped
+          if (signal && signal.aborted && err.code === 'ERR_ABORTED') break;
+          // The source's chain moved while its blocks were read (a node that reorganized or
+          // came back with another chain): the batches before are committed, the next pass
+          // rescans and finds the fork.
+          if (err.code !== 'ERR_SOURCE_CHANGED' || (!follow && ++changes > MAX_SOURCE_CHANGES)) throw err;
+          const srcTip = this.source.tip();
+          this._emit('changed', await this.store.getTip(), srcTip ? srcTip.height : -1, { reason: err.message });
+          try {
+            await sleep(follow ? this.pollMs : 100 * changes, undefined, { signal });
+          } catch (e) {
+            if (e.name !== 'AbortError') throw e;
+          }
+          continue;
+        }
         if (!follow || (signal && signal.aborted)) break;
         try {
           await sleep(this.pollMs, undefined, { signal });
