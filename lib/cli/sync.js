@@ -1,17 +1,17 @@
-'use strict';
-
 const { UsageError } = require('../errors');
 const { BATCH_DEFAULTS, batchLimits } = require('../sync/batch');
 const { intOption, indexLocation, resolveNetwork, openIndex, storeOptions } = require('./datadir');
+const { sourceOptions, sourceUsage, openSource } = require('./source');
 
-const usage = `usage: addrindex sync --blocks-dir DIR (--datadir DIR | --store mongo --mongodb-url URL) [--network NET] [options]
+const usage = `usage: addrindex sync (--blocks-dir DIR | --rpc-url URL | --rpc-cookie FILE) (--datadir DIR | --store mongo --mongodb-url URL)
+                      [--network NET] [options]
 
-Indexes the best chain of a Bitcoin Core blocks directory into DATADIR, then exits (or, with
---follow, keeps reading new blocks as the node writes them, until SIGINT/SIGTERM). Safe to
-stop at any moment: the index moves one whole batch at a time, and a restart resumes.
+Indexes the best chain of a Bitcoin Core blocks directory or of a running node (JSON-RPC)
+into DATADIR, then exits (or, with --follow, keeps indexing new blocks as they come, until
+SIGINT/SIGTERM). Safe to stop at any moment: the index moves one whole batch at a time, and
+a restart resumes.
 
-  --blocks-dir DIR     the node's blocks directory (holds blk*.dat), e.g. ~/.bitcoin/blocks
-  --datadir DIR        where the index lives (created when missing)
+${sourceUsage}  --datadir DIR        where the index lives (created when missing)
   --network NET        main | testnet | testnet4 | signet | regtest; an existing datadir's own network
                        is used when omitted (a new one defaults to main)
   --store NAME         index backend: lmdb (default) | level | mongo
@@ -19,7 +19,7 @@ stop at any moment: the index moves one whole batch at a time, and a restart res
   --mongodb-retry-s N  --store mongo: how long a lost server is waited for (retrying with backoff, then
                        resuming) before the command stops with ERR_DB_UNAVAILABLE (default 30)
   --follow             keep syncing new blocks until SIGINT/SIGTERM
-  --poll-ms N          --follow: pause between rescans of the blocks dir (default 1000)
+  --poll-ms N          --follow: pause between rescans of the blocks dir or the node (default 1000)
   --undo-depth N       blocks of undo kept: the deepest reorg the index follows (default 100)
   --batch-blocks N     blocks per commit, at most (default ${BATCH_DEFAULTS.maxBlocks})
   --batch-mb N         raw block megabytes per commit, at most (default ${BATCH_DEFAULTS.maxBytes / 1048576})
@@ -29,7 +29,7 @@ stop at any moment: the index moves one whole batch at a time, and a restart res
 `;
 
 const options = {
-  'blocks-dir': { type: 'string' },
+  ...sourceOptions,
   ...storeOptions,
   follow: { type: 'boolean', default: false },
   'poll-ms': { type: 'string' },
@@ -43,7 +43,6 @@ const options = {
 
 async function run(positionals, values, io) {
   if (positionals.length) throw new UsageError('ERR_USAGE', `sync takes no positional arguments (see "addrindex sync --help")`);
-  if (!values['blocks-dir']) throw new UsageError('ERR_USAGE', `sync needs --blocks-dir (see "addrindex sync --help")`);
   const location = indexLocation(values, 'sync');
   const batchMb = intOption(values, 'batch-mb', 1);
   const batch = batchLimits({
@@ -55,18 +54,20 @@ async function run(positionals, values, io) {
   const threads = intOption(values, 'threads', 0);
   const pollMs = intOption(values, 'poll-ms', 1);
 
-  // Everything that can be checked without writing is checked first: a wrong network or an
-  // unreadable blocks dir must not leave a fresh, empty datadir behind.
+  // Everything that can be checked without writing is checked first: a wrong network, an
+  // unreadable blocks dir or an unreachable node must not leave a fresh, empty datadir behind.
   const network = await resolveNetwork(location, values.network);
-  const { BlocksDirSource } = require('../sources/blocksdir');
-  const source = new BlocksDirSource({ dir: values['blocks-dir'], network });
-  let store = null;
   const controller = new AbortController();
+  const say = (line) => {
+    if (!values.quiet) io.stderr.write(`${io.stderr.isTTY ? '\n' : ''}${line}\n`);
+  };
+  const { source } = openSource(values, network, { env: io.env || process.env, signal: controller.signal, log: say });
+  let store = null;
   let signals = 0;
   const onSignal = (sig) => {
     signals++;
     if (signals === 1) {
-      if (!values.quiet) io.stderr.write(`${io.stderr.isTTY ? '\n' : ''}${sig}: stopping after the batch being committed (again to stop now)\n`);
+      say(`${sig}: stopping after the batch being committed (again to stop now)`);
       controller.abort();
     } else {
       // the index is crash-safe: stopping mid-batch only loses that batch's work
@@ -76,7 +77,12 @@ async function run(positionals, values, io) {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    await source.scan();
+    try {
+      await source.scan();
+    } catch (err) {
+      if (controller.signal.aborted && err.code === 'ERR_ABORTED') return 0; // stopped while waiting for the node
+      throw err;
+    }
     store = await openIndex({ ...location, network, undoDepth, readOnly: false });
     const { SyncService } = require('../sync/service');
     const { ProgressReporter } = require('../sync/progress');
