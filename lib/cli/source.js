@@ -26,8 +26,6 @@ const sourceUsage = `  --blocks-dir DIR     the node's blocks directory (holds b
                        port for the network: ${Object.entries(DEFAULT_RPC_PORTS).map(([n, p]) => `${n} ${p}`).join(', ')})
   --rpc-retry-s N      how long an unreachable, restarting or busy node is retried (with backoff)
                        before the command stops with ERR_NODE_UNAVAILABLE (default 60)
-  With a node and no --blocks-dir every block comes over JSON-RPC; with both, the blocks dir
-  serves the blocks it holds of the node's best chain and the node the others.
 `;
 
 /**
@@ -39,8 +37,7 @@ const sourceUsage = `  --blocks-dir DIR     the node's blocks directory (holds b
  * @param {NodeJS.ProcessEnv} [opts.env=process.env]
  * @param {AbortSignal} [opts.signal] stops RPC retries
  * @param {(line: string) => void} [opts.log] told when the node stops answering (retries)
- * @returns {{source: {scan: Function, tip: Function, hashAt: Function, blocks: Function, close: Function}, node: string|null}}
- *   node: the node's URL as printed (password masked), null without one
+ * @returns {{scan: Function, tip: Function, hashAt: Function, blocks: Function, close: Function}}
  */
 function openSource(values, network, { command = 'sync', env = process.env, signal, log } = {}) {
   const { resolveEndpoint } = require('../node/endpoint');
@@ -55,7 +52,7 @@ function openSource(values, network, { command = 'sync', env = process.env, sign
         `${command} needs a block source: --blocks-dir DIR, or a node (--rpc-url URL, --rpc-cookie FILE or $${ENV_URL}) (see "addrindex ${command} --help")`);
     }
     const { BlocksDirSource } = require('../sources/blocksdir');
-    return { source: new BlocksDirSource({ dir, network }), node: null };
+    return new BlocksDirSource({ dir, network });
   }
   const retry = intOption(values, 'rpc-retry-s', 0);
   const { NodeClient } = require('../node/client');
@@ -72,10 +69,10 @@ function openSource(values, network, { command = 'sync', env = process.env, sign
   });
   if (dir) {
     const { CombinedSource } = require('../sources/combined');
-    return { source: new CombinedSource({ dir, client, network }), node: endpoint.display };
+    return new CombinedSource({ dir, client, network });
   }
   const { NodeSource } = require('../sources/node');
-  return { source: new NodeSource({ client, network }), node: endpoint.display };
+  return new NodeSource({ client, network });
 }
 
 module.exports = { sourceOptions, sourceUsage, openSource };

@@ -9,7 +9,9 @@ const usage = `usage: addrindex sync (--blocks-dir DIR | --rpc-url URL | --rpc-c
 Indexes the best chain of a Bitcoin Core blocks directory or of a running node (JSON-RPC)
 into DATADIR, then exits (or, with --follow, keeps indexing new blocks as they come, until
 SIGINT/SIGTERM). Safe to stop at any moment: the index moves one whole batch at a time, and
-a restart resumes.
+a restart resumes. With a node and no --blocks-dir every block comes over JSON-RPC; with both,
+the node decides the best chain, the blocks dir serves the blocks of it that it holds and the
+node the others.
 
 ${sourceUsage}  --datadir DIR        where the index lives (created when missing)
   --network NET        main | testnet | testnet4 | signet | regtest; an existing datadir's own network
@@ -61,7 +63,7 @@ async function run(positionals, values, io) {
   const say = (line) => {
     if (!values.quiet) io.stderr.write(`${io.stderr.isTTY ? '\n' : ''}${line}\n`);
   };
-  const { source } = openSource(values, network, { env: io.env || process.env, signal: controller.signal, log: say });
+  const source = openSource(values, network, { env: io.env || process.env, signal: controller.signal, log: say });
   let store = null;
   let signals = 0;
   const onSignal = (sig) => {

@@ -75,11 +75,17 @@ class NodeClient {
   async getBlockHashes(heights) {
     const settled = await this.settled(heights.map((h) => ['getblockhash', [h]]));
     return settled.map((s, i) => {
-      if (!s.error) return s.result;
-      // out of range: Core -8, btcd -1 ("Block number out of range")
-      if (s.error.rpcCode === -8 || s.error.rpcCode === -1) return null;
-      throw s.error;
-    }).map((h, i) => (h === null || /^[0-9a-f]{64}$/.test(h) ? h : badHash(this, `getblockhash ${heights[i]}`, h)));
+      if (s.error) {
+        // out of range: Core -8, btcd -1 ("Block number out of range")
+        if (s.error.rpcCode === -8 || s.error.rpcCode === -1) return null;
+        throw s.error;
+      }
+      if (typeof s.result !== 'string' || !/^[0-9a-f]{64}$/.test(s.result)) {
+        throw new NodeError('ERR_NODE_PROTOCOL',
+          `getblockhash ${heights[i]} from ${this.display}: ${JSON.stringify(s.result).slice(0, 80)} is not a block hash`);
+      }
+      return s.result;
+    });
   }
 
   /**
@@ -249,10 +255,6 @@ function fromHex(client, hex, what) {
   // Buffer.from stops at the first non-hex digit without a word
   if (buf.length * 2 !== hex.length) throw new NodeError('ERR_NODE_PROTOCOL', `${what} from ${client.display}: not a hex string`);
   return buf;
-}
-
-function badHash(client, what, h) {
-  throw new NodeError('ERR_NODE_PROTOCOL', `${what} from ${client.display}: ${JSON.stringify(h).slice(0, 80)} is not a block hash`);
 }
 
 module.exports = { NodeClient, networkError, RPC_NOT_FOUND, RPC_METHOD_NOT_FOUND };

@@ -245,8 +245,11 @@ class RpcClient {
           this.stats.bytesIn += size;
           resolve({ status: res.statusCode, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) });
         });
-        res.on('aborted', () => reject(Object.assign(new Error('the connection closed in the middle of the answer'), { code: 'ECONNRESET' })));
         res.on('error', reject);
+        res.on('close', () => {
+          // settles nothing when 'end' came first
+          if (!res.complete) reject(Object.assign(new Error('the connection closed in the middle of the answer'), { code: 'ECONNRESET' }));
+        });
       });
       // a silent connection, not a slow one: the timer restarts with every byte received
       req.setTimeout(timeoutMs, () => {

@@ -24,7 +24,7 @@ const SCAN_ATTEMPTS = 5;
  *
  * `blocks()` fetches the scanned chain's blocks by hash with batched `getblock HASH 0`,
  * several requests in flight, each sized to about `requestBytes` of blocks by the sizes seen
- * so far. A block is checked against the scan (its header hashes to the scanned hash and
+ * so far (at most `maxBlocksPerRequest` blocks). A block is checked against the scan (its header hashes to the scanned hash and
  * names the previous height's as parent) before it is handed on, so a reorganization of the
  * node between scan and read never mixes two chains: the scanned chain is read to its end
  * (nodes keep stale blocks) and the next scan finds the fork. A block the node no longer
@@ -37,11 +37,11 @@ class NodeSource {
    * @param {import('../node/client').NodeClient} opts.client  closed by close()
    * @param {string|import('../chain/networks').Network} [opts.network='main']
    * @param {number} [opts.requestBytes=4 MiB] raw block bytes aimed at per getblock request
-   * @param {number} [opts.maxBlocksPerRequest=500]
+   * @param {number} [opts.maxBlocksPerRequest=16] a bound on one answer's size when block sizes jump
    * @param {number} [opts.inflight=4]  getblock requests at once (btcd serves 10 clients by default)
    * @param {number} [opts.headersPerRound=20000] heights whose hashes and headers one scan round fetches
    */
-  constructor({ client, network = 'main', requestBytes = 4 << 20, maxBlocksPerRequest = 500, inflight = 4, headersPerRound = 20000 }) {
+  constructor({ client, network = 'main', requestBytes = 4 << 20, maxBlocksPerRequest = 16, inflight = 4, headersPerRound = 20000 }) {
     if (!client) throw new TypeError('NodeSource needs a client');
     this.client = client;
     this.network = getNetwork(network);
@@ -50,7 +50,7 @@ class NodeSource {
     this.inflight = Math.max(1, inflight);
     this.headersPerRound = headersPerRound;
     this.chain = new HashChain();
-    this.avgBlockBytes = 0;
+    this.perRequest = Math.min(4, this.maxBlocksPerRequest);
     this.counts = { scans: 0, headers: 0, blocks: 0, bytes: 0, requests: 0 };
     this._scanning = null;
     this.closed = false;
@@ -186,7 +186,7 @@ class NodeSource {
     const pending = [];
     let next = 0;
     const issue = () => {
-      const n = Math.min(this._perRequest(), count - next);
+      const n = Math.min(this.perRequest, count - next);
       const at = next;
       next += n;
       const p = this._fetch(hashes, at, n, fromHeight);
@@ -218,10 +218,14 @@ class NodeSource {
     }
   }
 
-  /** Blocks per getblock request: about requestBytes by the average block seen so far. */
-  _perRequest() {
-    if (!this.avgBlockBytes) return 8;
-    return Math.max(1, Math.min(this.maxBlocksPerRequest, Math.floor(this.requestBytes / this.avgBlockBytes)));
+  /**
+   * Sets the blocks per getblock request: about requestBytes by the sizes of the last answer, growing
+   * at most twofold per answer (block sizes can jump, and a request is sized before its
+   * blocks are seen), shrinking at once.
+   */
+  _resize(bytes, n) {
+    const fit = Math.floor(this.requestBytes / Math.max(1, bytes / n));
+    this.perRequest = Math.max(1, Math.min(this.maxBlocksPerRequest, fit, 2 * this.perRequest));
   }
 
   /** Fetches hashes[at..at+n) as raw blocks (heights start at fromHeight + at). */
@@ -242,8 +246,7 @@ class NodeSource {
     }
     this.counts.blocks += raws.length;
     this.counts.bytes += bytes;
-    const avg = bytes / raws.length;
-    this.avgBlockBytes = this.avgBlockBytes ? 0.5 * this.avgBlockBytes + 0.5 * avg : avg;
+    this._resize(bytes, raws.length);
     return raws;
   }
 
