@@ -55,8 +55,10 @@ class RpcError extends NodeError {
    * @param {{code: number, message: string}} error as the node sent it
    */
   static from(method, error) {
-    return new RpcError('ERR_NODE_RPC', `the node answered ${method} with error ${error.code}: ${error.message}`,
-      { method, rpcCode: error.code, rpcMessage: error.message });
+    const code = error && typeof error === 'object' ? error.code : undefined;
+    const message = error && typeof error === 'object' ? String(error.message) : String(error);
+    return new RpcError('ERR_NODE_RPC', `the node answered ${method} with error ${code}: ${message}`,
+      { method, rpcCode: code, rpcMessage: message });
   }
 }
 

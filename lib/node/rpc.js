@@ -90,7 +90,9 @@ class RpcClient {
     const id = this.nextId++;
     const body = JSON.stringify({ jsonrpc: this.jsonrpc, id, method, params });
     const reply = await this._request(body, method, 1, opts, (parsed) => {
-      if (Array.isArray(parsed) || !parsed || typeof parsed !== 'object') throw protocolError(this, method, 'not a JSON-RPC reply object');
+      if (!isReply(parsed) || (parsed.id !== id && !(parsed.error && parsed.id === null))) {
+        throw protocolError(this, method, 'JSON that is not the JSON-RPC reply to it');
+      }
       return parsed;
     });
     if (reply.error) throw RpcError.from(method, reply.error);
@@ -134,7 +136,7 @@ class RpcClient {
       }
       const byIndex = new Array(items.length);
       for (const r of parsed) {
-        const k = r && Number.isInteger(r.id) ? r.id - first : -1;
+        const k = isReply(r) && Number.isInteger(r.id) ? r.id - first : -1;
         if (k < 0 || k >= items.length || byIndex[k]) throw protocolError(this, what, `a batch reply carries an unknown id ${r && r.id}`);
         byIndex[k] = r;
       }
@@ -286,6 +288,11 @@ class RpcClient {
     this.closed = true;
     this.agent.destroy();
   }
+}
+
+/** A JSON-RPC reply object: a result or an error (1.0 replies carry both keys, one null). */
+function isReply(r) {
+  return Boolean(r) && typeof r === 'object' && !Array.isArray(r) && ('result' in r || 'error' in r) && 'id' in r;
 }
 
 /** The warm-up message when a reply (or any batch item) says the node is still starting. */

@@ -2,6 +2,7 @@
 
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const http = require('node:http');
 const path = require('node:path');
 const bitcore = require('bitcore-lib');
 const { RpcClient } = require('../../lib/node/rpc');
@@ -122,6 +123,29 @@ describe('node JSON-RPC client against btcd', function () {
     assert.ok(retries.length >= 2);
     retries.slice(0, -1).forEach((d, k) => assert.equal(d, 100 * 2 ** k));
     assert.ok(retries[retries.length - 1] <= 100 * 2 ** (retries.length - 1));
+  });
+
+  it('another server on the port: ERR_NODE_PROTOCOL at once, whatever it answers', async () => {
+    const answers = [
+      [404, 'text/html', '<html><body>Not Found</body></html>', /HTTP 404 and no JSON-RPC reply \("<html><body>Not Found/],
+      [200, 'application/json', '{"status":"ok"}', /JSON that is not the JSON-RPC reply/],
+      [200, 'application/json', '[1,2]', /JSON that is not the JSON-RPC reply/],
+    ];
+    for (const [status, type, body, re] of answers) {
+      const server = http.createServer((req, res) => {
+        res.writeHead(status, { 'Content-Type': type });
+        res.end(body);
+      });
+      await new Promise((r) => server.listen(0, '127.0.0.1', r));
+      const rpc = new RpcClient({ url: `http://u:p@127.0.0.1:${server.address().port}`, retryMs: 5000 });
+      try {
+        await assert.rejects(rpc.call('getblockcount'), (err) => err.code === 'ERR_NODE_PROTOCOL' && re.test(err.message));
+        assert.equal(rpc.stats.retries, 0);
+      } finally {
+        rpc.close();
+        server.close();
+      }
+    }
   });
 
   it('an abort ends the retries at once (ERR_ABORTED)', async () => {
