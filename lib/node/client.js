@@ -106,7 +106,7 @@ class NodeClient {
    * @returns {Promise<Buffer[]>}
    */
   async getRawHeaders(hashes) {
-    const res = await this.batched(hashes.map((h) => ['getblockheader', [h, false]]));
+    const res = await this.batched(hashes.map((h) => ['getblockheader', [h, false]]), { binary: true });
     return res.map((hex, i) => {
       const buf = fromHex(this, hex, `getblockheader ${hashes[i]}`);
       if (buf.length !== 80) throw new NodeError('ERR_NODE_PROTOCOL', `getblockheader ${hashes[i]} from ${this.display}: ${buf.length} bytes, not 80`);
@@ -121,7 +121,7 @@ class NodeClient {
    *   or pruned block is an item's error, not a rejection
    */
   async getRawBlocks(hashes) {
-    const settled = await this.rpc.batchSettled(hashes.map((h) => ['getblock', [h, 0]]));
+    const settled = await this.rpc.batchSettled(hashes.map((h) => ['getblock', [h, 0]]), { binary: true });
     return settled.map((s, i) => (s.error ? s : { raw: fromHex(this, s.result, `getblock ${hashes[i]}`) }));
   }
 
@@ -146,7 +146,7 @@ class NodeClient {
    * @returns {Promise<Array<Buffer|null>>}
    */
   async getRawTransactions(txids) {
-    const settled = await this.settled(txids.map((t) => ['getrawtransaction', [t, 0]]));
+    const settled = await this.settled(txids.map((t) => ['getrawtransaction', [t, 0]]), { binary: true });
     return settled.map((s, i) => {
       if (s.error) {
         if (s.error.rpcCode === RPC_NOT_FOUND) return null;
@@ -201,16 +201,17 @@ class NodeClient {
   /**
    * Any calls, in batches of `batchSize` with `inflight` requests at once; each item settled.
    * @param {Array<[string, Array<any>]>} calls
+   * @param {{binary?: boolean}} [opts] RpcClient request options
    * @returns {Promise<import('./rpc').Settled[]>}
    */
-  async settled(calls) {
+  async settled(calls, opts) {
     const out = new Array(calls.length);
     let next = 0;
     const worker = async () => {
       while (next < calls.length) {
         const at = next;
         next += this.batchSize;
-        const part = await this.rpc.batchSettled(calls.slice(at, at + this.batchSize));
+        const part = await this.rpc.batchSettled(calls.slice(at, at + this.batchSize), opts);
         for (let k = 0; k < part.length; k++) out[at + k] = part[k];
       }
     };
@@ -219,8 +220,8 @@ class NodeClient {
   }
 
   /** Like settled(), rejecting with the first item's error. */
-  async batched(calls) {
-    const settled = await this.settled(calls);
+  async batched(calls, opts) {
+    const settled = await this.settled(calls, opts);
     return settled.map((s) => {
       if (s.error) throw s.error;
       return s.result;
@@ -247,7 +248,9 @@ function networkError(display, net, genesis) {
   return new NodeError('ERR_NODE_NETWORK', `the node at ${display} ${what}`, { network: net.name, genesis, found: other ? other.name : null });
 }
 
+/** A hex result as bytes (the client's binary parse has already decoded the long ones). */
 function fromHex(client, hex, what) {
+  if (Buffer.isBuffer(hex)) return hex;
   if (typeof hex !== 'string' || hex.length % 2 !== 0) {
     throw new NodeError('ERR_NODE_PROTOCOL', `${what} from ${client.display}: not a hex string`);
   }

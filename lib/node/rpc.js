@@ -83,7 +83,8 @@ class RpcClient {
    * One call.
    * @param {string} method
    * @param {Array<any>} [params=[]]
-   * @param {{retryMs?: number, timeoutMs?: number}} [opts] per-call overrides
+   * @param {{retryMs?: number, timeoutMs?: number, binary?: boolean}} [opts] per-call overrides;
+   *   binary: strings of HEX_MIN or more hex digits in the reply come as Buffers (decoded)
    * @returns {Promise<any>} the result
    */
   async call(method, params = [], opts = {}) {
@@ -103,7 +104,7 @@ class RpcClient {
    * Many calls in one HTTP request; the results in the order of `calls`. Rejects with the
    * first item's RpcError when any item fails (see batchSettled to keep the others).
    * @param {Array<RpcCall|[string, Array<any>?]>} calls
-   * @param {{retryMs?: number, timeoutMs?: number}} [opts]
+   * @param {{retryMs?: number, timeoutMs?: number, binary?: boolean}} [opts] as for call()
    * @returns {Promise<any[]>}
    */
   async batch(calls, opts) {
@@ -118,7 +119,7 @@ class RpcClient {
    * Many calls in one HTTP request; each item's result or JSON-RPC error, in order.
    * Transport failures, auth and protocol errors still reject the whole batch.
    * @param {Array<RpcCall|[string, Array<any>?]>} calls
-   * @param {{retryMs?: number, timeoutMs?: number}} [opts]
+   * @param {{retryMs?: number, timeoutMs?: number, binary?: boolean}} [opts] as for call()
    * @returns {Promise<Settled[]>}
    */
   async batchSettled(calls, opts = {}) {
@@ -168,7 +169,7 @@ class RpcClient {
           attempt--;
           continue;
         }
-        const reply = this._decode(res, what, check);
+        const reply = this._decode(res, what, check, opts.binary);
         const warm = warmingUp(reply);
         if (!warm) {
           this.stats.calls += calls;
@@ -192,7 +193,7 @@ class RpcClient {
   }
 
   /** Turns an HTTP answer into the parsed JSON-RPC reply, or a typed error. */
-  _decode(res, what, check) {
+  _decode(res, what, check, binary) {
     if (res.status === 401 || res.status === 403) {
       throw new NodeError('ERR_NODE_AUTH', res.status === 401
         ? `the node at ${this.display} refused the credentials (HTTP 401): check USER:PASS in the RPC URL, or the cookie file`
@@ -205,7 +206,7 @@ class RpcClient {
     }
     let parsed;
     try {
-      parsed = JSON.parse(res.body.toString('utf8'));
+      parsed = binary ? parseWithHex(res.body) : JSON.parse(res.body.toString('utf8'));
     } catch {
       // A cut-off answer from a node going down parses no better than another server's page:
       // only a 200 is worth asking again.
@@ -290,6 +291,50 @@ class RpcClient {
   }
 }
 
+/** Hex strings at least this long (an 80-byte header's) are decoded by parseWithHex. */
+const HEX_MIN = 160;
+
+/**
+ * JSON.parse for answers that are mostly hex (raw blocks, transactions): the long hex strings
+ * are decoded straight from the response bytes into Buffers, and only the rest — a few
+ * bytes per item — goes through JSON.parse. Nothing changes but the form of those strings:
+ * they are found by walking the string boundaries (unescaped quotes, jumped to with indexOf),
+ * and a string that is not all hex digits stays a string.
+ * @param {Buffer} body
+ * @returns {any}
+ */
+function parseWithHex(body) {
+  const parts = [];
+  const buffers = [];
+  let copied = 0;
+  for (let pos = 0; ;) {
+    const open = body.indexOf(0x22, pos);
+    if (open < 0) break;
+    let close = open;
+    for (;;) {
+      close = body.indexOf(0x22, close + 1);
+      if (close < 0) return JSON.parse(body.toString('utf8')); // unterminated: let JSON.parse say so
+      let slashes = 0;
+      while (body[close - 1 - slashes] === 0x5c) slashes++;
+      if (slashes % 2 === 0) break;
+    }
+    if (close - open - 1 >= HEX_MIN) {
+      const decoded = Buffer.from(body.toString('latin1', open + 1, close), 'hex');
+      // Buffer.from stops at the first character that is not a hex digit
+      if (decoded.length * 2 === close - open - 1) {
+        parts.push(body.toString('utf8', copied, open + 1), `\\u0000${buffers.length}`);
+        buffers.push(decoded);
+        copied = close;
+      }
+    }
+    pos = close + 1;
+  }
+  if (!buffers.length) return JSON.parse(body.toString('utf8'));
+  parts.push(body.toString('utf8', copied));
+  return JSON.parse(parts.join(''), (key, value) => (
+    typeof value === 'string' && value.charCodeAt(0) === 0 && value.length > 1 ? buffers[Number(value.slice(1))] : value));
+}
+
 /** A JSON-RPC reply object: a result or an error (1.0 replies carry both keys, one null). */
 function isReply(r) {
   return Boolean(r) && typeof r === 'object' && !Array.isArray(r) && ('result' in r || 'error' in r) && 'id' in r;
@@ -330,4 +375,4 @@ function unavailable(client, what, cause, ms, attempts) {
     { cause: cause.code || cause.name, attempts });
 }
 
-module.exports = { RpcClient, RPC_IN_WARMUP };
+module.exports = { RpcClient, parseWithHex, RPC_IN_WARMUP, HEX_MIN };
