@@ -110,7 +110,7 @@ class SyncService {
           const srcTip = this.source.tip();
           this._emit('changed', await this.store.getTip(), srcTip ? srcTip.height : -1, { reason: err.message });
           try {
-            await sleep(follow ? this.pollMs : 100 * changes, undefined, { signal });
+            await sleep(follow ? this.pollMs : Math.min(this.pollMs, 100 * changes), undefined, { signal });
           } catch (e) {
             if (e.name !== 'AbortError') throw e;
           }
@@ -250,7 +250,8 @@ class SyncService {
 
   /**
    * The reader loop: source → parse pool → batches → channel. Never rejects; a failure is
-   * handed to the writer through the channel, after the batches completed before it.
+   * handed to the writer through the channel, after the batches completed before it (a
+   * source's failure also after the blocks it gave before, as a last, shorter batch).
    *
    * Parses are posted up to `parseAheadBytes` of raw blocks ahead of the one being batched.
    * The writer's work (delta building, the commit) runs on this same thread in long
@@ -264,6 +265,7 @@ class SyncService {
     const queue = [];
     let queuedBytes = 0;
     let sourceDone = false;
+    let sourceError = null;
     // Slow start: the first batch may hold 1/16 of maxBytes, each next one twice the one
     // before, up to maxBytes. The writer would otherwise idle until a whole first batch is
     // parsed; a deterministic ramp (not one driven by timing) keeps batch boundaries, and so
@@ -278,7 +280,15 @@ class SyncService {
     try {
       for (;;) {
         while (!sourceDone && queuedBytes < aheadBytes && queue.length < aheadBlocks) {
-          const next = await records.next();
+          let next;
+          try {
+            next = await records.next();
+          } catch (err) {
+            // the blocks read before the failure are good: they are batched and committed first
+            sourceError = err;
+            sourceDone = true;
+            break;
+          }
           if (next.done) {
             sourceDone = true;
             break;
@@ -310,6 +320,7 @@ class SyncService {
         }
       }
       if (batch.length && !(await channel.put(batch))) return;
+      if (sourceError) throw sourceError;
       channel.end();
     } catch (err) {
       channel.fail(err);

@@ -172,7 +172,7 @@ describe('sync from a node (btcd over JSON-RPC)', function () {
     }
   });
 
-  it('the node gone for longer than the retry time: ERR_NODE_UNAVAILABLE at a batch boundary; a later run resumes', async () => {
+  it('the node gone for longer than the retry time: ERR_NODE_UNAVAILABLE, the blocks fetched before it indexed; a later run resumes', async () => {
     const datadir = path.join(tmpDir('node-gone'), 'index');
     let store = await openIndex(datadir);
     let source = nodeSource(a, { client: { retryMs: 500 }, source: { requestBytes: 4000, inflight: 1 } });
@@ -188,7 +188,6 @@ describe('sync from a node (btcd over JSON-RPC)', function () {
       await killed;
       const tip = await store.getTip();
       assert.ok(tip.height >= 100 && tip.height < ref.raws.length - 1, `stopped at ${tip.height}`);
-      assert.equal((tip.height + 1) % 4, 0, 'at a batch boundary');
     } finally {
       await source.close();
       await store.close();
