@@ -23,11 +23,13 @@ class NodeClient {
    * @param {object} [opts]
    * @param {number} [opts.batchSize=500] calls per HTTP request in the batched reads
    * @param {number} [opts.inflight=2]    such requests at once
+   * @param {string|null} [opts.cookieFile] where the credentials come from (for workerConfig)
    */
   constructor(rpc, opts = {}) {
     this.rpc = rpc;
     this.batchSize = opts.batchSize || 500;
     this.inflight = opts.inflight || 2;
+    this.cookieFile = opts.cookieFile || null;
   }
 
   /**
@@ -40,7 +42,22 @@ class NodeClient {
     const rpc = new RpcClient({
       ...opts, url: endpoint.url, credentials: endpoint.credentials, reloadable: endpoint.reloadable, display: endpoint.display,
     });
-    return new NodeClient(rpc, opts);
+    return new NodeClient(rpc, { ...opts, cookieFile: endpoint.cookieFile });
+  }
+
+  /**
+   * What a client on another thread needs to reach the same node the same way (plain data:
+   * the URL, the credentials or the cookie file to read them from, the retry settings).
+   * @returns {object}
+   */
+  workerConfig() {
+    const r = this.rpc;
+    const host = r.host.includes(':') ? `[${r.host}]` : r.host;
+    const creds = this.cookieFile ? {} : r.credentials();
+    return {
+      url: `http://${host}:${r.port}${r.path}`, display: r.display, user: creds.user, pass: creds.pass, cookieFile: this.cookieFile,
+      timeoutMs: r.timeoutMs, retryMs: r.retryMs, maxDelayMs: r.maxDelayMs, jsonrpc: r.jsonrpc,
+    };
   }
 
   /** The node's URL as printed (password masked). */

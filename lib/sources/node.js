@@ -4,6 +4,7 @@ const { SourceError, NodeError } = require('../errors');
 const { getNetwork } = require('../chain/networks');
 const { sha256d, toDisplayHex } = require('../chain/hash');
 const { HashChain } = require('./hash-chain');
+const { BlockFetcher } = require('../node/block-fetcher');
 
 const ZERO_HASH = Buffer.alloc(32);
 
@@ -22,9 +23,10 @@ const SCAN_ATTEMPTS = 5;
  * reorganizes during the scan (then the scan starts again). A scan that finds the best hash
  * unchanged costs one HTTP request.
  *
- * `blocks()` fetches the scanned chain's blocks by hash with batched `getblock HASH 0`,
- * several requests in flight, each sized to about `requestBytes` of blocks by the sizes seen
- * so far (at most `maxBlocksPerRequest` blocks). A block is checked against the scan (its header hashes to the scanned hash and
+ * `blocks()` fetches the scanned chain's blocks by hash with batched `getblock HASH 0` on a
+ * worker thread (lib/node/block-fetcher.js), several requests in flight, each sized to about
+ * `requestBytes` of blocks by the sizes seen so far (at most `maxBlocksPerRequest` blocks),
+ * up to `aheadBytes` ahead of the caller. A block is checked against the scan (its header hashes to the scanned hash and
  * names the previous height's as parent) before it is handed on, so a reorganization of the
  * node between scan and read never mixes two chains: the scanned chain is read to its end
  * (nodes keep stale blocks) and the next scan finds the fork. A block the node no longer
@@ -39,19 +41,22 @@ class NodeSource {
    * @param {number} [opts.requestBytes=4 MiB] raw block bytes aimed at per getblock request
    * @param {number} [opts.maxBlocksPerRequest=16] a bound on one answer's size when block sizes jump
    * @param {number} [opts.inflight=4]  getblock requests at once (btcd serves 10 clients by default)
+   * @param {number} [opts.aheadBytes=64 MiB] blocks fetched ahead of the caller, at most (about one
+   *   sync batch: the fetch goes on while the batch before commits)
    * @param {number} [opts.headersPerRound=20000] heights whose hashes and headers one scan round fetches
    */
-  constructor({ client, network = 'main', requestBytes = 4 << 20, maxBlocksPerRequest = 16, inflight = 4, headersPerRound = 20000 }) {
+  constructor({
+    client, network = 'main', requestBytes = 4 << 20, maxBlocksPerRequest = 16, inflight = 4, aheadBytes = 64 << 20,
+    headersPerRound = 20000,
+  }) {
     if (!client) throw new TypeError('NodeSource needs a client');
     this.client = client;
     this.network = getNetwork(network);
-    this.requestBytes = requestBytes;
-    this.maxBlocksPerRequest = maxBlocksPerRequest;
-    this.inflight = Math.max(1, inflight);
+    this.fetchOpts = { requestBytes, maxBlocksPerRequest, inflight: Math.max(1, inflight), aheadBytes };
     this.headersPerRound = headersPerRound;
     this.chain = new HashChain();
-    this.perRequest = Math.min(4, this.maxBlocksPerRequest);
-    this.counts = { scans: 0, headers: 0, blocks: 0, bytes: 0, requests: 0 };
+    this.fetcher = null; // a BlockFetcher, started at the first read
+    this.counts = { scans: 0, headers: 0, blocks: 0, bytes: 0 };
     this._scanning = null;
     this.closed = false;
   }
@@ -160,13 +165,21 @@ class NodeSource {
     return this.chain.hexAt(height);
   }
 
-  /** Counts, for logs, tests and benchmarks. */
+  /**
+   * Counts, for logs, tests and benchmarks: rpc sums both clients' (scans on this thread,
+   * block fetches on the fetcher's), fetch is the fetcher's alone.
+   */
   stats() {
-    return { ...this.counts, height: this.chain.tipHeight, rpc: { ...this.client.rpc.stats } };
+    const own = this.client.rpc.stats;
+    const fetch = this.fetcher ? this.fetcher.stats() : { requests: 0, calls: 0, retries: 0, bytesIn: 0, bytesOut: 0 };
+    const rpc = {};
+    for (const k of Object.keys(own)) rpc[k] = own[k] + (fetch[k] || 0);
+    return { ...this.counts, height: this.chain.tipHeight, rpc, fetch };
   }
 
   /**
-   * Raw blocks of the chain as of the last scan, in height order, fetched by hash.
+   * Raw blocks of the chain as of the last scan, in height order, fetched by hash on the
+   * fetcher's thread.
    * @param {number} [fromHeight=0]
    * @param {number} [toHeight=tip height]
    * @returns {AsyncGenerator<{height: number, hash: string, prev: string, raw: Buffer}>}
@@ -181,27 +194,16 @@ class NodeSource {
     if (fromHeight > toHeight) return;
     // a copy: a scan during the read must not change what this read checks against
     const hashes = this.chain.copyRange(fromHeight, toHeight);
-    const count = toHeight - fromHeight + 1;
     let prev = fromHeight > 0 ? Buffer.from(this.chain.at(fromHeight - 1)) : ZERO_HASH;
-    const pending = [];
-    let next = 0;
-    const issue = () => {
-      const n = Math.min(this.perRequest, count - next);
-      const at = next;
-      next += n;
-      const p = this._fetch(hashes, at, n, fromHeight);
-      p.catch(() => {}); // observed when its turn comes
-      pending.push(p);
-    };
-    while (pending.length < this.inflight && next < count) issue();
+    if (!this.fetcher) this.fetcher = new BlockFetcher(this.client.workerConfig(), { signal: this.client.rpc.signal });
     let k = 0;
-    while (pending.length) {
-      const raws = await pending.shift();
-      // the next request goes out before the caller gets these blocks to work on
-      while (pending.length < this.inflight && next < count) issue();
-      for (const raw of raws) {
+    try {
+      for await (const raw of this.fetcher.stream(hashes, this.fetchOpts)) {
         const want = hashes.subarray(32 * k, 32 * k + 32);
         const height = fromHeight + k;
+        if (raw.length < 80) {
+          throw new NodeError('ERR_NODE_PROTOCOL', `the node at ${this.client.display} answered getblock ${toDisplayHex(want)} with ${raw.length} bytes`);
+        }
         const hash = sha256d(raw.subarray(0, 80));
         if (!hash.equals(want)) {
           throw new SourceError('ERR_SOURCE_MISMATCH',
@@ -213,41 +215,20 @@ class NodeSource {
         }
         prev = want;
         k++;
+        this.counts.blocks++;
+        this.counts.bytes += raw.length;
         yield { height, hash: toDisplayHex(want), prev: toDisplayHex(raw.subarray(4, 36)), raw };
       }
-    }
-  }
-
-  /**
-   * Sets the blocks per getblock request: about requestBytes by the sizes of the last answer, growing
-   * at most twofold per answer (block sizes can jump, and a request is sized before its
-   * blocks are seen), shrinking at once.
-   */
-  _resize(bytes, n) {
-    const fit = Math.floor(this.requestBytes / Math.max(1, bytes / n));
-    this.perRequest = Math.max(1, Math.min(this.maxBlocksPerRequest, fit, 2 * this.perRequest));
-  }
-
-  /** Fetches hashes[at..at+n) as raw blocks (heights start at fromHeight + at). */
-  async _fetch(hashes, at, n, fromHeight) {
-    const list = [];
-    for (let k = at; k < at + n; k++) list.push(toDisplayHex(hashes.subarray(32 * k, 32 * k + 32)));
-    const res = await this.client.getRawBlocks(list);
-    this.counts.requests++;
-    const raws = [];
-    let bytes = 0;
-    for (let k = 0; k < res.length; k++) {
-      if (res[k].error) throw await this._missing(fromHeight + at + k, list[k], res[k].error);
-      if (res[k].raw.length < 80) {
-        throw new NodeError('ERR_NODE_PROTOCOL', `the node at ${this.client.display} answered getblock ${list[k]} with ${res[k].raw.length} bytes`);
+    } catch (err) {
+      if (err.code === 'ERR_NODE_RPC' && err.details && Number.isInteger(err.details.index)) {
+        const at = err.details.index;
+        throw await this._missing(fromHeight + at, toDisplayHex(hashes.subarray(32 * at, 32 * at + 32)), err);
       }
-      raws.push(res[k].raw);
-      bytes += res[k].raw.length;
+      throw err;
     }
-    this.counts.blocks += raws.length;
-    this.counts.bytes += bytes;
-    this._resize(bytes, raws.length);
-    return raws;
+    if (k !== hashes.length / 32) {
+      throw new NodeError('ERR_NODE_PROTOCOL', `the block fetch from ${this.client.display} ended after ${k} of ${hashes.length / 32} blocks`);
+    }
   }
 
   /** The error for a scanned block the node would not give: the chain moved, or the block is gone. */
@@ -264,10 +245,11 @@ class NodeSource {
       { height, hash, rpcCode: rpcErr.rpcCode });
   }
 
-  /** Closes the client's connections. The source cannot be used afterwards. */
+  /** Closes the client's connections and stops the fetcher. The source cannot be used afterwards. */
   async close() {
     this.closed = true;
     this.client.close();
+    if (this.fetcher) await this.fetcher.close();
   }
 }
 
