@@ -26,12 +26,12 @@ const SCAN_ATTEMPTS = 5;
  * `blocks()` fetches the scanned chain's blocks by hash with batched `getblock HASH 0` on a
  * worker thread (lib/node/block-fetcher.js), several requests in flight, each sized to about
  * `requestBytes` of blocks by the sizes seen so far (at most `maxBlocksPerRequest` blocks),
- * up to `aheadBytes` ahead of the caller. A block is checked against the scan (its header hashes to the scanned hash and
- * names the previous height's as parent) before it is handed on, so a reorganization of the
- * node between scan and read never mixes two chains: the scanned chain is read to its end
- * (nodes keep stale blocks) and the next scan finds the fork. A block the node no longer
- * has ends the read with ERR_SOURCE_CHANGED when its best chain moved (SyncService rescans)
- * or ERR_NODE_BLOCK_MISSING when it did not (a pruned node).
+ * up to `aheadBytes` ahead of the caller. A block is checked against the scan (its header
+ * hashes to the scanned hash and names the previous height's as parent) before it is handed
+ * on, so a reorganization of the node between scan and read never mixes two chains: the
+ * scanned chain is read to its end (nodes keep stale blocks) and the next scan finds the
+ * fork. A block the node no longer has ends the read with ERR_SOURCE_CHANGED when its best
+ * chain moved (SyncService rescans) or ERR_NODE_BLOCK_MISSING when it did not (a pruned node).
  */
 class NodeSource {
   /**
