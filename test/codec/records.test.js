@@ -111,8 +111,8 @@ describe('codec: schema 2 records', () => {
     const big = bigUndo();
     assert.equal(big[0], 0x81, 'a large repetitive undo is stored LZ4-compressed');
     const u = r.decodeUndo(big);
-    assert.equal(u.spentCount, 40);
-    assert.deepEqual(u.scripthashes.subarray(32 * 4, 32 * 5), hash(2));
+    assert.equal(u.count, 40);
+    assert.deepEqual(u.shs.subarray(32 * 4, 32 * 5), hash(2));
     assert.deepEqual(u.values.slice(0, 3), [5000, 5001, 5002]);
     r.writeOutputsHead(w, 2);
     r.writeOutput(w, -1, 3, 10, hash(5), 0);
