@@ -25,7 +25,7 @@ const { spawn } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const { printTable } = require('./lib/table');
 const { heightHolding, boundedSource } = require('./lib/prefix');
-const { diskUsage } = require('../lib/cli/status');
+const { diskUsage } = require('./lib/disk');
 
 const { values: args } = parseArgs({
   options: {
@@ -55,7 +55,7 @@ const MB = 1e6;
 // --- phases (each in its own process) ---------------------------------------------------
 
 async function phaseGenerate() {
-  const { writeChain } = require('../lib/generator');
+  const { writeChain } = require('../tools/generator');
   const t0 = process.hrtime.bigint();
   const s = await writeChain({ dir: args.blocks, seed: args.seed, txs: Number(args.txs), network: 'regtest' });
   return { txs: s.txs, blocks: s.blocks, bytes: s.bytes, files: s.files, ms: ms(t0), stats: s.stats };

@@ -2,7 +2,8 @@
 
 const { UsageError } = require('../errors');
 const { BATCH_DEFAULTS, batchLimits } = require('../sync/batch');
-const { intOption, indexLocation, resolveNetwork, openIndex, storeOptions } = require('./datadir');
+const { intOption, indexLocation, resolveNetwork, storeOptions } = require('./datadir');
+const { openIndex } = require('../stores');
 
 const usage = `usage: addrindex sync --blocks-dir DIR (--datadir DIR | --store mongo --mongodb-url URL) [--network NET] [options]
 
