@@ -3,6 +3,7 @@
 const { StoreError, UsageError } = require('../errors');
 const { getNetwork } = require('../chain/networks');
 const { MAX_TXNUM, DEFAULT_UNDO_DEPTH } = require('./rules');
+const { writeU40, readU40 } = require('../codec/io');
 
 /**
  * Every check the store contract makes before a backend touches its data, and the errors it
@@ -148,15 +149,6 @@ function txNumBounds(q, firstTxNum) {
 
 const CURSOR_HISTORY = 0x01;
 const CURSOR_UTXO = 0x02;
-
-function writeU40(buf, pos, n) {
-  buf[pos] = Math.floor(n / 0x100000000) & 0xff;
-  buf.writeUInt32BE(n % 0x100000000, pos + 1);
-}
-
-function readU40(buf, pos) {
-  return buf[pos] * 0x100000000 + buf.readUInt32BE(pos + 1);
-}
 
 /** @param {number} txNum the last entry of the page */
 function historyCursor(txNum) {

@@ -7,7 +7,7 @@ const { mainnet439Blocks } = require('./fixtures');
 /**
  * The tests' one independent index: raw blocks read with bitcore-lib's own parser and script
  * classifier into plain Maps, never with addrindex's parser or stores. Every store, the CLI and
- * the API are checked against it. Its rules are the ones README.md and DESIGN.md state, written
+ * the API are checked against it. Its rules are the ones README.md and docs/FORMAT.md state, written
  * the obvious way: P2PK counts as its key's P2PKH script, OP_RETURN is not indexed, height 0 is
  * filed nowhere, a tx is one history entry per script hash with funded/spent flags.
  */
