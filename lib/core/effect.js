@@ -43,16 +43,17 @@ const { corrupt } = require('./checks');
 /**
  * One block's undo record: every output its inputs spent (BIP30 replacements first), and the
  * txids its coinbase took from earlier transactions. A backend persists count..dups; `heights`
- * and `txids` ride along for backends that keep them beside it.
+ * and `txidOf` serve backends that keep them beside it. The arrays are the block's own
+ * columns where they can be (no copy per input): read them, do not keep them past the write.
  * @typedef {object} BlockUndo
  * @property {number} count
- * @property {Float64Array} txNums   TxNum that created each spent output
- * @property {Float64Array} vouts
- * @property {Float64Array} values
- * @property {Buffer} shs            32 bytes each (zero: the output was not indexed)
+ * @property {ArrayLike<number>} txNums   TxNum that created each spent output
+ * @property {ArrayLike<number>} vouts
+ * @property {ArrayLike<number>} values
+ * @property {Buffer} shs                 32 bytes each (zero: the output was not indexed)
  * @property {Array<{position: number, oldTxNum: number}>} dups
- * @property {Uint32Array} [heights] height of the block that created each spent output
- * @property {Buffer} [txids]        32 bytes each: the txid of each spent output
+ * @property {ArrayLike<number>} [heights] height of the block that created each spent output
+ * @property {(i: number) => Buffer} [txidOf] the txid of spent output i
  */
 
 /**
@@ -77,8 +78,8 @@ const { corrupt } = require('./checks');
  * @property {Float64Array} txNums
  * @property {Uint32Array} vouts
  * @property {Float64Array} values
- * @property {Buffer} shs               32 bytes each
- * @property {Uint32Array} heights
+ * @property {Uint32Array} block        index in `blocks` of the block that created it
+ * @property {Uint32Array} at           byte offset of its script hash in that block's `cols.scripthashes`
  */
 
 /**
@@ -116,7 +117,7 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
   for (let b = 0; b < blocks.length; b++) {
     const { height, cols, spent, firstTxNum } = blocks[b];
     const { inStart, outStart, idType, values, prevouts } = cols;
-    const u = new UndoBuilder(cols.inStart[cols.txCount]);
+    const u = new UndoBuilder();
     for (let t = 0; t < cols.txCount; t++, tx++) {
       const txNum = firstTxNum + t;
       outBase[tx] = out + outStart[t];
@@ -138,7 +139,7 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
             ch.sent[j] += ec.values[o];
             ch.spent[j]++;
             ch.entry(j, txNum, SPENT);
-            u.push(e.firstTxNum, o, ec.values[o], ec.scripthashes, 32 * o, e.height, ec.txids, 0);
+            u.push(e.firstTxNum, o, ec.values[o], ec.scripthashes, 32 * o, e.height, ec.txids.subarray(0, 32));
           }
           replaced[earlier] = 1;
           u.dups.push({ position: 0, oldTxNum: e.firstTxNum });
@@ -154,7 +155,7 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
             ch.spent[j]++;
             ch.entry(j, txNum, SPENT);
             ch.delUtxo(j, r.txNum, rec.vouts[k]);
-            u.push(r.txNum, rec.vouts[k], rec.values[k], rec.scripthashes, 32 * k, r.height, cols.txids, 0);
+            u.push(r.txNum, rec.vouts[k], rec.values[k], rec.scripthashes, 32 * k, r.height, cols.txids.subarray(0, 32));
           }
           s.replaced = true;
           txidsTaken.push({ txid: cols.txids.subarray(0, 32), txNum: r.txNum });
@@ -176,7 +177,6 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
           ch.delUtxo(j, prev, vout);
           spendFrom(prev, prevouts.subarray(36 * i, 36 * i + 32)).vouts.push(vout);
         }
-        u.push(prev, vout, spent.values[i], spent.scripthashes, 32 * i, spent.heights[i], prevouts, 36 * i);
       }
       if (height === 0) continue; // the genesis outputs are not spendable: filed nowhere
       for (let o = outStart[t]; o < outStart[t + 1]; o++) {
@@ -188,7 +188,7 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
         addAt[out + o] = ch.addUtxo(j, txNum, o - outStart[t], values[o]);
       }
     }
-    undo[b] = u.finish();
+    undo[b] = u.finish(blocks[b]);
     out += outStart[cols.txCount];
   }
   outBase[T] = out;
@@ -197,11 +197,12 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
   let n = 0;
   for (let k = 0; k < O; k++) if (addAt[k] >= 0 && !gone[k]) n++;
   const created = {
-    n, txNums: new Float64Array(n), vouts: new Uint32Array(n), values: new Float64Array(n), shs: Buffer.allocUnsafe(32 * n), heights: new Uint32Array(n),
+    n, txNums: new Float64Array(n), vouts: new Uint32Array(n), values: new Float64Array(n), block: new Uint32Array(n), at: new Uint32Array(n),
   };
   let c = 0;
   tx = 0;
-  for (const { height, cols, firstTxNum } of blocks) {
+  for (let b = 0; b < blocks.length; b++) {
+    const { height, cols, firstTxNum } = blocks[b];
     const { outStart, idType, values } = cols;
     for (let t = 0; t < cols.txCount; t++, tx++) {
       if (replaced[tx] || height === 0) continue;
@@ -211,8 +212,8 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
         created.txNums[c] = firstTxNum + t;
         created.vouts[c] = o - outStart[t];
         created.values[c] = values[o];
-        cols.scripthashes.copy(created.shs, 32 * c, 32 * o, 32 * o + 32);
-        created.heights[c] = height;
+        created.block[c] = b;
+        created.at[c] = 32 * o;
         c++;
       }
     }
@@ -295,60 +296,56 @@ function revertEffect({ cutoff, end, fromHeight, undos, firstTxNums, txids, crea
   return { changes: ch, restore, txidsReleased, txidsReturned };
 }
 
-/** One block's undo record, filled as its inputs are met. */
+/**
+ * One block's undo record: the outputs BIP30 takes (met one by one, rare), then every input's
+ * spent output, which the block's own columns already hold.
+ */
 class UndoBuilder {
-  constructor(capacity) {
-    this.cap = Math.max(4, capacity);
-    this.count = 0;
-    this.txNums = new Float64Array(this.cap);
-    this.vouts = new Float64Array(this.cap);
-    this.values = new Float64Array(this.cap);
-    this.heights = new Uint32Array(this.cap);
-    this.shs = Buffer.allocUnsafe(32 * this.cap);
-    this.txids = Buffer.allocUnsafe(32 * this.cap);
+  constructor() {
+    this.extra = [];
     this.dups = [];
   }
 
-  push(txNum, vout, value, shs, at, height, txids, txidAt) {
-    if (this.count === this.cap) this.grow();
-    const i = this.count++;
-    this.txNums[i] = txNum;
-    this.vouts[i] = vout;
-    this.values[i] = value;
-    this.heights[i] = height;
-    shs.copy(this.shs, 32 * i, at, at + 32);
-    txids.copy(this.txids, 32 * i, txidAt, txidAt + 32);
+  /** An output a coinbase's BIP30 replacement takes. */
+  push(txNum, vout, value, shs, at, height, txid) {
+    this.extra.push({ txNum, vout, value, sh: shs.subarray(at, at + 32), height, txid });
   }
 
-  /** @private */
-  grow() {
-    const cap = 2 * this.cap;
-    const f = (a, A) => { const b = new A(cap); b.set(a); return b; };
-    this.txNums = f(this.txNums, Float64Array);
-    this.vouts = f(this.vouts, Float64Array);
-    this.values = f(this.values, Float64Array);
-    this.heights = f(this.heights, Uint32Array);
-    const shs = Buffer.allocUnsafe(32 * cap);
-    this.shs.copy(shs);
-    this.shs = shs;
-    const txids = Buffer.allocUnsafe(32 * cap);
-    this.txids.copy(txids);
-    this.txids = txids;
-    this.cap = cap;
-  }
-
-  /** @returns {BlockUndo} */
-  finish() {
-    const n = this.count;
+  /**
+   * @param {import('../stores/abstract').BlockDelta} block
+   * @returns {BlockUndo}
+   */
+  finish({ cols, spent }) {
+    const I = cols.inStart[cols.txCount];
+    const x = this.extra.length;
+    const vouts = new Float64Array(x + I);
+    for (let i = 0; i < I; i++) vouts[x + i] = cols.prevouts.readUInt32LE(36 * i + 32);
+    const inputTxid = (i) => cols.prevouts.subarray(36 * i, 36 * i + 32);
+    if (x === 0) {
+      return {
+        count: I, txNums: spent.txNums.subarray(0, I), vouts, values: spent.values.subarray(0, I),
+        shs: spent.scripthashes.subarray(0, 32 * I), dups: this.dups, heights: spent.heights.subarray(0, I), txidOf: inputTxid,
+      };
+    }
+    const cat = (A, pick, from) => {
+      const out = new A(x + I);
+      this.extra.forEach((e, k) => { out[k] = pick(e); });
+      out.set(from.subarray(0, I), x);
+      return out;
+    };
+    const shs = Buffer.allocUnsafe(32 * (x + I));
+    this.extra.forEach((e, k) => e.sh.copy(shs, 32 * k));
+    spent.scripthashes.copy(shs, 32 * x, 0, 32 * I);
+    this.extra.forEach((e, k) => { vouts[k] = e.vout; });
     return {
-      count: n,
-      txNums: this.txNums.subarray(0, n),
-      vouts: this.vouts.subarray(0, n),
-      values: this.values.subarray(0, n),
-      shs: this.shs.subarray(0, 32 * n),
+      count: x + I,
+      txNums: cat(Float64Array, (e) => e.txNum, spent.txNums),
+      vouts,
+      values: cat(Float64Array, (e) => e.value, spent.values),
+      shs,
       dups: this.dups,
-      heights: this.heights.subarray(0, n),
-      txids: this.txids.subarray(0, 32 * n),
+      heights: cat(Uint32Array, (e) => e.height, spent.heights),
+      txidOf: (i) => (i < x ? this.extra[i].txid : inputTxid(i - x)),
     };
   }
 }

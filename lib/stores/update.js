@@ -50,7 +50,8 @@ async function applyBlocks(store, v, blocks, batch, w) {
     let b = a + 1;
     while (b < cr.n && cr.txNums[b] === cr.txNums[a]) b++;
     writeOutputsHead(w, b - a);
-    for (let k = a; k < b; k++) writeOutput(w, k === a ? -1 : cr.vouts[k - 1], cr.vouts[k], cr.values[k], cr.shs, 32 * k);
+    const shs = blocks[cr.block[a]].cols.scripthashes;
+    for (let k = a; k < b; k++) writeOutput(w, k === a ? -1 : cr.vouts[k - 1], cr.vouts[k], cr.values[k], shs, cr.at[k]);
     batch.put(layout.outputsKey(cr.txNums[a]), endOutputs(w));
     a = b;
   }

@@ -71,14 +71,15 @@ function planApply(e, pre, reusedDocs) {
   for (const u of e.undo) {
     for (let i = 0; i < u.count; i++) {
       if (u.txNums[i] >= e.first) continue;
-      const id = D.outpointId(D.hashHex(u.txids.subarray(32 * i, 32 * i + 32)), u.vouts[i]);
+      const id = D.outpointId(D.hashHex(u.txidOf(i)), u.vouts[i]);
       plan.utxoDeletes.push(id);
       deleted.add(id);
     }
   }
   const cr = e.created;
   for (let k = 0; k < cr.n; k++) {
-    const doc = D.utxoDoc(newOut(e, cr.txNums[k], cr.vouts[k], cr.values[k], D.hashHex(cr.shs.subarray(32 * k, 32 * k + 32))));
+    const sh = blocks[cr.block[k]].cols.scripthashes.subarray(cr.at[k], cr.at[k] + 32);
+    const doc = D.utxoDoc(newOut(e, cr.txNums[k], cr.vouts[k], cr.values[k], D.hashHex(sh)));
     (deleted.has(doc._id) ? plan.utxoReplaces : plan.utxoInserts).push(doc);
   }
 
@@ -126,7 +127,7 @@ function planApply(e, pre, reusedDocs) {
     const spent = [];
     for (let i = 0; i < u.count; i++) {
       spent.push(D.utxoDoc({
-        id: D.outpointId(D.hashHex(u.txids.subarray(32 * i, 32 * i + 32)), u.vouts[i]),
+        id: D.outpointId(D.hashHex(u.txidOf(i)), u.vouts[i]),
         sh: D.hashHex(u.shs.subarray(32 * i, 32 * i + 32)),
         vout: u.vouts[i],
         value: u.values[i],
