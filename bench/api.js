@@ -47,7 +47,7 @@ const N_ADDRESSES = Number(args.addresses);
 const CHAIN = { seed: 'api-bench', blocks: 150, txsPerBlock: 100 };
 
 async function buildIndex(tmp) {
-  const { writeChain } = require('../lib/generator');
+  const { writeChain } = require('../tools/generator');
   const { openStore } = require('../lib/stores');
   const { BlocksDirSource } = require('../lib/sources/blocksdir');
   const { SyncService } = require('../lib/sync/service');

@@ -69,7 +69,7 @@ function run(script, argv, env) {
 async function chain(work) {
   const blocks = path.join(work, 'blocks');
   if (!fs.existsSync(path.join(blocks, 'blk00000.dat'))) {
-    const { writeChain } = require('../lib/generator');
+    const { writeChain } = require('../tools/generator');
     const s = await writeChain({ dir: blocks, seed: args.seed, txs: Number(args.txs), network: 'regtest' });
     fs.writeFileSync(path.join(work, 'chain.json'), JSON.stringify({ txs: s.txs, blocks: s.blocks, bytes: s.bytes }));
   }

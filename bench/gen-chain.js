@@ -14,8 +14,8 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
-const { writeChain } = require('../lib/generator');
-const { listBlkFiles, blkName } = require('../lib/generator/blkwriter');
+const { writeChain } = require('../tools/generator');
+const { listBlkFiles, blkName } = require('../tools/generator/blkwriter');
 const { printTable } = require('./lib/table');
 
 const { values: args } = parseArgs({

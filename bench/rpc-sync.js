@@ -47,7 +47,7 @@ const { values: args } = parseArgs({
 const MB = 1e6;
 
 async function phaseGenerate() {
-  const { writeChain } = require('../lib/generator');
+  const { writeChain } = require('../tools/generator');
   const t0 = process.hrtime.bigint();
   const s = await writeChain({ dir: args.blocks, seed: args.seed, txs: Number(args.txs), network: 'regtest' });
   return { txs: s.txs, blocks: s.blocks, bytes: s.bytes, ms: msSince(t0) };

@@ -41,7 +41,7 @@ const { execFileSync, spawn } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const { printTable } = require('./lib/table');
 const { heightHolding, boundedSource } = require('./lib/prefix');
-const { Rng } = require('../lib/generator/rng');
+const { Rng } = require('../tools/generator/rng');
 const { outputScripthash, ADDR_TYPE_CODE } = require('../lib/chain/script');
 const { encodeAddress } = require('../lib/chain/address');
 const { toDisplayHex } = require('../lib/chain/hash');
@@ -667,7 +667,7 @@ async function main() {
     rows.push({ row: 'node-lmdb, seed\'s concatenated schema', ...(await nodeLmdb(d)) });
 
     // sync of a generated chain
-    const { writeChain } = require('../lib/generator');
+    const { writeChain } = require('../tools/generator');
     const chainDir = tmp('chain');
     dirs.push(chainDir);
     const syncTxs = Number(args['sync-txs']);

@@ -25,7 +25,7 @@ const { spawn } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const { printTable } = require('./lib/table');
 const { heightHolding, boundedSource } = require('./lib/prefix');
-const { diskUsage } = require('../lib/cli/status');
+const { diskUsage } = require('./lib/disk');
 const { mainThreadCpuSec, msSince: ms } = require('./lib/proc');
 
 const { values: args } = parseArgs({
@@ -56,7 +56,7 @@ const MB = 1e6;
 // --- phases (each in its own process) ---------------------------------------------------
 
 async function phaseGenerate() {
-  const { writeChain } = require('../lib/generator');
+  const { writeChain } = require('../tools/generator');
   const t0 = process.hrtime.bigint();
   const s = await writeChain({ dir: args.blocks, seed: args.seed, txs: Number(args.txs), network: 'regtest' });
   return { txs: s.txs, blocks: s.blocks, bytes: s.bytes, files: s.files, ms: ms(t0), stats: s.stats };
@@ -227,7 +227,7 @@ function report(ours, prefixOurs, base, baseTxs, gen) {
   const lastVsFirst = t[9] / t[0];
   console.log(`\nhistory entries ${st.historyEntries.toLocaleString('en-US')}, utxos ${st.utxos.toLocaleString('en-US')}; ` +
     `DB on disk ${(ours.diskBytes / MB).toFixed(1)} MB = ${(ours.diskBytes / st.historyEntries).toFixed(1)} B per history entry ` +
-    `(history rows alone: ${st.bytesPerHistoryEntry.toFixed(1)} B per entry; all rows ${(st.bytes / MB).toFixed(1)} MB)`);
+    `(history rows alone: ${((st.tables.account.bytes + st.tables.history.bytes) / st.historyEntries).toFixed(1)} B per entry; all rows ${(st.bytes / MB).toFixed(1)} MB)`);
   console.log(`CPU: main thread ${(ours.mainCpuMs / 1000).toFixed(1)} s (busy ${(100 * ours.mainCpuMs / ours.ms).toFixed(0)} % of the wall time; ` +
     `${Math.round(ours.txs / (ours.mainCpuMs / 1000)).toLocaleString('en-US')} tx per main-thread CPU second), all threads ${(ours.cpuMs / 1000).toFixed(1)} s`);
   console.log(`RSS at the end of the sync: ${(ours.rssAnonEnd / MB).toFixed(0)} MB anonymous + ${(ours.rssFileEnd / MB).toFixed(0)} MB file-backed (mostly the LMDB map)`);

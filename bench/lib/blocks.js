@@ -1,6 +1,6 @@
 'use strict';
 
-const { ChainGenerator } = require('../../lib/generator');
+const { ChainGenerator } = require('../../tools/generator');
 
 /** An output mix for the segwit era's busiest blocks: most outputs and spends are P2WPKH or P2TR. */
 const SEGWIT_HEAVY_MIX = Object.freeze({

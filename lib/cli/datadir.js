@@ -2,6 +2,7 @@
 
 const { UsageError } = require('../errors');
 const { getNetwork } = require('../chain/networks');
+const { openIndex } = require('../stores');
 
 /**
  * What the index commands share: integer options, and opening a datadir whose network is
@@ -67,26 +68,6 @@ function indexLocation(values, command) {
 }
 
 /**
- * Opens a datadir's index (read-only unless asked), on the network its meta row names. With
- * `network` given, a datadir of another network is refused (StoreError ERR_WRONG_NETWORK).
- * @param {{datadir?: string, store?: string, mongodbUrl?: string, retryTimeoutMs?: number, network?: string, undoDepth?: number, readOnly?: boolean}} opts
- * @returns {Promise<import('../stores/abstract').AbstractStore>}
- */
-async function openIndex({ datadir, store = 'lmdb', mongodbUrl, retryTimeoutMs, network, undoDepth, readOnly = true }) {
-  const { openStore } = require('../stores');
-  const open = (net) => openStore({ store, datadir, url: mongodbUrl, retryTimeoutMs, network: net, undoDepth, readOnly });
-  if (network) return open(getNetwork(network).name);
-  // No network asked for: the meta row decides. The store checks the meta row on open and
-  // names the network it found when it is not the one asked for.
-  try {
-    return await open('main');
-  } catch (err) {
-    if (err.code === 'ERR_WRONG_NETWORK' && err.details && err.details.found) return open(err.details.found);
-    throw err;
-  }
-}
-
-/**
  * The network a sync should use: the index's own when it holds one (and --network, if given,
  * must agree), else --network, else main. Reads only; creates nothing.
  * @param {ReturnType<typeof indexLocation>} location
@@ -126,4 +107,4 @@ async function withIndex(values, command, fn) {
   }
 }
 
-module.exports = { intOption, indexLocation, openIndex, resolveNetwork, withIndex, storeOptions, storeUsage, DEFAULT_MONGODB_URL };
+module.exports = { intOption, indexLocation, resolveNetwork, withIndex, storeOptions, storeUsage, DEFAULT_MONGODB_URL };

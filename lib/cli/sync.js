@@ -1,6 +1,9 @@
+'use strict';
+
 const { UsageError } = require('../errors');
 const { BATCH_DEFAULTS, batchLimits } = require('../sync/batch');
-const { intOption, indexLocation, resolveNetwork, openIndex, storeOptions } = require('./datadir');
+const { intOption, indexLocation, resolveNetwork, storeOptions } = require('./datadir');
+const { openIndex } = require('../stores');
 const { sourceOptions, sourceUsage, openSource } = require('./source');
 
 const usage = `usage: addrindex sync (--blocks-dir DIR | --rpc-url URL | --rpc-cookie FILE) (--datadir DIR | --store mongo --mongodb-url URL)

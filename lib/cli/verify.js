@@ -10,7 +10,7 @@ outputs, and checks the txid⇄TxNum tables both ways. Exits 0 when everything a
 otherwise prints the first problems and exits non-zero. Safe beside a running sync (it reads
 one consistent snapshot).
 
-${storeUsage}  --max-problems N     stop after N problems (default 20)
+${storeUsage}  --max-problems N     list at most N problems, count the rest (default 20)
   --json               print the result as JSON
 `;
 
@@ -22,7 +22,7 @@ const options = {
 
 async function run(positionals, values, io) {
   if (positionals.length) throw new UsageError('ERR_USAGE', `verify takes no positional arguments (see "addrindex verify --help")`);
-  const maxProblems = intOption(values, 'max-problems', 1) || 20;
+  const maxProblems = intOption(values, 'max-problems', 1);
   return withIndex(values, 'verify', async (store) => {
     const t0 = Date.now();
     const result = await store.verify({ maxProblems });
@@ -33,11 +33,10 @@ async function run(positionals, values, io) {
       const checked = Object.entries(result.checked || {}).map(([k, v]) => `${v} ${k}`).join(', ');
       io.stdout.write(`checked ${checked || 'nothing'} in ${(ms / 1000).toFixed(1)} s\n`);
       for (const p of result.problems) io.stdout.write(`problem: ${p}\n`);
+      if (result.problemCount > result.problems.length) io.stdout.write(`… and ${result.problemCount - result.problems.length} more\n`);
     }
     if (!result.ok) {
-      const n = result.problems.length;
-      throw new StoreError('ERR_VERIFY_FAILED',
-        `verify found ${n}${n >= maxProblems ? '+' : ''} problem(s), the first: ${result.problems[0]}`);
+      throw new StoreError('ERR_VERIFY_FAILED', `verify found ${result.problemCount} problem(s), the first: ${result.problems[0]}`);
     }
     if (!values.json) io.stdout.write('ok\n');
     return 0;

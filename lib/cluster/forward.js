@@ -1,6 +1,7 @@
 'use strict';
 
 const errors = require('../errors');
+const { READ_METHODS } = require('../stores/abstract');
 
 /**
  * Store reads forwarded over the cluster IPC channel, for stores only one process may open
@@ -12,11 +13,7 @@ const errors = require('../errors');
  * as JSON arrays; they arrive as Uint8Arrays and are turned back into Buffers here.
  */
 
-/** The read operations of lib/stores/abstract.js a worker may call. */
-const READ_METHODS = [
-  'getTip', 'getBlock', 'getBlockHash', 'getSummary', 'getSummaries', 'getHistory', 'getHistories',
-  'getUtxos', 'getTx', 'getTxid', 'stats',
-];
+// the contract's reads (lib/stores/abstract.js), whichever the contract has
 const READ_SET = new Set(READ_METHODS);
 
 const CALL = 'addrindex:store-call';

@@ -1,6 +1,7 @@
 'use strict';
 
 const { UsageError } = require('../errors');
+const { openIndex } = require('../stores');
 
 /**
  * How the workers of `addrindex serve` read each store.
@@ -33,8 +34,7 @@ function readStrategy(kind) {
  * @returns {Promise<import('../stores/abstract').AbstractStore>}
  */
 async function openReadStore(config) {
-  // the index's meta row decides the network when none is given (lib/cli/datadir.js)
-  const { openIndex } = require('../cli/datadir');
+  // the index's meta record decides the network when none is given
   return openIndex({
     store: config.store,
     datadir: config.datadir,

@@ -173,4 +173,24 @@ class Writer {
   }
 }
 
-module.exports = { Reader, Writer };
+/**
+ * A 40-bit unsigned integer, big-endian (TxNums in keys and cursors: key order is numeric order).
+ * @param {Buffer} buf
+ * @param {number} pos
+ * @param {number} n < 2^40
+ */
+function writeU40(buf, pos, n) {
+  buf[pos] = Math.floor(n / 0x100000000) & 0xff;
+  buf.writeUInt32BE(n % 0x100000000, pos + 1);
+}
+
+/**
+ * @param {Buffer} buf
+ * @param {number} pos
+ * @returns {number}
+ */
+function readU40(buf, pos) {
+  return buf[pos] * 0x100000000 + buf.readUInt32BE(pos + 1);
+}
+
+module.exports = { Reader, Writer, writeU40, readU40 };

@@ -13,8 +13,7 @@
  * Entries are strictly increasing, so every delta after the first is at least 1.
  */
 
-const FUNDED = 1;
-const SPENT = 2;
+const { FUNDED, SPENT } = require('../core/rules');
 
 /**
  * @param {number} txNum

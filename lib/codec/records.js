@@ -3,6 +3,7 @@
 const { openValue } = require('./format');
 const { pack } = require('./compress');
 const { writePostings, readPostings } = require('./postings');
+const { PAGE_ENTRIES, INLINE_UTXOS, MAX_TXNUM, sealedCount, utxosInline } = require('../core/rules');
 
 /**
  * Schema 2 value encoders and decoders, one pair per record kind. docs/FORMAT.md describes
@@ -18,14 +19,8 @@ const VERSION = Object.freeze({
   meta: 1, tip: 1, block: 1, txids: 1, tx: 2, outputs: 1, account: 1, page: 1, utxo: 1, undo: 1,
 });
 
-/** History entries per sealed page; the account row keeps the last 1..PAGE_ENTRIES. */
-const PAGE_ENTRIES = 64;
-/** Unspent outputs an account row holds inline; above this they live in utxo rows. */
-const INLINE_UTXOS = 16;
 /** TxNums in one txids row. */
 const TXIDS_PER_ROW = 64;
-/** TxNums fit the 5-byte keys. */
-const MAX_TXNUM = 2 ** 40 - 1;
 
 // ---------------------------------------------------------------------------------------
 // meta and tip
@@ -309,24 +304,6 @@ function grow(a, n) {
 }
 
 /**
- * History entries held in pages for an account of n entries: every full page but the last,
- * so the account row always keeps 1..PAGE_ENTRIES of them. A pure function of n, which is
- * what makes the page layout the same however the entries arrived.
- * @param {number} n
- */
-function sealedCount(n) {
-  return n === 0 ? 0 : Math.floor((n - 1) / PAGE_ENTRIES) * PAGE_ENTRIES;
-}
-
-/**
- * Whether an account with this many unspent outputs keeps them inline.
- * @param {number} utxoCount
- */
-function utxosInline(utxoCount) {
-  return utxoCount <= INLINE_UTXOS;
-}
-
-/**
  * Writes an account row. The tail must hold txCount - sealedCount(txCount) entries and, when
  * the UTXOs are inline, utxoLen must equal utxoCount (sorted by TxNum, vout).
  * @param {import('./io').Writer} w
@@ -469,18 +446,6 @@ function decodeUtxo(buf) {
 // undo
 
 /**
- * What reverting one block needs beyond what the index still holds: the outputs its
- * transactions spent (to put them back) and the earlier TxNum of any txid it reused.
- * @typedef {object} Undo
- * @property {number} spentCount
- * @property {number[]} txNums   TxNum that created each spent output
- * @property {number[]} vouts
- * @property {number[]} values
- * @property {Buffer} scripthashes 32 bytes each
- * @property {Array<{position: number, oldTxNum: number}>} dups  txids that replaced an earlier tx row
- */
-
-/**
  * @param {import('./io').Writer} w
  * @param {number} count spent outputs
  * @param {ArrayLike<number>} txNums
@@ -510,7 +475,7 @@ function encodeUndo(w, count, txNums, vouts, values, shs, shFrom, dups) {
 
 /**
  * @param {Uint8Array} buf
- * @returns {Undo}
+ * @returns {import('../core/effect').BlockUndo} without heights and txids
  */
 function decodeUndo(buf) {
   const r = openValue(buf, 'undo', VERSION.undo, true);
@@ -518,19 +483,19 @@ function decodeUndo(buf) {
   const txNums = new Array(n);
   const vouts = new Array(n);
   const values = new Array(n);
-  const scripthashes = Buffer.allocUnsafe(32 * n);
+  const shs = Buffer.allocUnsafe(32 * n);
   for (let i = 0; i < n; i++) {
     txNums[i] = r.varint();
     vouts[i] = r.varint();
     values[i] = r.varint();
     const at = r.skip(32);
-    scripthashes.set(r.buf.subarray(at, at + 32), 32 * i);
+    shs.set(r.buf.subarray(at, at + 32), 32 * i);
   }
   const d = r.count(r.varint(), 2);
   const dups = new Array(d);
   for (let i = 0; i < d; i++) dups[i] = { position: r.varint(), oldTxNum: r.varint() };
   r.done();
-  return { spentCount: n, txNums, vouts, values, scripthashes, dups };
+  return { count: n, txNums, vouts, values, shs, dups };
 }
 
 module.exports = {

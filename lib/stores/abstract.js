@@ -1,5 +1,7 @@
 'use strict';
 
+const { storeOptions } = require('../core/checks');
+
 /**
  * The store contract. Every backend (lmdb.js, level.js, mongo.js) implements exactly these
  * operations with exactly these promises, and test/stores/conformance.js runs the same suite
@@ -110,13 +112,23 @@ class AbstractStore {
    * @param {boolean} [opts.readOnly=false] open for reading beside a writer in another process
    */
   constructor(opts) {
+    // checked once for every backend (lib/core/checks.js): a bad network or undo depth is
+    // the same UsageError whichever store is asked
+    const { network, undoDepth, readOnly } = storeOptions(opts);
     this.opts = opts;
-    // every backend keeps undo the same way, and SyncService reads the depth from the store
-    this.undoDepth = opts.undoDepth === undefined ? 100 : opts.undoDepth;
-    if (!Number.isInteger(this.undoDepth) || this.undoDepth < 0) {
-      throw new UsageError('ERR_BAD_UNDO_DEPTH', `undo depth must be a whole number of blocks, got ${opts.undoDepth}`);
-    }
+    /** @type {string} the network's name */
+    this.network = network;
+    /** @type {number} blocks of undo kept; SyncService reads the deepest reorg it can follow from it */
+    this.undoDepth = undoDepth;
+    /** @type {boolean} */
+    this.readOnly = readOnly;
   }
+
+  /**
+   * Where the index lives, for messages ("LMDB datadir /x").
+   * @returns {string}
+   */
+  describe() { throw new Error('Abstract method.'); }
 
   /**
    * Opens (creating when empty and writable). Rejects with StoreError ERR_WRONG_NETWORK for a
@@ -223,26 +235,59 @@ class AbstractStore {
   async getTxid(txNum) { throw new Error('Abstract method.'); }
 
   /**
-   * Row counts and bytes per table, for `addrindex status` and the benchmarks.
-   * @returns {Promise<object>}
+   * Row counts and sizes, for `addrindex status` and the benchmarks.
+   * @returns {Promise<Stats>}
    */
   async stats() { throw new Error('Abstract method.'); }
 
   /**
-   * Walks the whole index for `addrindex verify`: recomputes every summary from history and
-   * UTXOs and checks txid⇄TxNum both ways.
-   * @param {{maxProblems?: number}} [opts]
-   * @returns {Promise<{ok: boolean, checked: object, problems: string[]}>}
+   * Walks the whole index for `addrindex verify`: the chain of blocks, txid⇄TxNum both ways,
+   * and every summary recomputed from its history and UTXOs (lib/core/verify.js).
+   * @param {{maxProblems?: number}} [opts] problems listed (default 20); the rest are counted
+   * @returns {Promise<VerifyResult>}
    */
   async verify(opts) { throw new Error('Abstract method.'); }
 
   /**
-   * A SHA-256 over every logical record of the index (tables, keys and values, in key order),
-   * excluding nothing that a fresh sync of the same chain would write differently — so two
-   * indexes of the same chain have equal digests however they got there (reorgs, restarts).
+   * A SHA-256 over every logical record of the index in a fixed order, so two indexes of the
+   * same chain in the same store have equal digests however they got there (batches, crashes,
+   * restarts, reorgs). Undo records are included unless `undo: false`: they are the one thing a
+   * path can change, since a revert deeper than the undo kept cannot recreate undo pruned
+   * earlier.
+   * @param {{undo?: boolean}} [opts]
    * @returns {Promise<string>} hex
    */
-  async digest() { throw new Error('Abstract method.'); }
+  async digest(opts) { throw new Error('Abstract method.'); }
 }
 
-module.exports = { AbstractStore };
+/**
+ * @typedef {object} Stats
+ * @property {'lmdb'|'level'|'mongo'} store
+ * @property {Tip|null} tip
+ * @property {Object<string, {rows: number, bytes: number}>} tables  per table (key-value) or
+ *   collection (MongoDB): rows and their logical bytes (keys and values, or BSON documents)
+ * @property {number} bytes           the logical bytes of every table
+ * @property {number} diskBytes       what the index takes on disk (its files, or the server's storage and indexes)
+ * @property {number} historyEntries  history entries of all script hashes
+ * @property {number} utxos           unspent outputs indexed
+ * @property {object} engine          the backend's own figures (LMDB's B-tree, LevelDB's, the MongoDB server's)
+ */
+
+/**
+ * @typedef {object} VerifyResult
+ * @property {boolean} ok
+ * @property {Object<string, number>} checked  what was walked, by kind
+ * @property {string[]} problems   at most maxProblems, then one "… and N more" line
+ * @property {number} problemCount
+ */
+
+/** The reads of the contract: what a reader process may call (lib/cluster/forward.js forwards these). */
+const READ_METHODS = Object.freeze([
+  'getTip', 'getBlock', 'getBlockHash', 'getPrevouts', 'getSummary', 'getSummaries', 'getHistory', 'getHistories',
+  'getUtxos', 'getTx', 'getTxid', 'stats', 'verify', 'digest',
+]);
+
+/** The writes: only the one writer calls these. */
+const WRITE_METHODS = Object.freeze(['apply', 'revert']);
+
+module.exports = { AbstractStore, READ_METHODS, WRITE_METHODS };

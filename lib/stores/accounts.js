@@ -1,10 +1,12 @@
 'use strict';
 
-const { StoreError, CodecError } = require('../errors');
+const { CodecError } = require('../errors');
 const layout = require('./layout');
+const { PAGE_ENTRIES, sealedCount, utxosInline, countersHold } = require('../core/rules');
+const { corrupt: damaged } = require('../core/checks');
+const { toDisplayHex } = require('../chain/hash');
 const {
-  Account, PAGE_ENTRIES, sealedCount, utxosInline,
-  encodeAccount, decodeAccount, encodePage, decodePage, encodeUtxo, decodeUtxo,
+  Account, encodeAccount, decodeAccount, encodePage, decodePage, encodeUtxo, decodeUtxo,
 } = require('../codec/records');
 
 /**
@@ -51,9 +53,7 @@ async function updateAccounts(ctx, ch, rows, keys, cutoff) {
     acc.sent += ch.sent[j];
     acc.fundedCount += ch.funded[j];
     acc.spentCount += ch.spent[j];
-    if (acc.spentCount > acc.fundedCount || acc.sent > acc.received || acc.spentCount < 0 || acc.sent < 0) {
-      throw corrupt(ch.shs, at, 'its spends would exceed its receipts');
-    }
+    if (!countersHold(acc)) throw corrupt(ch.shs, at, 'its spends would exceed its receipts');
     if (cutoff === undefined) appendHistory(ctx, acc, ch, j);
     else await cutHistory(ctx, acc, ch, j, cutoff);
     await updateUtxos(ctx, acc, ch, j, oldUtxos, work);
@@ -289,9 +289,8 @@ function withKey(err, key) {
 }
 
 function corrupt(shs, at, what) {
-  const sh = Buffer.from(shs.subarray(at, at + 32)).reverse().toString('hex');
-  return new StoreError('ERR_CORRUPT', `script hash ${sh}: ${what}; the index is damaged or was written by ` +
-    'another chain: run "addrindex verify" and re-sync into a new --datadir', { scripthash: sh });
+  const sh = toDisplayHex(shs.subarray(at, at + 32));
+  return damaged(`script hash ${sh}: ${what}`, { scripthash: sh });
 }
 
 module.exports = { updateAccounts, decodeRow, withKey };

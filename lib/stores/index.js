@@ -1,6 +1,7 @@
 'use strict';
 
 const { UsageError } = require('../errors');
+const { getNetwork } = require('../chain/networks');
 
 /** Backends by --store name; each module is loaded only when chosen. */
 const STORES = {
@@ -30,4 +31,25 @@ async function openStore({ store = 'lmdb', datadir, network, undoDepth = 100, re
   return s;
 }
 
-module.exports = { openStore };
+/**
+ * Opens an existing index (read-only unless asked) on the network its own meta record names,
+ * so a reader need not know it. With `network` given, an index of another network is refused
+ * (StoreError ERR_WRONG_NETWORK).
+ * @param {{store?: string, datadir?: string, mongodbUrl?: string, retryTimeoutMs?: number, network?: string,
+ *   undoDepth?: number, readOnly?: boolean}} opts
+ * @returns {Promise<import('./abstract').AbstractStore>}
+ */
+async function openIndex({ store = 'lmdb', datadir, mongodbUrl, retryTimeoutMs, network, undoDepth, readOnly = true } = {}) {
+  const open = (net) => openStore({ store, datadir, url: mongodbUrl, retryTimeoutMs, network: net, undoDepth, readOnly });
+  if (network) return open(getNetwork(network).name);
+  // the store checks the meta record on open and names the network it found when it is not
+  // the one asked for
+  try {
+    return await open('main');
+  } catch (err) {
+    if (err.code === 'ERR_WRONG_NETWORK' && err.details && err.details.found) return open(err.details.found);
+    throw err;
+  }
+}
+
+module.exports = { openStore, openIndex, STORE_NAMES: Object.freeze(Object.keys(STORES)) };

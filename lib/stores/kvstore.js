@@ -1,22 +1,20 @@
 'use strict';
 
 const { AbstractStore } = require('./abstract');
-const { StoreError, UsageError } = require('../errors');
-const { getNetwork } = require('../chain/networks');
 const { toDisplayHex } = require('../chain/hash');
 const layout = require('./layout');
 const {
-  Account, MAX_TXNUM, encodeMeta, decodeMeta, decodeTip, decodeBlock,
+  Account, encodeMeta, decodeMeta, decodeTip, decodeBlock,
   decodeAccount, accountSummary,
 } = require('../codec/records');
 const { Writer } = require('../codec/io');
+const C = require('../core/checks');
 const { HeightIndex } = require('./heights');
 const { decodeRow } = require('./accounts');
-const { applyBlocks, revertBlocks, checkExtends, readOutputs, findTxNums } = require('./update');
+const { applyBlocks, revertBlocks, readOutputs, findTxNums } = require('./update');
 const query = require('./query');
 const walk = require('./walk');
 
-const { checkHash, parseQuery, parseLimit, decodeCursor, CURSOR_UTXO } = query;
 const { META_KEY, TIP_KEY } = layout;
 
 /** Version of the whole key-value schema (layout.js + lib/codec); stored in the meta row. */
@@ -57,8 +55,6 @@ class KvStore extends AbstractStore {
    */
   constructor(opts) {
     super(opts);
-    this.network = getNetwork(opts.network).name;
-    this.readOnly = Boolean(opts.readOnly);
     this.kv = null;
     this.heights = new HeightIndex();
     this.epoch = 0; // commits made through this object: invalidates the prevout cache
@@ -74,9 +70,13 @@ class KvStore extends AbstractStore {
     throw new Error('Abstract method.');
   }
 
-  /** Where the index lives, for messages. */
-  describe() {
-    return 'the index';
+  /**
+   * The backend's name in Stats.
+   * @abstract
+   * @returns {'lmdb'|'level'}
+   */
+  get kind() {
+    throw new Error('Abstract method.');
   }
 
   async open() {
@@ -95,25 +95,13 @@ class KvStore extends AbstractStore {
   async checkMeta(kv, mayCreate) {
     const buf = await kv.get(META_KEY);
     if (buf) {
-      const meta = decodeRow(decodeMeta, buf, META_KEY);
-      if (meta.schemaVersion !== SCHEMA_VERSION) {
-        throw new StoreError('ERR_SCHEMA_VERSION', `${this.describe()} holds an index in schema version ` +
-          `${meta.schemaVersion}; this addrindex reads version ${SCHEMA_VERSION}: sync into a new --datadir ` +
-          '(or use the addrindex release that wrote it)', { found: meta.schemaVersion, expected: SCHEMA_VERSION });
-      }
-      if (meta.network !== this.network) {
-        throw new StoreError('ERR_WRONG_NETWORK', `${this.describe()} holds a ${meta.network} index; ` +
-          `this run asked for ${this.network}`, { found: meta.network, expected: this.network });
-      }
+      C.checkMeta(decodeRow(decodeMeta, buf, META_KEY), { schemaVersion: SCHEMA_VERSION, network: this.network }, this.describe());
       return;
     }
     for await (const entry of kv.range({ limit: 1 })) {
-      throw new StoreError('ERR_NOT_AN_INDEX', `${this.describe()} holds data that is not an addrindex index ` +
-        `(first key ${entry.key.toString('hex')})`);
+      throw C.notAnIndex(this.describe(), `data that is not addrindex's (first key ${entry.key.toString('hex')})`);
     }
-    if (this.readOnly || !mayCreate) {
-      throw new StoreError('ERR_NO_INDEX', `${this.describe()} holds no index yet: run "addrindex sync" first`);
-    }
+    if (this.readOnly || !mayCreate) throw C.noIndex(this.describe());
     const batch = new WriteBatch();
     batch.put(META_KEY, encodeMeta(new Writer(256), { schemaVersion: SCHEMA_VERSION, network: this.network }));
     if (!(await kv.write(batch, { key: META_KEY, value: undefined }))) await this.checkMeta(kv, false);
@@ -129,15 +117,13 @@ class KvStore extends AbstractStore {
 
   /** @private */
   assertOpen() {
-    if (!this.kv) throw new StoreError('ERR_CLOSED', 'the store is not open');
+    if (!this.kv) throw C.closed();
   }
 
   /** @private */
   assertWritable() {
     this.assertOpen();
-    if (this.readOnly) {
-      throw new StoreError('ERR_READ_ONLY', `${this.describe()} was opened read-only; only the sync process writes`);
-    }
+    if (this.readOnly) throw C.readOnly(this.describe());
   }
 
   /**
@@ -164,10 +150,7 @@ class KvStore extends AbstractStore {
     const ok = await this.kv.write(batch, { key: TIP_KEY, value: tipRaw || undefined });
     this.epoch++;
     this.prevoutCache = null;
-    if (!ok) {
-      throw new StoreError('ERR_CONCURRENT_WRITE', `another process moved the tip of ${this.describe()} while this ` +
-        'one was writing; nothing was written: run one addrindex sync per datadir');
-    }
+    if (!ok) throw C.concurrentWrite(this.describe());
   }
 
   // -------------------------------------------------------------------------------------
@@ -188,7 +171,7 @@ class KvStore extends AbstractStore {
 
   async getBlockHash(height) {
     this.assertOpen();
-    if (!Number.isInteger(height) || height < 0 || height > 0xffffffff) return null;
+    if (!C.isHeight(height)) return null;
     const key = layout.blockKey(height);
     const raw = await this.kv.get(key);
     return raw ? toDisplayHex(decodeRow(decodeBlock, raw, key).hash) : null;
@@ -196,7 +179,7 @@ class KvStore extends AbstractStore {
 
   async getBlock(height) {
     this.assertOpen();
-    if (!Number.isInteger(height) || height < 0 || height > 0xffffffff) return null;
+    if (!C.isHeight(height)) return null;
     const key = layout.blockKey(height);
     const raw = await this.kv.get(key);
     if (!raw) return null;
@@ -205,9 +188,7 @@ class KvStore extends AbstractStore {
   }
 
   async getPrevouts(outpoints) {
-    if (!Buffer.isBuffer(outpoints) || outpoints.length % 36 !== 0) {
-      throw new UsageError('ERR_BAD_OUTPOINTS', 'outpoints must be a Buffer of 36-byte txid+vout records');
-    }
+    C.checkOutpoints(outpoints);
     const v = await this.view();
     try {
       const n = outpoints.length / 36;
@@ -274,11 +255,11 @@ class KvStore extends AbstractStore {
 
   async apply(blocks) {
     this.assertWritable();
-    if (!Array.isArray(blocks)) throw new UsageError('ERR_BAD_BLOCKS', 'apply takes an array of block deltas');
-    if (blocks.length === 0) return;
+    if (C.checkBlocks(blocks).length === 0) return;
     const v = await this.view();
     try {
-      checkExtends(v.tip, blocks, this.describe());
+      const tip = v.tip && { height: v.tip.height, hash: toDisplayHex(v.tip.hash), nextTxNum: v.tip.nextTxNum };
+      C.checkExtends(tip, blocks, this.describe());
       const batch = new WriteBatch();
       await applyBlocks(this, v, blocks, batch, new Writer());
       await this.commit(batch, v.tipRaw);
@@ -290,9 +271,7 @@ class KvStore extends AbstractStore {
 
   async revert(height) {
     this.assertWritable();
-    if (!Number.isInteger(height) || height < -1) {
-      throw new UsageError('ERR_BAD_HEIGHT', `revert takes a height >= -1, got ${height}`);
-    }
+    C.checkRevertHeight(height);
     const v = await this.view();
     try {
       if (!v.tip || height >= v.tip.height) return;
@@ -310,22 +289,22 @@ class KvStore extends AbstractStore {
 
   async getTxid(txNum) {
     this.assertOpen();
-    if (!Number.isInteger(txNum) || txNum < 0 || txNum > MAX_TXNUM) return null;
+    if (!C.isTxNum(txNum)) return null;
     const txid = await query.txidAt(this.kv, txNum);
     return txid && Buffer.from(txid);
   }
 
   async getTx(txid) {
-    checkHash(txid, 'txid');
+    C.checkHash(txid, 'txid');
     const v = await this.view();
     try {
       const [txNum] = await findTxNums(v.snap, txid, [0]);
       if (txNum === null) return null;
       const height = v.heights.heightOf(txNum);
-      if (height < 0) throw new StoreError('ERR_CORRUPT', `the tx row of ${toDisplayHex(txid)} holds an unknown TxNum ${txNum}`);
+      if (height < 0) throw C.corrupt(`the tx row of ${toDisplayHex(txid)} holds an unknown TxNum ${txNum}`);
       const bkey = layout.blockKey(height);
       const brow = await v.snap.get(bkey);
-      if (!brow) throw new StoreError('ERR_CORRUPT', `the index has no block row for height ${height}`);
+      if (!brow) throw C.corrupt(`the index has no block row for height ${height}`);
       return {
         txNum,
         txid: Buffer.from(txid),
@@ -347,7 +326,7 @@ class KvStore extends AbstractStore {
 
   async getSummaries(scripthashes) {
     this.assertOpen();
-    const keys = scripthashes.map((sh) => layout.accountKey(checkHash(sh, 'script hash'), 0));
+    const keys = C.checkHashes(scripthashes, 'getSummaries').map((sh) => layout.accountKey(sh, 0));
     const out = new Array(keys.length).fill(null);
     // one scratch Account per store: each row is decoded and copied out in one synchronous step
     const acc = this.scratchAccount || (this.scratchAccount = new Account());
@@ -363,8 +342,8 @@ class KvStore extends AbstractStore {
   }
 
   async getHistory(scripthash, opts) {
-    checkHash(scripthash, 'script hash');
-    const q = parseQuery(opts);
+    C.checkHash(scripthash, 'script hash');
+    const q = C.parseQuery(opts);
     const v = await this.view();
     try {
       return await query.history(v, scripthash, q);
@@ -374,9 +353,8 @@ class KvStore extends AbstractStore {
   }
 
   async getHistories(scripthashes, opts) {
-    if (!Array.isArray(scripthashes)) throw new UsageError('ERR_BAD_SCRIPTHASH', 'getHistories takes an array of script hashes');
-    const q = parseQuery(opts);
-    for (const sh of scripthashes) checkHash(sh, 'script hash');
+    C.checkHashes(scripthashes, 'getHistories');
+    const q = C.parseQuery(opts);
     const v = await this.view();
     try {
       // repeats count once (query.histories drops them)
@@ -386,10 +364,9 @@ class KvStore extends AbstractStore {
     }
   }
 
-  async getUtxos(scripthash, opts = {}) {
-    checkHash(scripthash, 'script hash');
-    const limit = parseLimit(opts.limit);
-    const after = opts.cursor === undefined || opts.cursor === null ? null : decodeCursor(opts.cursor, CURSOR_UTXO);
+  async getUtxos(scripthash, opts) {
+    C.checkHash(scripthash, 'script hash');
+    const { limit, after } = C.parseUtxoQuery(opts);
     const v = await this.view();
     try {
       return await query.utxos(v, scripthash, limit, after);
@@ -402,14 +379,21 @@ class KvStore extends AbstractStore {
   // whole-index walks
 
   async stats() {
-    this.assertOpen();
-    return walk.stats(this.kv);
+    const v = await this.view();
+    try {
+      const tip = v.tip && { height: v.tip.height, hash: toDisplayHex(v.tip.hash), nextTxNum: v.tip.nextTxNum };
+      return {
+        store: this.kind, tip, ...(await walk.stats(v.snap)), diskBytes: await this.kv.sizeOnDisk(), engine: await this.kv.engineStats(),
+      };
+    } finally {
+      v.snap.release();
+    }
   }
 
   async verify(opts = {}) {
     const v = await this.view();
     try {
-      return await walk.verify(v, { maxProblems: opts.maxProblems || 20, undoDepth: this.undoDepth, network: this.network });
+      return await walk.verify(v, { maxProblems: opts.maxProblems });
     } finally {
       v.snap.release();
     }

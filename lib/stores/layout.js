@@ -1,5 +1,7 @@
 'use strict';
 
+const { writeU40, readU40 } = require('../codec/io');
+
 /**
  * Every key of the key-value schema (LMDB and LevelDB), in one place.
  *
@@ -56,14 +58,6 @@ const TABLE_OF = new Map(Object.entries(P).map(([name, byte]) => [byte, name]));
 const META_KEY = Buffer.from([P.meta]);
 const TIP_KEY = Buffer.from([P.tip]);
 
-function writeU40(buf, pos, n) {
-  buf[pos] = Math.floor(n / 0x100000000) & 0xff;
-  buf.writeUInt32BE(n % 0x100000000, pos + 1);
-}
-
-function readU40(buf, pos) {
-  return buf[pos] * 0x100000000 + buf.readUInt32BE(pos + 1);
-}
 
 /** @param {number} height */
 function blockKey(height) {

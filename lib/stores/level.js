@@ -5,6 +5,7 @@ const path = require('node:path');
 const { ClassicLevel } = require('classic-level');
 const { KvStore, guardHolds } = require('./kvstore');
 const { StoreError, UsageError } = require('../errors');
+const { noIndex, notAnIndex } = require('../core/checks');
 
 /**
  * The LevelDB backend (classic-level): the key-value schema of kvstore.js in one LevelDB
@@ -46,13 +47,13 @@ class LevelStore extends KvStore {
     return `LevelDB datadir ${this.datadir}`;
   }
 
+  get kind() {
+    return 'level';
+  }
+
   async openKv() {
-    if (fs.existsSync(path.join(this.datadir, 'data.mdb'))) {
-      throw new StoreError('ERR_NOT_AN_INDEX', `${this.datadir} holds an LMDB index: open it with --store lmdb`);
-    }
-    if (this.readOnly && !fs.existsSync(path.join(this.datadir, 'CURRENT'))) {
-      throw new StoreError('ERR_NO_INDEX', `${this.describe()} holds no index yet: run "addrindex sync --store level" first`);
-    }
+    if (fs.existsSync(path.join(this.datadir, 'data.mdb'))) throw notAnIndex(this.describe(), 'an LMDB index (open it with --store lmdb)');
+    if (this.readOnly && !fs.existsSync(path.join(this.datadir, 'CURRENT'))) throw noIndex(this.describe());
     return new LevelKv(await acquire(this.datadir));
   }
 }

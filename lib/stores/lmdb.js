@@ -5,6 +5,7 @@ const path = require('node:path');
 const { open, ABORT } = require('lmdb');
 const { KvStore, guardHolds } = require('./kvstore');
 const { StoreError, UsageError } = require('../errors');
+const { noIndex } = require('../core/checks');
 
 /**
  * Address space reserved for the map (1 TiB): virtual only — the file grows with the data,
@@ -48,11 +49,13 @@ class LmdbStore extends KvStore {
     return `datadir ${this.datadir}`;
   }
 
+  get kind() {
+    return 'lmdb';
+  }
+
   async openKv() {
     const file = path.join(this.datadir, 'data.mdb');
-    if (this.readOnly && !fs.existsSync(file)) {
-      throw new StoreError('ERR_NO_INDEX', `${this.describe()} holds no index yet: run "addrindex sync" first`);
-    }
+    if (this.readOnly && !fs.existsSync(file)) throw noIndex(this.describe());
     let db;
     try {
       db = open({

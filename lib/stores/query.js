@@ -1,9 +1,9 @@
 'use strict';
 
-const { StoreError, UsageError } = require('../errors');
 const layout = require('./layout');
-const { PAGE_ENTRIES, TXIDS_PER_ROW, MAX_TXNUM, Account, txidsCount, decodeAccount, decodePage, decodeUtxo, utxosInline } = require('../codec/records');
-const { FUNDED, SPENT } = require('../codec/postings');
+const { TXIDS_PER_ROW, Account, txidsCount, decodeAccount, decodePage, decodeUtxo } = require('../codec/records');
+const { FUNDED, SPENT, PAGE_ENTRIES, MAX_TXNUM, utxosInline } = require('../core/rules');
+const { txNumBounds, historyCursor, utxoCursor, corrupt } = require('../core/checks');
 const { decodeRow, withKey } = require('./accounts');
 
 const { P } = layout;
@@ -21,14 +21,14 @@ const ACCOUNT_KEY_LEN = layout.accountKey(Buffer.alloc(32), 0).length;
  * One page of a script hash's history.
  * @param {{snap: object, heights: import('./heights').HeightIndex}} v
  * @param {Buffer} scripthash
- * @param {ReturnType<typeof parseQuery>} q
+ * @param {import('../core/checks').HistoryQuery} q
  */
 async function history(v, scripthash, q) {
   const key = layout.accountKey(scripthash, 0);
   const row = await v.snap.get(key);
   if (!row) return { entries: [], next: null };
   const acc = decodeRow(decodeAccount, row, key, new Account());
-  const { lo, hi } = bounds(q, v.heights);
+  const { lo, hi } = txNumBounds(q, (h) => v.heights.firstTxNum(h));
   const got = new PostingList();
   await collect(v.snap, scripthash, acc, lo, hi, q.desc, q.limit + 1, got, 0);
   const n = Math.min(got.n, q.limit);
@@ -53,13 +53,13 @@ async function history(v, scripthash, q) {
  * One page of the merged histories of script hashes (repeats count once).
  * @param {{snap: object, heights: import('./heights').HeightIndex}} v
  * @param {Buffer[]} list script hashes, checked
- * @param {ReturnType<typeof parseQuery>} q
+ * @param {import('../core/checks').HistoryQuery} q
  */
 async function histories(v, list, q) {
   // account rows read in key order: neighbouring reads share B-tree pages (and LevelDB
   // blocks), which for many addresses costs a fraction of reading them in the order asked
   const { shs, order } = distinctInKeyOrder(list);
-  const { lo, hi } = bounds(q, v.heights);
+  const { lo, hi } = txNumBounds(q, (h) => v.heights.firstTxNum(h));
   const got = new PostingList(2 * shs.length);
   const acc = new Account();
   // most accounts hold every entry asked for in their row: read those in one pass, the
@@ -185,7 +185,7 @@ async function utxos(v, scripthash, limit, after) {
     const gte = after ? Buffer.concat([layout.utxoKey(scripthash, 0, after.txNum, after.vout), Buffer.from([0])]) : all.gte;
     for await (const { key: k, value: val } of v.snap.range({ gte, lt: all.lt, limit: limit + 1 })) {
       const id = layout.parseUtxoKey(k);
-      if (!id) throw new StoreError('ERR_CORRUPT', `malformed utxo key ${k.toString('hex')}`);
+      if (!id) throw corrupt(`malformed utxo key ${k.toString('hex')}`);
       tx.push(id.txNum);
       vout.push(id.vout);
       value.push(decodeRow(decodeUtxo, val, k));
@@ -233,14 +233,14 @@ async function readTxids(snap, from, to) {
   for await (const { key, value } of snap.range({ gte: layout.txidsKey(startRow), lt: layout.txidsKey(to - 1 - ((to - 1) % TXIDS_PER_ROW) + TXIDS_PER_ROW) })) {
     const row = layout.readU40(key, 1);
     const n = decodeRow(txidsCount, value, key);
-    if (row !== expect) throw new StoreError('ERR_CORRUPT', `the index has no txids row for TxNum ${expect}`);
+    if (row !== expect) throw corrupt(`the index has no txids row for TxNum ${expect}`);
     if (row === startRow) priorRow = value;
     const a = Math.max(row, from);
     const b = Math.min(row + n, to);
     value.copy(out, 32 * (a - from), 1 + 32 * (a - row), 1 + 32 * (b - row));
     expect = row + TXIDS_PER_ROW;
   }
-  if (expect < to) throw new StoreError('ERR_CORRUPT', `the index has no txids row for TxNum ${expect}`);
+  if (expect < to) throw corrupt(`the index has no txids row for TxNum ${expect}`);
   out.priorRow = priorRow;
   return out;
 }
@@ -285,79 +285,8 @@ async function readTxidsOf(snap, txNums, n = txNums.length) {
       for (let b = 0; b < 32; b++) out[to + b] = value[from + b];
     }
   });
-  if (missing >= 0) throw new StoreError('ERR_CORRUPT', `the index has no txid for TxNum ${missing}`);
+  if (missing >= 0) throw corrupt(`the index has no txid for TxNum ${missing}`);
   return out;
-}
-
-function checkHash(h, what) {
-  if (!Buffer.isBuffer(h) || h.length !== 32) {
-    throw new UsageError(what === 'txid' ? 'ERR_BAD_TXID' : 'ERR_BAD_SCRIPTHASH', `a ${what} is a 32-byte Buffer`);
-  }
-  return h;
-}
-
-// cursors: base64url of a kind byte and a position; opaque to callers
-
-const CURSOR_HISTORY = 0x01;
-const CURSOR_UTXO = 0x02;
-
-function historyCursor(txNum) {
-  const b = Buffer.allocUnsafe(6);
-  b[0] = CURSOR_HISTORY;
-  layout.writeU40(b, 1, txNum);
-  return b.toString('base64url');
-}
-
-function utxoCursor(txNum, vout) {
-  const b = Buffer.allocUnsafe(10);
-  b[0] = CURSOR_UTXO;
-  layout.writeU40(b, 1, txNum);
-  b.writeUInt32BE(vout, 6);
-  return b.toString('base64url');
-}
-
-function decodeCursor(str, kind) {
-  const b = typeof str === 'string' && /^[A-Za-z0-9_-]+$/.test(str) ? Buffer.from(str, 'base64url') : null;
-  if (!b || b[0] !== kind || b.length !== (kind === CURSOR_HISTORY ? 6 : 10) || b.toString('base64url') !== str) {
-    throw new UsageError('ERR_BAD_CURSOR', `not a ${kind === CURSOR_HISTORY ? 'history' : 'UTXO'} cursor of this index: ${String(str).slice(0, 40)}`);
-  }
-  const txNum = layout.readU40(b, 1);
-  return kind === CURSOR_HISTORY ? { txNum } : { txNum, vout: b.readUInt32BE(6) };
-}
-
-function parseLimit(limit) {
-  if (limit === undefined || limit === null) return 50;
-  if (!Number.isInteger(limit) || limit < 1) throw new UsageError('ERR_BAD_LIMIT', `limit must be a positive integer, got ${limit}`);
-  return limit;
-}
-
-function parseHeight(h, what) {
-  if (h === undefined || h === null) return null;
-  if (!Number.isInteger(h) || h < 0) throw new UsageError('ERR_BAD_HEIGHT', `${what} must be a height >= 0, got ${h}`);
-  return h;
-}
-
-function parseQuery(opts = {}) {
-  const order = opts.order === undefined ? 'asc' : opts.order;
-  if (order !== 'asc' && order !== 'desc') throw new UsageError('ERR_BAD_ORDER', `order is "asc" or "desc", got ${order}`);
-  return {
-    limit: parseLimit(opts.limit),
-    desc: order === 'desc',
-    after: opts.cursor === undefined || opts.cursor === null ? null : decodeCursor(opts.cursor, CURSOR_HISTORY).txNum,
-    fromHeight: parseHeight(opts.fromHeight, 'fromHeight'),
-    toHeight: parseHeight(opts.toHeight, 'toHeight'),
-  };
-}
-
-/** TxNum range [lo, hi) of a query: heights and the cursor. */
-function bounds(q, heights) {
-  let lo = q.fromHeight === null ? 0 : heights.firstTxNum(q.fromHeight);
-  let hi = q.toHeight === null ? Infinity : heights.firstTxNum(q.toHeight + 1);
-  if (q.after !== null) {
-    if (q.desc) hi = Math.min(hi, q.after);
-    else lo = Math.max(lo, q.after + 1);
-  }
-  return { lo, hi };
 }
 
 /** Postings with the index of the script hash each came from. */
@@ -623,7 +552,4 @@ function distinct(shs) {
   return out;
 }
 
-module.exports = {
-  history, histories, utxos, txidAt, readTxids, eachValue,
-  checkHash, parseQuery, parseLimit, decodeCursor, historyCursor, utxoCursor, CURSOR_UTXO,
-};
+module.exports = { history, histories, utxos, txidAt, readTxids, eachValue };

@@ -3,11 +3,12 @@
 const crypto = require('node:crypto');
 const layout = require('./layout');
 const records = require('../codec/records');
+const { PAGE_ENTRIES, utxosInline } = require('../core/rules');
 const {
-  Account, PAGE_ENTRIES, TXIDS_PER_ROW, utxosInline,
+  Account, TXIDS_PER_ROW,
   decodeBlock, txidsCount, decodeTxNums, decodeOutputs, decodeAccount, decodePage, decodeUtxo, decodeUndo,
 } = require('../codec/records');
-const { FUNDED, SPENT } = require('../codec/postings');
+const { Problems, BlockChainCheck, checkAccount } = require('../core/verify');
 const { decodeRow } = require('./accounts');
 const { findTxNums } = require('./update');
 const { txidAt } = require('./query');
@@ -21,44 +22,30 @@ const { P } = layout;
  */
 
 /**
- * Rows and bytes per table, the logical totals, and the engine's own figures.
- * @param {object} kv
+ * Rows and bytes per table and the logical totals (the Stats of the contract without its
+ * `store` and `tip`, which the store adds).
+ * @param {object} snap
  */
-async function stats(kv) {
-  const snap = await kv.snapshot();
-  try {
-    const tables = {};
-    for (const name of Object.keys(P)) tables[name] = { rows: 0, bytes: 0 };
-    const acc = new Account();
-    let historyEntries = 0;
-    let utxos = 0;
-    for await (const { key, value } of snap.range({})) {
-      const t = tables[layout.TABLE_OF.get(key[0])];
-      if (!t) continue;
-      t.rows++;
-      t.bytes += key.length + value.length;
-      if (key[0] === P.account) {
-        decodeRow(decodeAccount, value, key, acc);
-        historyEntries += acc.txCount;
-        utxos += acc.utxoCount;
-      }
+async function stats(snap) {
+  const tables = {};
+  for (const name of Object.keys(P)) tables[name] = { rows: 0, bytes: 0 };
+  const acc = new Account();
+  let historyEntries = 0;
+  let utxos = 0;
+  for await (const { key, value } of snap.range({})) {
+    const t = tables[layout.TABLE_OF.get(key[0])];
+    if (!t) continue;
+    t.rows++;
+    t.bytes += key.length + value.length;
+    if (key[0] === P.account) {
+      decodeRow(decodeAccount, value, key, acc);
+      historyEntries += acc.txCount;
+      utxos += acc.utxoCount;
     }
-    let bytes = 0;
-    for (const t of Object.values(tables)) bytes += t.bytes;
-    tables.account.historyEntries = historyEntries;
-    tables.account.utxos = utxos;
-    return {
-      tables,
-      bytes,
-      historyEntries,
-      utxos,
-      bytesPerHistoryEntry: historyEntries ? (tables.account.bytes + tables.history.bytes) / historyEntries : 0,
-      diskBytes: await kv.sizeOnDisk(),
-      engine: await kv.engineStats(),
-    };
-  } finally {
-    snap.release();
   }
+  let bytes = 0;
+  for (const t of Object.values(tables)) bytes += t.bytes;
+  return { tables, bytes, historyEntries, utxos };
 }
 
 /**
@@ -103,45 +90,28 @@ async function digest(snap, opts) {
 }
 
 /**
- * Checks the index against itself: the block chain of rows, txid <-> TxNum both ways, every
- * account's summary recomputed from its history and UTXOs, every UTXO against the tx row of
- * its outpoint, and the row counts of pages and UTXO rows against the accounts. Values that
- * do not decode throw CodecError (naming the row).
+ * Checks the index against itself: the shared checks of lib/core/verify.js (the chain of
+ * blocks, every account's summary against its history and UTXOs), and the key-value schema's
+ * own: txid <-> TxNum both ways, every UTXO against the outputs row of its outpoint, the page
+ * and UTXO rows against the accounts that own them. Values that do not decode throw
+ * CodecError (naming the row).
  * @param {{snap: object, tip: object|null, heights: import('./heights').HeightIndex}} v
- * @param {{maxProblems: number}} opts
+ * @param {{maxProblems?: number}} opts
  */
 async function verify(v, opts) {
   const { snap, tip, heights } = v;
-  const problems = [];
-  let count = 0;
-  const problem = (msg) => {
-    count++;
-    if (problems.length < opts.maxProblems) problems.push(msg);
-  };
+  const problems = new Problems(opts.maxProblems);
+  const problem = (msg) => problems.add(msg);
   const checked = { blocks: 0, txids: 0, txRows: 0, outputRows: 0, accounts: 0, historyEntries: 0, pages: 0, utxos: 0, utxoRows: 0, undo: 0 };
   const next = tip ? tip.nextTxNum : 0;
 
-  // blocks: heights 0..tip, TxNums chained, the tip's hash
-  let first = 0;
-  let height = 0;
-  let lastHash = null;
+  const chain = new BlockChainCheck(problems);
   for await (const { key, value } of snap.range(layout.scan(P.block))) {
-    const h = key.readUInt32BE(1);
     const b = decodeRow(decodeBlock, value, key);
-    if (h !== height) problem(`blocks: row for height ${h} where ${height} was expected`);
-    if (b.firstTxNum !== first) problem(`blocks: height ${h} starts at TxNum ${b.firstTxNum}, expected ${first}`);
-    first = b.firstTxNum + b.txCount;
-    height = h + 1;
-    lastHash = b.hash;
+    chain.block(key.readUInt32BE(1), { hash: toDisplayHex(b.hash), firstTxNum: b.firstTxNum, txCount: b.txCount });
     checked.blocks++;
   }
-  if (tip) {
-    if (height !== tip.height + 1) problem(`blocks: rows end at height ${height - 1}, the tip is ${tip.height}`);
-    if (first !== next) problem(`blocks: TxNums end at ${first}, the tip says ${next}`);
-    if (lastHash && !lastHash.equals(tip.hash)) problem(`blocks: the tip hash ${toDisplayHex(tip.hash)} is not the last block's`);
-  } else if (checked.blocks > 0) {
-    problem('blocks: rows exist but there is no tip');
-  }
+  chain.end(tip && { height: tip.height, hash: toDisplayHex(tip.hash), nextTxNum: next });
 
   // TxNum -> txid -> TxNum
   let expectRow = 0;
@@ -209,6 +179,7 @@ async function verify(v, opts) {
     outCache.set(txNum, rec);
     return rec;
   };
+  const heightOf = (txNum) => heights.heightOf(txNum);
   for await (const { key, value } of snap.range(layout.scan(P.account))) {
     checked.accounts++;
     decodeRow(decodeAccount, value, key, acc);
@@ -218,43 +189,20 @@ async function verify(v, opts) {
     const name = `account ${await accountName(sh, acc, rows, outputsOf)}`;
     // history: sealed pages in key order, then the tail
     const hist = [];
-    let expectPages = (acc.txCount - acc.tailLen) / PAGE_ENTRIES;
-    pagesExpected += expectPages;
+    const pagesWanted = (acc.txCount - acc.tailLen) / PAGE_ENTRIES;
+    pagesExpected += pagesWanted;
+    let pages = 0;
     for await (const row of snap.range(layout.scan(P.history, sh, 0))) {
-      const firstTx = layout.pageKeyTxNum(row.key);
-      decodeRow(decodePage, row.value, row.key, firstTx, page, 0);
+      decodeRow(decodePage, row.value, row.key, layout.pageKeyTxNum(row.key), page, 0);
       for (let i = 0; i < PAGE_ENTRIES; i++) hist.push(page[i]);
-      expectPages--;
+      pages++;
     }
-    if (expectPages !== 0) problem(`${name}: ${(acc.txCount - acc.tailLen) / PAGE_ENTRIES - expectPages} history pages, expected ${(acc.txCount - acc.tailLen) / PAGE_ENTRIES}`);
+    if (pages !== pagesWanted) problem(`${name}: ${pages} history pages, expected ${pagesWanted}`);
     for (let i = 0; i < acc.tailLen; i++) hist.push(acc.tail[i]);
     checked.historyEntries += hist.length;
-    let fundedEntries = 0;
-    let spentEntries = 0;
-    for (let i = 0; i < hist.length; i++) {
-      if (i > 0 && hist[i] <= hist[i - 1]) problem(`${name}: history out of chain order at entry ${i}`);
-      const f = hist[i] % 4;
-      if (f & FUNDED) fundedEntries++;
-      if (f & SPENT) spentEntries++;
-    }
-    if (hist.length !== acc.txCount) problem(`${name}: txCount ${acc.txCount}, history holds ${hist.length}`);
-    if (hist.length > 0) {
-      const firstH = heights.heightOf(Math.floor(hist[0] / 4));
-      const lastH = heights.heightOf(Math.floor(hist[hist.length - 1] / 4));
-      if (lastH < 0) problem(`${name}: history reaches TxNum ${Math.floor(hist[hist.length - 1] / 4)}, past the tip`);
-      if (firstH !== acc.firstHeight) problem(`${name}: firstHeight ${acc.firstHeight}, history starts at ${firstH}`);
-      if (lastH !== acc.lastHeight) problem(`${name}: lastHeight ${acc.lastHeight}, history ends at ${lastH}`);
-    }
-    if (fundedEntries > acc.fundedCount || (fundedEntries === 0) !== (acc.fundedCount === 0)) {
-      problem(`${name}: fundedCount ${acc.fundedCount} with ${fundedEntries} funding transactions`);
-    }
-    if (spentEntries > acc.spentCount || (spentEntries === 0) !== (acc.spentCount === 0)) {
-      problem(`${name}: spentCount ${acc.spentCount} with ${spentEntries} spending transactions`);
-    }
-    // UTXOs: inline or rows, summing to the balance, each the unspent output of a funding tx
+    // UTXOs: inline or rows
     const utxos = [];
-    const inline = utxosInline(acc.utxoCount);
-    if (inline) {
+    if (utxosInline(acc.utxoCount)) {
       for (let i = 0; i < acc.utxoLen; i++) utxos.push([acc.utxoTx[i], acc.utxoVout[i], acc.utxoValue[i]]);
       if (rows.length) problem(`${name}: ${rows.length} utxo rows beside its inline UTXOs`);
     } else {
@@ -267,15 +215,9 @@ async function verify(v, opts) {
     }
     accountUtxos += utxos.length;
     checked.utxos += utxos.length;
-    if (utxos.length !== acc.utxoCount) problem(`${name}: utxoCount ${acc.utxoCount}, holds ${utxos.length}`);
-    let sum = 0;
-    let h = 0;
+    checkAccount(problems, name, acc, hist, utxos, heightOf);
+    // each UTXO is the unspent output its outputs row says
     for (const [txNum, vout, val] of utxos) {
-      sum += val;
-      while (h < hist.length && Math.floor(hist[h] / 4) < txNum) h++;
-      if (h >= hist.length || Math.floor(hist[h] / 4) !== txNum || !(hist[h] % 4 & FUNDED)) {
-        problem(`${name}: UTXO ${txNum}:${vout} is not from a funding entry of its history`);
-      }
       const rec = await outputsOf(txNum);
       const at = rec ? rec.vouts.indexOf(vout) : -1;
       if (at < 0) problem(`${name}: UTXO ${txNum}:${vout} is not in the outputs row of its tx`);
@@ -283,7 +225,6 @@ async function verify(v, opts) {
         problem(`${name}: UTXO ${txNum}:${vout} differs from the outputs row of its tx`);
       }
     }
-    if (sum !== acc.received - acc.sent) problem(`${name}: balance ${acc.received - acc.sent}, its UTXOs sum to ${sum}`);
   }
   if (accountUtxos !== txOutputs) problem(`UTXOs: accounts hold ${accountUtxos}, outputs rows ${txOutputs}`);
 
@@ -307,7 +248,7 @@ async function verify(v, opts) {
     if (!tip || h > tip.height) problem(`undo: row for height ${h} above the tip`);
   }
 
-  return { ok: count === 0, checked, problems, problemCount: count };
+  return problems.result(checked);
 }
 
 /**

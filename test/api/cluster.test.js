@@ -4,46 +4,9 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
-const { syncedFixture, request, referenceIndex, BIN, ROOT, HAL, SATOSHI } = require('./helpers');
+const { syncedFixture, request, referenceIndex, HAL, SATOSHI } = require('./helpers');
+const { startCli: cli } = require('../helpers/cli');
 const { MAINNET_439 } = require('../helpers/fixtures');
-
-/** A child process of the CLI whose output lines can be awaited. */
-function cli(args) {
-  const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines = [];
-  const waiters = [];
-  const onData = (chunk) => {
-    for (const line of chunk.toString().split('\n')) {
-      if (!line) continue;
-      lines.push(line);
-      for (const w of [...waiters]) {
-        const m = line.match(w.re);
-        if (m) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(m);
-        }
-      }
-    }
-  };
-  proc.stdout.on('data', onData);
-  proc.stderr.on('data', onData);
-  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
-  return {
-    proc, lines, exited,
-    /** resolves with the match of the first line (past or future) matching `re` */
-    waitFor(re, ms = 20000, from = 0) {
-      for (let i = from; i < lines.length; i++) {
-        const m = lines[i].match(re);
-        if (m) return Promise.resolve(m);
-      }
-      return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`timed out waiting for ${re}; output:\n${lines.join('\n')}`)), ms);
-        waiters.push({ re, resolve: (m) => { clearTimeout(t); resolve(m); } });
-      });
-    },
-  };
-}
 
 /** Byte offsets of the fixture's block records (magic + size + block). */
 function recordEnds() {
@@ -70,8 +33,8 @@ describe('api cluster: addrindex serve with two workers', function () {
     [, url] = await serve.waitFor(/listening on (http:\/\/\S+)/);
   });
   after(async () => {
-    if (serve && serve.proc.exitCode === null) {
-      serve.proc.kill('SIGKILL');
+    if (serve && serve.exitCode === null) {
+      serve.kill('SIGKILL');
       await serve.exited;
     }
     if (fixture) await fixture.cleanup();
@@ -163,7 +126,7 @@ describe('api cluster: addrindex serve with two workers', function () {
       if (s.json.tip.height === 438) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    sync.proc.kill('SIGTERM');
+    sync.kill('SIGTERM');
     assert.equal((await sync.exited).code, 0, sync.lines.join('\n'));
     const final = await request(`${url}/api/v1/status`);
     assert.equal(final.json.tip.height, 438);
@@ -196,7 +159,7 @@ describe('api cluster: addrindex serve with two workers', function () {
     sock.write(`POST /api/v1/addresses/history HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`);
     await new Promise((r) => setTimeout(r, 200));
-    serve.proc.kill('SIGTERM');
+    serve.kill('SIGTERM');
     await serve.waitFor(/SIGTERM: draining/);
     await new Promise((r) => setTimeout(r, 300));
     sock.write(body.slice(10));

@@ -2,23 +2,20 @@
 
 /**
  * Shared by the API tests: a synced fixture index, an in-process server over it, HTTP
- * helpers, and an independent reference index of the 439 mainnet blocks computed with
- * bitcore-lib (not with addrindex's parser or store) to check answers against.
+ * helpers, and the independent reference index of the 439 mainnet blocks
+ * (test/helpers/reference.js) to check answers against.
  */
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const bitcore = require('bitcore-lib');
-const { MAINNET_439, mainnet439Blocks } = require('../helpers/fixtures');
-
-const ROOT = path.join(__dirname, '..', '..');
+const { MAINNET_439 } = require('../helpers/fixtures');
+const { tempDir } = require('../helpers/tmp');
+const { mainnetReference } = require('../helpers/reference');
 
 // Height 170: Satoshi pays Hal Finney 10 BTC, the first payment from one person to another.
 const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
 const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
 const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
-const BIN = path.join(ROOT, 'bin', 'addrindex.js');
 
 /**
  * GET routes compared byte for byte between a server under test and an LMDB index of the same
@@ -43,10 +40,6 @@ const COMPARE_ROUTES = Object.freeze([
   '/no/such/route',
 ]);
 
-async function tmpdir(prefix) {
-  return fs.promises.mkdtemp(path.join(os.tmpdir(), `addrindex-api-${prefix}-`));
-}
-
 /**
  * A blocks dir holding the first `count` blocks of the mainnet fixture as blk00000.dat.
  * @param {string} dir
@@ -68,8 +61,8 @@ async function syncedFixture(count = 439) {
   const { openStore } = require('../../lib/stores');
   const { BlocksDirSource } = require('../../lib/sources/blocksdir');
   const { SyncService } = require('../../lib/sync/service');
-  const blocksDir = await tmpdir('blocks');
-  const datadir = await tmpdir('index');
+  const blocksDir = tempDir('blocks');
+  const datadir = tempDir('index');
   writeBlocksDir(blocksDir, count);
   const store = await openStore({ store: 'lmdb', datadir, network: 'main' });
   const source = new BlocksDirSource({ dir: blocksDir, network: 'main' });
@@ -90,19 +83,19 @@ async function syncedFixture(count = 439) {
 }
 
 /**
- * A generated chain (lib/generator) of another network, synced into a new LMDB datadir.
+ * A generated chain (tools/generator) of another network, synced into a new LMDB datadir.
  * @returns {Promise<{datadir: string, network: string, tip: object, addresses: string[], cleanup: () => Promise<void>}>}
  *   addresses: the first addresses paid, in chain order
  */
 async function syncedGenerated({ network, seed = 'api-test', blocks = 5, txsPerBlock = 5, ...params }) {
-  const { writeChain } = require('../../lib/generator');
+  const { writeChain } = require('../../tools/generator');
   const { openStore } = require('../../lib/stores');
   const { BlocksDirSource } = require('../../lib/sources/blocksdir');
   const { SyncService } = require('../../lib/sync/service');
   const { parseBlock } = require('../../lib/chain/block');
   const { encodeAddress } = require('../../lib/chain/address');
-  const blocksDir = await tmpdir(`${network}-blocks`);
-  const datadir = await tmpdir(`${network}-index`);
+  const blocksDir = tempDir(`${network}-blocks`);
+  const datadir = tempDir(`${network}-index`);
   await writeChain({ dir: blocksDir, seed, blocks, txsPerBlock, network, ...params });
   const store = await openStore({ store: 'lmdb', datadir, network });
   const source = new BlocksDirSource({ dir: blocksDir, network });
@@ -169,93 +162,8 @@ async function request(url, { method = 'GET', body, headers = {} } = {}) {
   return { status: res.status, headers: res.headers, text, json: type.startsWith('application/json') && text ? JSON.parse(text) : undefined };
 }
 
-/**
- * The address an output pays, as bitcore-lib sees it (P2PK counted as its key's P2PKH).
- * @returns {string|null}
- */
-function outputAddress(script) {
-  if (script.isPublicKeyOut()) return new bitcore.PublicKey(script.chunks[0].buf).toAddress('livenet').toString();
-  const a = script.toAddress('livenet');
-  return a ? a.toString() : null;
-}
 
-let reference = null;
-
-/**
- * An address index of the fixture built with bitcore-lib alone: per address, its
- * transactions in chain order and its outputs; queried at any height.
- */
-function referenceIndex() {
-  if (reference) return reference;
-  const blocks = mainnet439Blocks().map((raw) => bitcore.Block.fromBuffer(raw));
-  const txs = []; // chain order: {txid, height, position}
-  const byAddr = new Map(); // address -> {events: [{height, txIndex, funded/spent value}]}
-  const outputs = new Map(); // "txid:vout" -> {address, value, height, txIndex}
-  const addr = (a) => {
-    if (!byAddr.has(a)) byAddr.set(a, []);
-    return byAddr.get(a);
-  };
-  blocks.forEach((block, height) => {
-    block.transactions.forEach((tx, position) => {
-      const txIndex = txs.length;
-      txs.push({ txid: tx.hash, height, position, blockHash: block.hash, time: block.header.time });
-      if (!tx.isCoinbase()) {
-        for (const input of tx.inputs) {
-          const key = `${input.prevTxId.toString('hex')}:${input.outputIndex}`;
-          const prev = outputs.get(key);
-          if (!prev) continue; // spends nothing indexed (never happens in these blocks)
-          prev.spentAt = height;
-          addr(prev.address).push({ txIndex, height, spent: prev.value });
-        }
-      }
-      if (height === 0) return; // the genesis output is not spendable and not indexed
-      tx.outputs.forEach((out, vout) => {
-        const a = outputAddress(out.script);
-        if (!a) return;
-        outputs.set(`${tx.hash}:${vout}`, { address: a, txid: tx.hash, vout, value: out.satoshis, height, txIndex });
-        addr(a).push({ txIndex, height, funded: out.satoshis });
-      });
-    });
-  });
-
-  /** The index as of `tip` (inclusive) for one address. */
-  function at(address, tip = blocks.length - 1) {
-    const events = (byAddr.get(address) || []).filter((e) => e.height <= tip);
-    const order = [...new Set(events.map((e) => e.txIndex))].sort((a, b) => a - b);
-    const history = order.map((i) => ({
-      txid: txs[i].txid, height: txs[i].height,
-      funded: events.some((e) => e.txIndex === i && e.funded !== undefined),
-      spent: events.some((e) => e.txIndex === i && e.spent !== undefined),
-    }));
-    const received = events.reduce((s, e) => s + (e.funded || 0), 0);
-    const sent = events.reduce((s, e) => s + (e.spent || 0), 0);
-    const fundedCount = events.filter((e) => e.funded !== undefined).length;
-    const spentCount = events.filter((e) => e.spent !== undefined).length;
-    const utxos = [...outputs.values()]
-      .filter((o) => o.address === address && o.height <= tip && !(o.spentAt !== undefined && o.spentAt <= tip))
-      .sort((a, b) => a.txIndex - b.txIndex || a.vout - b.vout)
-      .map((o) => ({ txid: o.txid, vout: o.vout, value: o.value, height: o.height }));
-    return {
-      summary: history.length ? {
-        balance: received - sent, received, sent, txCount: history.length, fundedCount, spentCount,
-        utxoCount: fundedCount - spentCount, firstHeight: history[0].height, lastHeight: history[history.length - 1].height,
-      } : null,
-      history,
-      utxos,
-    };
-  }
-
-  /** Addresses by number of transactions, most first. */
-  function busiest(n) {
-    return [...byAddr.keys()]
-      .map((a) => [a, new Set(byAddr.get(a).map((e) => e.txIndex)).size])
-      .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
-      .slice(0, n)
-      .map(([a]) => a);
-  }
-
-  reference = { blocks, txs, at, busiest, addresses: () => [...byAddr.keys()] };
-  return reference;
-}
-
-module.exports = { ROOT, BIN, HAL, SATOSHI, TX170, COMPARE_ROUTES, tmpdir, writeBlocksDir, syncedFixture, syncedGenerated, startServer, request, referenceIndex, outputAddress };
+module.exports = {
+  HAL, SATOSHI, TX170, COMPARE_ROUTES, writeBlocksDir, syncedFixture, syncedGenerated, startServer, request,
+  referenceIndex: mainnetReference,
+};

@@ -3,26 +3,8 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
-const { syncedFixture, startServer, request, BIN, ROOT, HAL, SATOSHI, COMPARE_ROUTES } = require('./helpers');
-
-/** `addrindex ARGS` as a child process; `text()` is everything it printed so far. */
-function cli(args) {
-  const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  proc.stdout.on('data', (d) => { out += d; });
-  proc.stderr.on('data', (d) => { out += d; });
-  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal, out })));
-  const waitFor = async (re, ms = 30000) => {
-    const until = Date.now() + ms;
-    while (!re.test(out)) {
-      if (proc.exitCode !== null || Date.now() > until) throw new Error(`no ${re} from addrindex ${args.join(' ')}:\n${out}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    return out.match(re);
-  };
-  return { proc, exited, waitFor, text: () => out };
-}
+const { syncedFixture, startServer, request, HAL, SATOSHI, COMPARE_ROUTES } = require('./helpers');
+const { startCli: cli } = require('../helpers/cli');
 
 /**
  * `addrindex serve --store level`: LevelDB allows one process, so the primary owns the index
@@ -47,8 +29,8 @@ describe('api: addrindex serve --store level (reads forwarded to the owning prim
     [, url] = await serve.waitFor(/listening on (http:\/\/\S+)/);
   });
   after(async () => {
-    if (serve && serve.proc.exitCode === null) {
-      serve.proc.kill('SIGKILL');
+    if (serve && serve.exitCode === null) {
+      serve.kill('SIGKILL');
       await serve.exited;
     }
     if (direct) await direct.close();
@@ -109,8 +91,8 @@ describe('api: addrindex serve --store level (reads forwarded to the owning prim
     const sync = cli(['sync', '--store', 'level', '--blocks-dir', fixture.blocksDir, '--datadir', datadir, '--quiet']);
     const r = await sync.exited;
     assert.notEqual(r.code, 0);
-    assert.match(r.out, /LevelDB allows one process at a time.*\[ERR_LOCKED\]/);
-    assert.match(r.out, new RegExp(`pid ${serve.proc.pid}: addrindex\\.js serve --store level`));
+    assert.match(r.stdout + r.stderr, /LevelDB allows one process at a time.*\[ERR_LOCKED\]/);
+    assert.match(r.stdout + r.stderr, new RegExp(`pid ${serve.pid}: addrindex\\.js serve --store level`));
   });
 
   it('a killed worker is replaced and forwards again', async () => {
@@ -123,12 +105,12 @@ describe('api: addrindex serve --store level (reads forwarded to the owning prim
   });
 
   it('SIGTERM: drains, exits 0 and releases the datadir', async () => {
-    serve.proc.kill('SIGTERM');
+    serve.kill('SIGTERM');
     const r = await serve.exited;
-    assert.equal(r.code, 0, r.out);
+    assert.equal(r.code, 0, r.stderr);
     const status = cli(['status', '--store', 'level', '--datadir', datadir, '--json']);
     const s = await status.exited;
-    assert.equal(s.code, 0, s.out);
-    assert.equal(JSON.parse(s.out).tip.height, 438);
+    assert.equal(s.code, 0, s.stderr);
+    assert.equal(JSON.parse(s.stdout).tip.height, 438);
   });
 });

@@ -1,40 +1,30 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const { spawn, execFile } = require('node:child_process');
+const { execFile } = require('node:child_process');
 const { promisify } = require('node:util');
-const { BIN, ROOT, tmpdir } = require('./helpers');
+const { startCli } = require('../helpers/cli');
+const { tempDir } = require('../helpers/tmp');
 
 const run = promisify(execFile);
 
-/** `addrindex start` until it has printed its examples; resolves with the process and output. */
+/** `addrindex start` on a datadir; `ready()` waits until it has printed its examples. */
 function start(datadir) {
-  const proc = spawn(process.execPath, [BIN, 'start', '--datadir', datadir, '--port', '0', '--workers', '1'], { cwd: ROOT });
-  let out = '';
-  let err = '';
-  proc.stderr.on('data', (d) => { err += d; });
-  const ready = new Promise((resolve, reject) => {
-    proc.stdout.on('data', (d) => {
-      out += d;
-      if (out.includes('Ctrl-C stops the server.')) resolve();
-    });
-    proc.on('exit', (code) => reject(new Error(`start exited with ${code}:\n${out}\n${err}`)));
-  });
-  return { proc, ready, output: () => ({ out, err }), exited: new Promise((resolve) => proc.on('exit', (code) => resolve(code))) };
+  const s = startCli(['start', '--datadir', datadir, '--port', '0', '--workers', '1']);
+  s.ready = () => s.waitFor(/Ctrl-C stops the server\./, 60000);
+  return s;
 }
 
 describe('addrindex start: the main job on a fresh clone', function () {
   this.timeout(60000);
   let datadir;
-  before(async () => { datadir = await tmpdir('start'); });
-  after(async () => { await fs.promises.rm(datadir, { recursive: true, force: true }); });
+  before(() => { datadir = tempDir('start'); });
 
   it('indexes the bundled blocks, serves, and every printed example works as printed', async () => {
     const s = start(datadir);
     try {
-      await s.ready;
-      const { out, err } = s.output();
+      await s.ready();
+      const { stdout: out, stderr: err } = s.output;
       assert.match(err, /indexed 439 blocks/);
       const commands = out.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('curl '));
       assert.ok(commands.length >= 8, out);
@@ -49,19 +39,19 @@ describe('addrindex start: the main job on a fresh clone', function () {
       assert.equal(hal.balance, 1e9);
       assert.equal(hal.firstHeight, 170);
     } finally {
-      s.proc.kill('SIGINT');
+      s.kill('SIGINT');
     }
-    assert.equal(await s.exited, 0);
+    assert.equal((await s.exited).code, 0);
   });
 
   it('a second start finds the index already there and does not sync again', async () => {
     const s = start(datadir);
     try {
-      await s.ready;
-      assert.match(s.output().err, /already holds the 439 blocks/);
+      await s.ready();
+      assert.match(s.output.stderr, /already holds the 439 blocks/);
     } finally {
-      s.proc.kill('SIGTERM');
+      s.kill('SIGTERM');
     }
-    assert.equal(await s.exited, 0);
+    assert.equal((await s.exited).code, 0);
   });
 });

@@ -2,13 +2,13 @@
 
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { NETWORKS, getNetwork } = require('../../lib/chain/networks');
 const { parseBlock } = require('../../lib/chain/block');
 const { openFile } = require('../../lib/sources/rawfile');
 const { encodeAddress, decodeAddress } = require('../../lib/chain/address');
-const { genesisBlock } = require('../../lib/generator/genesis');
+const { genesisBlock } = require('../../tools/generator/genesis');
+const { tempDir } = require('../helpers/tmp');
 
 // genesisBlock rebuilds testnet4's genesis from BIP94's fields and checks the table's hash.
 const testnet4Genesis = () => genesisBlock('testnet4').raw;
@@ -22,7 +22,7 @@ describe('networks', () => {
   });
 
   it('testnet4 blocks files are read with --network testnet4 and named when read as another network', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-t4-'));
+    const dir = tempDir('t4');
     const raw = testnet4Genesis();
     const rec = Buffer.alloc(8);
     rec.writeUInt32BE(NETWORKS.testnet4.magic, 0);

@@ -4,7 +4,9 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { MAINNET_439 } = require('../helpers/fixtures');
-const { tmpDir, runCli, runJson, startCli, waitFor } = require('../helpers/chains');
+const { waitFor } = require('../helpers/chains');
+const { runCli, runJson, startCli } = require('../helpers/cli');
+const { tempDir } = require('../helpers/tmp');
 const { openStore } = require('../../lib/stores');
 
 const PAYEE = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
@@ -26,10 +28,10 @@ describe('addrindex sync / status / verify / query --store level (CLI): the same
   const dirs = {};
 
   before(async () => {
-    blocksDir = tmpDir('mainnet');
+    blocksDir = tempDir('mainnet');
     fs.copyFileSync(MAINNET_439, path.join(blocksDir, 'blk00000.dat'));
     for (const store of ['lmdb', 'level']) {
-      dirs[store] = path.join(tmpDir(`mainnet-${store}`), 'index');
+      dirs[store] = path.join(tempDir(`mainnet-${store}`), 'index');
       const r = await runCli(['sync', '--store', store, '--blocks-dir', blocksDir, '--datadir', dirs[store], '--batch-blocks', '50']);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stderr, new RegExp(`synced 439 blocks, 446 txs .* tip height 438 ${TIP}\\n$`));

@@ -2,20 +2,12 @@
 
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const { execFile } = require('node:child_process');
+const { runCli } = require('../helpers/cli');
 const bitcore = require('bitcore-lib');
 const { KNOWN_HASHES, MAINNET_439, fixturePath, readFixture } = require('../helpers/fixtures');
 
-const BIN = path.join(__dirname, '..', '..', 'bin', 'addrindex.js');
-
 /** Runs the CLI; resolves {code, stdout, stderr} whatever the exit code. */
-function cli(...args) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err ? err.code : 0, stdout, stderr });
-    });
-  });
-}
+const cli = (...args) => runCli(args);
 
 /** Asserts a failed run printed exactly one `addrindex: … [CODE]` line and nothing on stdout. */
 function assertOneLineError(res, code) {

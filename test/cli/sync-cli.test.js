@@ -3,10 +3,12 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const bitcore = require('bitcore-lib');
 const { open } = require('lmdb');
-const { MAINNET_439, mainnet439Blocks } = require('../helpers/fixtures');
-const { tmpDir, runCli, runJson, makeChain, digestOf } = require('../helpers/chains');
+const { MAINNET_439 } = require('../helpers/fixtures');
+const { mainnetReference } = require('../helpers/reference');
+const { makeChain, digestOf } = require('../helpers/chains');
+const { runCli, runJson } = require('../helpers/cli');
+const { tempDir } = require('../helpers/tmp');
 const { sha256, toDisplayHex } = require('../../lib/chain/hash');
 const { decodeAddress } = require('../../lib/chain/address');
 
@@ -16,62 +18,21 @@ const GENESIS_ADDRESS = '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa';
 const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
 
 /**
- * What the chain itself says about some addresses, computed with bitcore-lib alone (an
- * independent parser): history (txs funding or spending the address, chain order), sums, and
- * unspent outputs. P2PK outputs count toward their key's P2PKH address; like Bitcoin Core,
- * the genesis coinbase output is not spendable and is left out.
+ * What the independent reference index (bitcore-lib, test/helpers/reference.js) says about
+ * some addresses, in the shape `addrindex query --json` prints.
  * @param {string[]} addresses
  */
 function reference(addresses) {
-  const net = bitcore.Networks.livenet;
-  const want = new Set(addresses);
-  const acc = new Map(addresses.map((a) => [a, { received: 0, sent: 0, history: [], utxos: new Map() }]));
-  const outputs = new Map(); // "txid:vout" → {address, value, height}
-  const addressOf = (script) => {
-    if (script.isPublicKeyOut()) {
-      return bitcore.Address.fromPublicKeyHash(bitcore.crypto.Hash.sha256ripemd160(script.getPublicKey()), net).toString();
-    }
-    const a = script.toAddress(net);
-    return a ? a.toString() : null;
-  };
-  const touch = (a, txid, height) => {
-    const h = acc.get(a).history;
-    if (!h.length || h[h.length - 1].txid !== txid) h.push({ txid, height });
-  };
-  mainnet439Blocks().forEach((raw, height) => {
-    for (const tx of bitcore.Block.fromBuffer(raw).transactions) {
-      if (!tx.isCoinbase()) {
-        for (const input of tx.inputs) {
-          const key = `${input.prevTxId.toString('hex')}:${input.outputIndex}`;
-          const prev = outputs.get(key);
-          outputs.delete(key);
-          if (prev && want.has(prev.address)) {
-            acc.get(prev.address).sent += prev.value;
-            acc.get(prev.address).utxos.delete(key);
-            touch(prev.address, tx.hash, height);
-          }
-        }
-      }
-      if (height === 0) continue;
-      tx.outputs.forEach((out, vout) => {
-        const address = addressOf(out.script);
-        outputs.set(`${tx.hash}:${vout}`, { address, value: out.satoshis, height });
-        if (want.has(address)) {
-          acc.get(address).received += out.satoshis;
-          acc.get(address).utxos.set(`${tx.hash}:${vout}`, { txid: tx.hash, vout, value: out.satoshis, height });
-          touch(address, tx.hash, height);
-        }
-      });
-    }
-  });
-  const result = {};
-  for (const [a, r] of acc) {
-    result[a] = {
-      balance: r.received - r.sent, received: r.received, sent: r.sent, txCount: r.history.length,
-      history: r.history, utxos: [...r.utxos.values()],
-    };
-  }
-  return result;
+  const ref = mainnetReference();
+  return Object.fromEntries(addresses.map((a) => {
+    const { summary, history, utxos } = ref.at(a);
+    const s = summary || { balance: 0, received: 0, sent: 0, txCount: 0 };
+    return [a, {
+      balance: s.balance, received: s.received, sent: s.sent, txCount: s.txCount,
+      history: history.map(({ txid, height }) => ({ txid, height })),
+      utxos: utxos.map(({ txid, vout, value, height }) => ({ txid, vout, value, height })),
+    }];
+  }));
 }
 
 /** A failed run: one `addrindex: … [CODE]` line on stderr, a non-zero exit. */
@@ -87,9 +48,9 @@ describe('addrindex sync / status / verify / query on the first 439 mainnet bloc
   let ref;
 
   before(async () => {
-    blocksDir = tmpDir('mainnet');
+    blocksDir = tempDir('mainnet');
     fs.copyFileSync(MAINNET_439, path.join(blocksDir, 'blk00000.dat'));
-    datadir = path.join(tmpDir('mainnet-index'), 'index');
+    datadir = path.join(tempDir('mainnet-index'), 'index');
     const r = await runCli(['sync', '--blocks-dir', blocksDir, '--datadir', datadir, '--network', 'main', '--batch-blocks', '50']);
     assert.equal(r.code, 0, r.stderr);
     // not a terminal: plain lines, the last one the summary
@@ -186,14 +147,14 @@ describe('addrindex sync / status / verify / query on the first 439 mainnet bloc
 
   describe('bad input and bad state: one clear error line, non-zero exit, nothing written', () => {
     it('a missing blocks dir', async () => {
-      const dd = path.join(tmpDir('nodir'), 'index');
+      const dd = path.join(tempDir('nodir'), 'index');
       const r = await runCli(['sync', '--blocks-dir', path.join(blocksDir, 'nope'), '--datadir', dd, '--network', 'main']);
       assertError(r, 'ERR_NO_BLOCKS_DIR');
       assert.ok(!fs.existsSync(dd), 'no datadir was created');
     });
 
     it('mainnet blocks synced with --network testnet', async () => {
-      const dd = path.join(tmpDir('wrongnet'), 'index');
+      const dd = path.join(tempDir('wrongnet'), 'index');
       const r = await runCli(['sync', '--blocks-dir', blocksDir, '--datadir', dd, '--network', 'testnet']);
       assert.notEqual(r.code, 0);
       assert.match(r.stderr, /^addrindex: .*(main|testnet).* \[ERR_[A-Z_]+\]\n$/);
@@ -224,7 +185,7 @@ describe('addrindex sync / status / verify / query on the first 439 mainnet bloc
     });
 
     it('a datadir that does not exist', async () => {
-      const dd = path.join(tmpDir('none'), 'index');
+      const dd = path.join(tempDir('none'), 'index');
       for (const cmd of [['status'], ['verify'], ['query', PAYEE]]) {
         const r = await runCli([...cmd, '--datadir', dd]);
         assertError(r, 'ERR_NO_INDEX');
@@ -239,7 +200,7 @@ describe('addrindex sync / status / verify / query on the first 439 mainnet bloc
     });
 
     it('a summary that disagrees with its history: verify exits non-zero naming the mismatch', async () => {
-      const copy = path.join(tmpDir('mismatch'), 'index');
+      const copy = path.join(tempDir('mismatch'), 'index');
       fs.cpSync(datadir, copy, { recursive: true });
       const { scripthash } = decodeAddress(PAYEE, 'main');
       // a well-formed account value whose received sum is 1 satoshi too high
@@ -254,7 +215,7 @@ describe('addrindex sync / status / verify / query on the first 439 mainnet bloc
 
     it('a corrupt stored value: query and verify fail clearly', async () => {
       // a copy of the index, so the other tests keep a sound one
-      const copy = path.join(tmpDir('corrupt'), 'index');
+      const copy = path.join(tempDir('corrupt'), 'index');
       fs.cpSync(datadir, copy, { recursive: true });
       const { scripthash } = decodeAddress(PAYEE, 'main');
       corruptAccount(copy, scripthash);

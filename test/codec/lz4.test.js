@@ -43,7 +43,7 @@ describe('codec: LZ4 framing', () => {
     const packed = encode(rep);
     assert.equal(packed[0], 0x81);
     assert.ok(packed.length < 0.6 * 200 * 32, `${packed.length} bytes`);
-    assert.deepEqual(r.decodeUndo(packed).scripthashes, rep.shs);
+    assert.deepEqual(r.decodeUndo(packed).shs, rep.shs);
     // every script hash different, few spends: LZ4 would not be smaller, so it stays raw
     // although above the threshold
     const few = undo(8, 8);

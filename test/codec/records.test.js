@@ -2,7 +2,6 @@
 
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { Writer } = require('../../lib/codec/io');
 const r = require('../../lib/codec/records');
@@ -12,6 +11,7 @@ const layout = require('../../lib/stores/layout');
 const { decodeRecord } = require('../../lib/stores/walk');
 const { openStore } = require('../../lib/stores');
 const { generatedChain, mainnetChain, syncBlocks } = require('../stores/data');
+const { tempDir } = require('../helpers/tmp');
 
 const w = new Writer();
 const hash = (n) => Buffer.alloc(32, n);
@@ -111,8 +111,8 @@ describe('codec: schema 2 records', () => {
     const big = bigUndo();
     assert.equal(big[0], 0x81, 'a large repetitive undo is stored LZ4-compressed');
     const u = r.decodeUndo(big);
-    assert.equal(u.spentCount, 40);
-    assert.deepEqual(u.scripthashes.subarray(32 * 4, 32 * 5), hash(2));
+    assert.equal(u.count, 40);
+    assert.deepEqual(u.shs.subarray(32 * 4, 32 * 5), hash(2));
     assert.deepEqual(u.values.slice(0, 3), [5000, 5001, 5002]);
     r.writeOutputsHead(w, 2);
     r.writeOutput(w, -1, 3, 10, hash(5), 0);
@@ -132,7 +132,7 @@ describe('codec: schema 2 records', () => {
     assert.equal(r.decodeUtxo(r.encodeUtxo(w, 2.1e15)), 2.1e15);
     const shs = Buffer.concat([Buffer.alloc(5), hash(1), hash(2)]);
     assert.deepEqual(r.decodeUndo(r.encodeUndo(w, 2, [7, 8], [1, 2 ** 32 - 1], [3, 4], shs, 5, [])), {
-      spentCount: 2, txNums: [7, 8], vouts: [1, 2 ** 32 - 1], values: [3, 4], scripthashes: Buffer.concat([hash(1), hash(2)]), dups: [],
+      count: 2, txNums: [7, 8], vouts: [1, 2 ** 32 - 1], values: [3, 4], shs: Buffer.concat([hash(1), hash(2)]), dups: [],
     });
   });
 
@@ -193,7 +193,7 @@ describe('codec: schema 2 records', () => {
 
   it('never decodes a mutated real value to anything but a value or a CodecError (fuzz)', async function () {
     this.timeout(60000);
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-fuzz-'));
+    const dir = tempDir('fuzz');
     try {
       const rows = samples();
       for (const [network, chain] of [['main', mainnetChain()], ['regtest', generatedChain()]]) {

@@ -1,8 +1,8 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { ChainGenerator, genesisBlock } = require('../../lib/generator');
-const { putHeightPush } = require('../../lib/generator/chain');
+const { ChainGenerator, genesisBlock } = require('../../tools/generator');
+const { putHeightPush } = require('../../tools/generator/chain');
 const { parseBlock } = require('../../lib/chain/block');
 const { NETWORKS } = require('../../lib/chain/networks');
 const { UsageError } = require('../../lib/errors');

@@ -1,15 +1,8 @@
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { parseHeader } = require('../../lib/chain/header');
-
-/** A fresh temporary directory, removed by the returned cleanup. */
-function tmpDir(label) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `addrindex-gen-${label}-`));
-  return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
-}
 
 /**
  * Every whole record of a blocks dir, in file order, read without lib/sources or the
@@ -80,4 +73,4 @@ function longestChain(records, genesis) {
   return chain;
 }
 
-module.exports = { tmpDir, readDirRecords, longestChain };
+module.exports = { readDirRecords, longestChain };

@@ -1,10 +1,10 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { Rng, AliasTable, fmix32 } = require('../../lib/generator/rng');
-const { zipfRank } = require('../../lib/generator/registry');
-const { UtxoPool } = require('../../lib/generator/pool');
-const { ChainGenerator } = require('../../lib/generator');
+const { Rng, AliasTable, fmix32 } = require('../../tools/generator/rng');
+const { zipfRank } = require('../../tools/generator/registry');
+const { UtxoPool } = require('../../tools/generator/pool');
+const { ChainGenerator } = require('../../tools/generator');
 const { parseBlock } = require('../../lib/chain/block');
 
 describe('generator: parts', () => {

@@ -2,7 +2,7 @@
 
 const assert = require('node:assert/strict');
 const bitcore = require('bitcore-lib');
-const { ChainGenerator } = require('../../lib/generator');
+const { ChainGenerator } = require('../../tools/generator');
 const { parseBlock } = require('../../lib/chain/block');
 const { classify } = require('../../lib/chain/script');
 const { sha256d, toDisplayHex } = require('../../lib/chain/hash');

@@ -4,20 +4,16 @@ const { prng } = require('./prng');
 
 /**
  * Generated-chain fixtures and sync helpers for the sync and CLI tests: blocks dirs written by
- * lib/generator (small, deterministic, with in-batch spends and address reuse), in-process
- * syncs through the real SyncService and store, and `addrindex` run as a child process.
+ * tools/generator (small, deterministic, with in-batch spends and address reuse), and in-process
+ * syncs through the real SyncService and store.
  */
 
-const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
-const { writeChain, appendBranch } = require('../../lib/generator');
+const { tempDir } = require('./tmp');
+const { writeChain, appendBranch } = require('../../tools/generator');
 const { BlocksDirSource } = require('../../lib/sources/blocksdir');
 const { SyncService } = require('../../lib/sync/service');
 const { openStore } = require('../../lib/stores');
-
-const BIN = path.join(__dirname, '..', '..', 'bin', 'addrindex.js');
 
 /**
  * The shape of the test chains: ~30 txs per block, coinbases spendable at once so spending
@@ -26,28 +22,13 @@ const BIN = path.join(__dirname, '..', '..', 'bin', 'addrindex.js');
  */
 const SMALL = Object.freeze({ network: 'regtest', txsPerBlock: 30, coinbaseMaturity: 1 });
 
-const made = [];
-process.on('exit', () => {
-  for (const d of made) fs.rmSync(d, { recursive: true, force: true });
-});
-
-/**
- * A new empty directory, removed when the test process exits.
- * @param {string} prefix
- */
-function tmpDir(prefix) {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), `addrindex-${prefix}-`));
-  made.push(d);
-  return d;
-}
-
 /**
  * Writes a generated chain into a new blocks dir.
  * @param {object} opts writeChain options ({seed, blocks|txs, stale, …}); SMALL's shape unless overridden
- * @returns {Promise<{dir: string} & import('../../lib/generator/write').ChainSummary>}
+ * @returns {Promise<{dir: string} & import('../../tools/generator/write').ChainSummary>}
  */
 async function makeChain(opts) {
-  const dir = opts.dir || tmpDir('blocks');
+  const dir = opts.dir || tempDir('blocks');
   const summary = await writeChain({ ...SMALL, ...opts, dir });
   return { dir, ...summary };
 }
@@ -94,7 +75,7 @@ async function syncInto(blocksDir, store, opts = {}) {
  * @returns {Promise<{digest: string, tip: object}>}
  */
 async function freshDigest(blocksDir, opts = {}) {
-  const store = await openIndex(path.join(tmpDir('fresh'), 'index'), { network: opts.network, undoDepth: opts.undoDepth });
+  const store = await openIndex(path.join(tempDir('fresh'), 'index'), { network: opts.network, undoDepth: opts.undoDepth });
   try {
     const r = await syncInto(blocksDir, store, opts);
     return { digest: await store.digest(), tip: r.tip };
@@ -139,42 +120,6 @@ async function tipOf(datadir, network = 'regtest') {
 }
 
 /**
- * Starts `addrindex ARGS` as a child process; `done` resolves when it exits.
- * @param {string[]} args
- * @returns {import('node:child_process').ChildProcess & {done: Promise<{code: number|null, signal: string|null, stdout: string, stderr: string}>, output: {stdout: string, stderr: string}}}
- */
-function startCli(args) {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const output = { stdout: '', stderr: '' };
-  child.stdout.on('data', (d) => { output.stdout += d; });
-  child.stderr.on('data', (d) => { output.stderr += d; });
-  child.output = output;
-  child.done = new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, ...output }));
-  });
-  return child;
-}
-
-/**
- * Runs `addrindex ARGS` to completion.
- * @param {string[]} args
- */
-function runCli(args) {
-  return startCli(args).done;
-}
-
-/**
- * Runs `addrindex ARGS --json`, expects exit 0, returns the parsed stdout.
- * @param {string[]} args
- */
-async function runJson(args) {
-  const r = await runCli([...args, '--json']);
-  if (r.code !== 0) throw new Error(`addrindex ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
-/**
  * Polls `check` until it returns a truthy value or `ms` pass.
  * @template T
  * @param {() => Promise<T>|T} check
@@ -193,6 +138,5 @@ async function waitFor(check, ms, what) {
 }
 
 module.exports = {
-  SMALL, BIN, tmpDir, makeChain, addBranch, openIndex, syncInto, freshDigest, digestOf, tipOf,
-  startCli, runCli, runJson, waitFor, prng,
+  SMALL, makeChain, addBranch, openIndex, syncInto, freshDigest, digestOf, tipOf, waitFor, prng,
 };

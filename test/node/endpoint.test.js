@@ -4,7 +4,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { resolveEndpoint, readCookie, redact, ENV_URL } = require('../../lib/node/endpoint');
-const { tmpDir } = require('../helpers/chains');
+const { tempDir: tmpDir } = require('../helpers/tmp');
 
 describe('node endpoint: --rpc-url, --rpc-cookie, $ADDRINDEX_RPC_URL', () => {
   it('takes the credentials out of the URL, fills in Core\'s port, and masks the password when printed', () => {

@@ -13,7 +13,7 @@ const { sha256d, toDisplayHex } = require('../../lib/chain/hash');
 const { useBtcd } = require('../helpers/btcd');
 const { freePort } = require('../helpers/ports');
 const { nodeWallet } = require('../helpers/node-chain');
-const { tmpDir } = require('../helpers/chains');
+const { tempDir: tmpDir } = require('../helpers/tmp');
 
 const { wallet, minerA } = nodeWallet();
 

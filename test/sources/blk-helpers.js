@@ -6,7 +6,6 @@ const { prng } = require('../helpers/prng');
 // padded, obfuscated and forked by hand, so the reader is checked against known answers.
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { parseBlock } = require('../../lib/chain/block');
 const { sha256d, toDisplayHex } = require('../../lib/chain/hash');
@@ -50,17 +49,6 @@ function forge(raw, prevHash, tweak = 1) {
   merkleRoot(ids).copy(out, 36);
   Buffer.from(prevHash, 'hex').reverse().copy(out, 4);
   return out;
-}
-
-/** A fresh temp dir, removed by cleanup(). */
-const made = [];
-function tmpDir() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-src-'));
-  made.push(dir);
-  return dir;
-}
-function cleanup() {
-  while (made.length) fs.rmSync(made.pop(), { recursive: true, force: true });
 }
 
 /** blk file name for number n */
@@ -141,5 +129,5 @@ async function rejectsWith(promise, Cls, code) {
 }
 
 module.exports = {
-  BLOCKS, HASHES, frame, hashOf, forge, tmpDir, cleanup, blkName, writeDir, xorAt, rng: prng, shuffle, split, collect, rejectsWith,
+  BLOCKS, HASHES, frame, hashOf, forge, blkName, writeDir, xorAt, rng: prng, shuffle, split, collect, rejectsWith,
 };

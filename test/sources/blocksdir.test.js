@@ -10,8 +10,9 @@ const { toDisplayHex } = require('../../lib/chain/hash');
 const { NETWORKS } = require('../../lib/chain/networks');
 const { SourceError } = require('../../lib/errors');
 const {
-  BLOCKS, HASHES, frame, hashOf, forge, tmpDir, cleanup, blkName, writeDir, xorAt, rng, shuffle, split, collect, rejectsWith,
+  BLOCKS, HASHES, frame, hashOf, forge, blkName, writeDir, xorAt, rng, shuffle, split, collect, rejectsWith,
 } = require('./blk-helpers');
+const { tempDir } = require('../helpers/tmp');
 
 const TIP = BLOCKS.length - 1; // 438
 const FIRST_PAYMENT = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
@@ -41,12 +42,11 @@ describe('BlocksDirSource', () => {
     await Promise.all(sources.map((s) => s.close()));
     sources = [];
   });
-  after(cleanup);
 
   describe('the first 439 mainnet blocks, in order', () => {
     let dir;
     before(() => {
-      dir = tmpDir();
+      dir = tempDir('src');
       writeDir(dir, [BLOCKS]);
       // Core keeps undo data and other files beside the blk files; none of it is a block.
       fs.writeFileSync(path.join(dir, 'rev00000.dat'), Buffer.from('not blocks at all'));
@@ -121,7 +121,7 @@ describe('BlocksDirSource', () => {
   });
 
   it('blocks split over several files in shuffled order (children before parents)', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     const order = shuffle(BLOCKS.map((_, h) => h), 7);
     // make sure the test means what it says: genesis is not first, and many blocks precede their parent
     assert.notEqual(order[0], 0);
@@ -141,7 +141,7 @@ describe('BlocksDirSource', () => {
   });
 
   it('zero padding at file ends (Core preallocates) is the end of each file', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     writeDir(dir, split(BLOCKS, 3), { padding: 70000 });
     const s = open(dir);
     await s.scan();
@@ -149,7 +149,7 @@ describe('BlocksDirSource', () => {
   });
 
   it('records later written over a last file\'s padding are picked up', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     const file = path.join(dir, blkName(0));
     const head = Buffer.concat(BLOCKS.slice(0, 200).map((b) => frame(b)));
     const rest = Buffer.concat(BLOCKS.slice(200).map((b) => frame(b)));
@@ -170,7 +170,7 @@ describe('BlocksDirSource', () => {
     const key = Buffer.from('a1b2c3d4e5f60718', 'hex');
 
     it('de-obfuscates every file, with padding left zero on disk', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       const written = writeDir(dir, split(shuffle(BLOCKS, 3), 3), { xorKey: key, padding: 5000 });
       // the files really are obfuscated: no main magic anywhere at a record start
       assert.notEqual(written[0].readUInt32BE(0), NETWORKS.main.magic);
@@ -181,7 +181,7 @@ describe('BlocksDirSource', () => {
     });
 
     it('padding obfuscated along with the data is also the end of a file', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       writeDir(dir, split(BLOCKS, 2), { xorKey: key, padding: 5000, xorPadding: true });
       const s = open(dir);
       await s.scan();
@@ -189,7 +189,7 @@ describe('BlocksDirSource', () => {
     });
 
     it('without xor.dat the files are refused with a hint', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       writeDir(dir, [BLOCKS], { xorKey: key });
       fs.rmSync(path.join(dir, 'xor.dat'));
       const err = await rejectsWith(open(dir).scan(), SourceError, 'ERR_BAD_MAGIC');
@@ -198,7 +198,7 @@ describe('BlocksDirSource', () => {
     });
 
     it('an all-zero key means the files are stored in the clear', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       writeDir(dir, [BLOCKS]);
       fs.writeFileSync(path.join(dir, 'xor.dat'), Buffer.alloc(8));
       const s = open(dir);
@@ -232,7 +232,7 @@ describe('BlocksDirSource', () => {
 
     for (const [what, cut] of [['in the record header', 3], ['in the block header', 8 + 40], ['in the block body', 8 + 80 + 20]]) {
       it(`cut ${what}: stops at the last whole block, then resumes`, async () => {
-        const dir = tmpDir();
+        const dir = tempDir('src');
         const file = path.join(dir, blkName(0));
         const at = recordStart(300) + cut;
         fs.writeFileSync(file, all.subarray(0, at));
@@ -250,7 +250,7 @@ describe('BlocksDirSource', () => {
     }
 
     it('new files are picked up by a later scan', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       writeDir(dir, [BLOCKS.slice(0, 250)]);
       const s = open(dir);
       await s.scan();
@@ -266,7 +266,7 @@ describe('BlocksDirSource', () => {
     });
 
     it('a record in preallocated space with its body still partly zeros is not read yet', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       const file = path.join(dir, blkName(0));
       const rec = frame(BLOCKS[170]); // two transactions: the first payment
       const partial = Buffer.from(rec);
@@ -288,7 +288,7 @@ describe('BlocksDirSource', () => {
     });
 
     it('a record whose header is still zeros is not read yet', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       const file = path.join(dir, blkName(0));
       const rec = frame(BLOCKS[100]);
       const blank = Buffer.from(rec);
@@ -321,7 +321,7 @@ describe('BlocksDirSource', () => {
     });
 
     it('a 1-block stale sibling seen after the real block is left out', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       writeDir(dir, [BLOCKS, [sib438]]);
       const s = open(dir);
       await s.scan();
@@ -331,7 +331,7 @@ describe('BlocksDirSource', () => {
     });
 
     it('equal work: the tip seen first wins', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       writeDir(dir, [[...BLOCKS.slice(0, 438), sib438, BLOCKS[438]]]);
       const s = open(dir);
       await s.scan();
@@ -339,7 +339,7 @@ describe('BlocksDirSource', () => {
     });
 
     it('a competing branch that becomes heavier takes over (reorg across scans)', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       writeDir(dir, [BLOCKS]);
       const s = open(dir);
       await s.scan();
@@ -365,7 +365,7 @@ describe('BlocksDirSource', () => {
     });
 
     it('a shorter stale branch and an orphan inside shuffled files are left out', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       const s201 = forge(BLOCKS[201], HASHES[200], 5);
       const s202 = forge(BLOCKS[202], hashOf(s201), 6);
       const orphan = forge(BLOCKS[300], 'ab'.repeat(32), 7);
@@ -381,7 +381,7 @@ describe('BlocksDirSource', () => {
     });
 
     it('a longer branch hidden in an earlier file wins over the blocks seen first', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       // blocks 0..437 in file 1, the fork (438', 439') in file 0, real 438 in file 2
       writeDir(dir, [[sib439, sib438], BLOCKS.slice(0, 438), [BLOCKS[438]]]);
       const s = open(dir);
@@ -391,7 +391,7 @@ describe('BlocksDirSource', () => {
   });
 
   it('a block file rewritten after the scan is reported, not misread', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     writeDir(dir, [BLOCKS]);
     const s = open(dir);
     await s.scan();
@@ -401,7 +401,7 @@ describe('BlocksDirSource', () => {
   });
 
   it('concurrent scans share one pass', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     writeDir(dir, [BLOCKS]);
     const s = open(dir);
     const [a, b] = await Promise.all([s.scan(), s.scan()]);
@@ -410,7 +410,7 @@ describe('BlocksDirSource', () => {
   });
 
   it('a closed source refuses to work', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     writeDir(dir, [BLOCKS]);
     const s = open(dir);
     await s.scan();
@@ -420,7 +420,7 @@ describe('BlocksDirSource', () => {
   });
 
   it('testnet: reads a testnet-framed dir from testnet genesis only', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     fs.writeFileSync(path.join(dir, blkName(0)), frame(BLOCKS[0], NETWORKS.testnet));
     const s = open(dir, { network: 'testnet' });
     const err = await rejectsWith(s.scan(), SourceError, 'ERR_NO_GENESIS');

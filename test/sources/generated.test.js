@@ -1,13 +1,14 @@
 'use strict';
 
-// The reader against chains from lib/generator: the generator reports the best chain it wrote
+// The reader against chains from tools/generator: the generator reports the best chain it wrote
 // (its own bookkeeping, independent of lib/sources), and the reader must find exactly that.
 
 const assert = require('node:assert/strict');
 const { BlocksDirSource } = require('../../lib/sources/blocksdir');
 const { parseBlock } = require('../../lib/chain/block');
-const { writeChain, appendBranch } = require('../../lib/generator');
-const { tmpDir, cleanup, collect } = require('./blk-helpers');
+const { writeChain, appendBranch } = require('../../tools/generator');
+const { collect } = require('./blk-helpers');
+const { tempDir } = require('../helpers/tmp');
 
 // Small blocks of real transactions (maturity 1 so spending starts at once), many small files.
 const SHAPE = { txsPerBlock: 12, coinbaseMaturity: 1, maxFileSize: 40000 };
@@ -24,7 +25,6 @@ describe('BlocksDirSource on generated chains', function () {
     await Promise.all(sources.map((s) => s.close()));
     sources = [];
   });
-  after(cleanup);
 
   /** Scans and checks the reader yields exactly `hashes`, every block merkle-checked; returns tx count. */
   async function expectChain(s, hashes) {
@@ -38,7 +38,7 @@ describe('BlocksDirSource on generated chains', function () {
   }
 
   it('shuffled order, several files, xor.dat, stale branches and zero padding', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     const sum = await writeChain({
       dir, seed: 'sources-1', blocks: 150, ...SHAPE,
       shuffle: { window: 25 },
@@ -56,7 +56,7 @@ describe('BlocksDirSource on generated chains', function () {
 
   for (const padEnd of [0, 100000]) {
     it(`a truncated last file${padEnd ? ' then zero padding over the cut' : ''}: the cut blocks are left out`, async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       const sum = await writeChain({ dir, seed: 'sources-2', blocks: 80, ...SHAPE, shuffle: { window: 10 }, truncateLast: 700, padEnd });
       assert.ok(sum.lost.length >= 1);
       const s = open(dir);
@@ -66,7 +66,7 @@ describe('BlocksDirSource on generated chains', function () {
   }
 
   it('a truncated last file, then the node writes on: the next scan resumes at the cut', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     const seed = 'sources-4';
     const sum = await writeChain({ dir, seed, blocks: 70, ...SHAPE, truncateLast: 500 });
     const s = open(dir);
@@ -79,7 +79,7 @@ describe('BlocksDirSource on generated chains', function () {
   });
 
   it('appended branches: a shorter one changes nothing, a longer one reorgs', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     const seed = 'sources-3';
     const sum = await writeChain({ dir, seed, blocks: 60, ...SHAPE });
     const s = open(dir);

@@ -8,11 +8,12 @@ const { openFile } = require('../../lib/sources/rawfile');
 const { parseBlock } = require('../../lib/chain/block');
 const { NETWORKS } = require('../../lib/chain/networks');
 const { SourceError, AddrIndexError } = require('../../lib/errors');
-const { BLOCKS, frame, hashOf, tmpDir, cleanup, blkName, rng, collect, rejectsWith } = require('./blk-helpers');
+const { BLOCKS, frame, hashOf, blkName, rng, collect, rejectsWith } = require('./blk-helpers');
+const { tempDir } = require('../helpers/tmp');
 
 /** A one-file dir holding `bytes` as blk00000.dat (and any `more` files after it). */
 function dirWith(bytes, ...more) {
-  const dir = tmpDir();
+  const dir = tempDir('src');
   [bytes, ...more].forEach((b, n) => fs.writeFileSync(path.join(dir, blkName(n)), b));
   return dir;
 }
@@ -40,20 +41,19 @@ describe('block sources on hostile input', () => {
     await Promise.all(sources.map((s) => s.close()));
     sources = [];
   });
-  after(cleanup);
 
   describe('blocks directory', () => {
     it('a missing directory, or a file where the directory should be', async () => {
       const err = await rejectsWith(scan('/nonexistent/blocks'), SourceError, 'ERR_NO_BLOCKS_DIR');
       assert.match(err.message, /\/nonexistent\/blocks: no such directory/);
-      const file = path.join(tmpDir(), 'file');
+      const file = path.join(tempDir('src'), 'file');
       fs.writeFileSync(file, 'x');
       await rejectsWith(scan(file), SourceError, 'ERR_NO_BLOCKS_DIR');
       assert.throws(() => new BlocksDirSource({}), (e) => e.code === 'ERR_NO_BLOCKS_DIR');
     });
 
     it('an empty directory, or one with only undo and other files', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       const err = await rejectsWith(scan(dir), SourceError, 'ERR_NO_BLOCK_FILES');
       assert.match(err.message, /no blk\*\.dat files/);
       fs.writeFileSync(path.join(dir, 'rev00000.dat'), records(0, 3));
@@ -156,7 +156,7 @@ describe('block sources on hostile input', () => {
     };
 
     it('openFile + parseBlock: typed error or the real blocks', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       const file = path.join(dir, 'blk00000.dat');
       let failures = 0;
       for (const v of variants) {
@@ -178,7 +178,7 @@ describe('block sources on hostile input', () => {
 
     it('BlocksDirSource + parseBlock: typed error or a linked chain of real blocks', async () => {
       let failures = 0;
-      const dir = tmpDir();
+      const dir = tempDir('src');
       for (const v of variants) {
         fs.writeFileSync(path.join(dir, blkName(0)), v);
         const s = new BlocksDirSource({ dir });

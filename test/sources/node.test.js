@@ -6,10 +6,10 @@ const { NodeClient } = require('../../lib/node/client');
 const { resolveEndpoint } = require('../../lib/node/endpoint');
 const { NodeSource } = require('../../lib/sources/node');
 const { CombinedSource } = require('../../lib/sources/combined');
-const { BlkWriter } = require('../../lib/generator');
+const { BlkWriter } = require('../../tools/generator');
 const { useBtcd } = require('../helpers/btcd');
 const { nodeWallet } = require('../helpers/node-chain');
-const { tmpDir } = require('../helpers/chains');
+const { tempDir: tmpDir } = require('../helpers/tmp');
 
 const { minerA, minerB } = nodeWallet();
 
@@ -62,7 +62,7 @@ describe('NodeSource and CombinedSource against btcd', function () {
       assert.equal(b.hash, hashOf(want[h]));
       assert.equal(b.prev, h ? hashOf(want[h - 1]) : '00'.repeat(32));
     });
-    assert.ok(src.stats().requests > 10, `${src.stats().requests} getblock requests`);
+    assert.ok(src.stats().fetch.requests > 10, `${src.stats().fetch.requests} getblock requests`);
     assert.deepEqual((await readAll(src, 148, 150)).map((b) => b.height), [148, 149, 150]);
     await assert.rejects(readAll(src, 0, 151), { code: 'ERR_RANGE' });
 

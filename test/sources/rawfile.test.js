@@ -9,7 +9,8 @@ const { parseBlock } = require('../../lib/chain/block');
 const { NETWORKS } = require('../../lib/chain/networks');
 const { SourceError } = require('../../lib/errors');
 const { MAINNET_439, KNOWN_HASHES, fixturePath, readFixture } = require('../helpers/fixtures');
-const { BLOCKS, HASHES, frame, tmpDir, cleanup, xorAt, rejectsWith } = require('./blk-helpers');
+const { BLOCKS, HASHES, frame, xorAt, rejectsWith } = require('./blk-helpers');
+const { tempDir } = require('../helpers/tmp');
 
 async function all(file, opts) {
   const out = [];
@@ -18,7 +19,6 @@ async function all(file, opts) {
 }
 
 describe('openFile (raw block or blocks file)', () => {
-  after(cleanup);
 
   it('a blocks file: every record in file order, with the offset of its block', async () => {
     const recs = await all(MAINNET_439, { network: 'main' });
@@ -43,7 +43,7 @@ describe('openFile (raw block or blocks file)', () => {
   });
 
   it('a testnet blocks file with --network testnet', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     const file = path.join(dir, 'blk00000.dat');
     const raws = ['testnet/block1087400.raw', 'testnet/block928828.raw'].map(readFixture);
     fs.writeFileSync(file, Buffer.concat(raws.map((r) => frame(r, NETWORKS.testnet))));
@@ -53,7 +53,7 @@ describe('openFile (raw block or blocks file)', () => {
   });
 
   it('zero padding ends a blocks file', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     const file = path.join(dir, 'blk00000.dat');
     fs.writeFileSync(file, Buffer.concat([fs.readFileSync(MAINNET_439), Buffer.alloc(20000)]));
     assert.equal((await all(file)).length, 439);
@@ -63,7 +63,7 @@ describe('openFile (raw block or blocks file)', () => {
   });
 
   it('blocks bigger than the read chunk and chunk boundaries inside records', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     const file = path.join(dir, 'blk00000.dat');
     const raws = [readFixture('mainnet/block426884.raw'), ...BLOCKS.slice(0, 30), readFixture('mainnet/block300025.raw')];
     fs.writeFileSync(file, Buffer.concat(raws.map((r) => frame(r))));
@@ -78,7 +78,7 @@ describe('openFile (raw block or blocks file)', () => {
   });
 
   it('an obfuscated blk file next to its xor.dat, or with an explicit key', async () => {
-    const dir = tmpDir();
+    const dir = tempDir('src');
     const key = Buffer.from('0102030405060708', 'hex');
     const file = path.join(dir, 'blk00000.dat');
     fs.writeFileSync(file, xorAt(Buffer.from(fs.readFileSync(MAINNET_439)), key, 0));
@@ -97,7 +97,7 @@ describe('openFile (raw block or blocks file)', () => {
     const err = await rejectsWith(all(MAINNET_439, { network: 'testnet' }), SourceError, 'ERR_WRONG_NETWORK');
     assert.match(err.message, /is a main blocks file/);
     assert.match(err.message, /--network main/);
-    const dir = tmpDir();
+    const dir = tempDir('src');
     const file = path.join(dir, 'blk00000.dat');
     fs.writeFileSync(file, frame(BLOCKS[0], NETWORKS.regtest));
     const err2 = await rejectsWith(all(file, { network: 'main' }), SourceError, 'ERR_WRONG_NETWORK');
@@ -107,8 +107,8 @@ describe('openFile (raw block or blocks file)', () => {
 
   it('missing files, directories and tiny or huge non-block files give typed errors', async () => {
     await rejectsWith(all('/nonexistent/blk00000.dat'), SourceError, 'ERR_NO_FILE');
-    await rejectsWith(all(tmpDir()), SourceError, 'ERR_NO_FILE');
-    const dir = tmpDir();
+    await rejectsWith(all(tempDir('src')), SourceError, 'ERR_NO_FILE');
+    const dir = tempDir('src');
     const tiny = path.join(dir, 'tiny');
     fs.writeFileSync(tiny, Buffer.from([1, 2, 3]));
     await rejectsWith(all(tiny), SourceError, 'ERR_NOT_A_BLOCK_FILE');

@@ -2,12 +2,15 @@
 
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
+const { spawn, fork } = require('node:child_process');
 const { StoreError, CodecError, UsageError } = require('../../lib/errors');
 const { buildDeltas } = require('../../lib/sync/delta');
 const { fromDisplayHex, toDisplayHex } = require('../../lib/chain/hash');
 const { mainnetChain, generatedChain, syncBlocks, handMadeChain } = require('./data');
-const { referenceIndex, addressScripthash } = require('./reference');
+const { referenceIndex, addressScripthash } = require('../helpers/reference');
+const { prng } = require('../helpers/prng');
+const { serveStore } = require('../../lib/cluster/forward');
+const { READ_METHODS } = require('../../lib/stores/abstract');
 
 /**
  * The store conformance suite: one set of behaviours every backend must have, written once
@@ -17,6 +20,7 @@ const { referenceIndex, addressScripthash } = require('./reference');
  *
  * @param {string} name
  * @param {object} backend
+ * @param {'lmdb'|'level'|'mongo'} backend.kind what its stats() says it is
  * @param {() => Promise<string>|string} backend.create a new, empty location (a datadir, a database name)
  * @param {(location: string, opts: {network: string, undoDepth?: number, readOnly?: boolean}) => Promise<import('../../lib/stores/abstract').AbstractStore>} backend.open
  *   an opened store at location
@@ -99,6 +103,25 @@ function storeConformance(name, backend) {
         await store.close();
         await backend.setSchemaVersion(location, 99);
         await assert.rejects(open(location, MAIN), (err) => err instanceof StoreError && err.code === 'ERR_SCHEMA_VERSION' && /99/.test(err.message));
+      });
+
+      it('refuses a bad network or undo depth with the same UsageError as every store', async () => {
+        for (const [opts, code] of [
+          [{ network: 'bogus' }, 'ERR_UNKNOWN_NETWORK'],
+          [{ network: undefined }, 'ERR_USAGE'],
+          [{ network: 'main', undoDepth: -1 }, 'ERR_BAD_UNDO_DEPTH'],
+          [{ network: 'main', undoDepth: 1.5 }, 'ERR_BAD_UNDO_DEPTH'],
+          [{ network: 'main', undoDepth: '100' }, 'ERR_BAD_UNDO_DEPTH'],
+        ]) {
+          const location = await backend.create();
+          await assert.rejects(open(location, opts), (err) => {
+            assert.ok(err instanceof UsageError, `${JSON.stringify(opts)}: ${err.stack}`);
+            assert.equal(err.code, code, JSON.stringify(opts));
+            return true;
+          });
+        }
+        const ok = await open(await backend.create(), { network: 'mainnet', undoDepth: 0 });
+        assert.deepEqual([ok.network, ok.undoDepth, ok.readOnly], ['main', 0, false]);
       });
 
       it('read-only: refuses an empty location and every write', async () => {
@@ -283,6 +306,81 @@ function storeConformance(name, backend) {
         assert.ok(['ERR_CONCURRENT_WRITE', 'ERR_NOT_EXTENDING'].includes(refused[0].reason.code), refused[0].reason.code);
         assert.equal((await store.getTip()).height, 59);
         assert.equal((await store.verify()).ok, true);
+      });
+
+      it('stats(): one typed shape, its counts those of the reference', async () => {
+        const r = ref();
+        const st = await full.stats();
+        assert.equal(st.store, backend.kind);
+        assert.deepEqual(st.tip, await full.getTip());
+        let bytes = 0;
+        for (const [name, t] of Object.entries(st.tables)) {
+          assert.ok(Number.isInteger(t.rows) && t.rows >= 0 && Number.isInteger(t.bytes) && t.bytes >= 0, name);
+          assert.deepEqual(Object.keys(t).sort(), ['bytes', 'rows'], name);
+          bytes += t.bytes;
+        }
+        assert.equal(st.bytes, bytes);
+        assert.ok(st.bytes > 0 && st.diskBytes > 0);
+        assert.equal(st.historyEntries, [...r.summaries.values()].reduce((n, x) => n + x.txCount, 0));
+        assert.equal(st.utxos, [...r.summaries.values()].reduce((n, x) => n + x.utxoCount, 0));
+        assert.equal(typeof st.engine, 'object');
+      });
+
+      it('digest(): every logical record, undo included unless left out', async () => {
+        // the same blocks with less undo kept: equal without undo, different with it
+        const { store: shallow } = await fresh({ ...MAIN, undoDepth: 5 });
+        await syncBlocks(shallow, mainnetChain().blocks, 0, 438, [200, 239]);
+        assert.equal(await shallow.digest({ undo: false }), await full.digest({ undo: false }));
+        assert.notEqual(await shallow.digest(), await full.digest());
+        assert.equal(await full.digest(), await full.digest({ undo: true }));
+        // one more block changes both
+        const before = await shallow.digest({ undo: false });
+        await shallow.revert(437);
+        assert.notEqual(await shallow.digest({ undo: false }), before);
+      });
+
+      it('the forwarding store (lib/cluster/forward.js) answers every read as the store does, errors included', async () => {
+        const child = fork(path.join(__dirname, 'forward-child.js'), { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+        serveStore({ on: (ev, fn) => child.on(ev, fn), send: (m) => child.send(m), isConnected: () => child.connected }, full);
+        let nextId = 1;
+        const viaWorker = (method, args) => new Promise((resolve) => {
+          const id = nextId++;
+          const onMessage = (m) => {
+            if (!m || m.type !== 'test-result' || m.id !== id) return;
+            child.off('message', onMessage);
+            resolve(m);
+          };
+          child.on('message', onMessage);
+          child.send({ type: 'test-call', id, method, args });
+        });
+        const outpoints = Buffer.concat([fromDisplayHex(TX170), Buffer.from([1, 0, 0, 0]), Buffer.alloc(36)]);
+        const calls = {
+          getTip: [[]], getBlock: [[170], [-1]], getBlockHash: [[170], [9999]], getPrevouts: [[outpoints]],
+          getSummary: [[HAL], [GENESIS_ADDR]], getSummaries: [[[HAL, SATOSHI9, HAL]]],
+          getHistory: [[SATOSHI9, { limit: 2, order: 'desc' }], [HAL, { cursor: 'not-a-cursor' }]],
+          getHistories: [[[HAL, SATOSHI9], { limit: 3 }], ['not an array']],
+          getUtxos: [[SATOSHI9, { limit: 1 }], [Buffer.alloc(31)]], getTx: [[fromDisplayHex(TX170)]], getTxid: [[171]],
+          stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
+        };
+        try {
+          assert.deepEqual(Object.keys(calls).sort(), [...READ_METHODS].sort(), 'every read of the contract is tried');
+          for (const [method, argSets] of Object.entries(calls)) {
+            for (const args of argSets) {
+              const direct = await full[method](...args).then((result) => ({ result }), (err) => ({ error: err }));
+              const got = await viaWorker(method, args);
+              const what = `${method}(${JSON.stringify(args).slice(0, 60)})`;
+              if (direct.error) {
+                assert.ok(got.error, `${what} fails through the forwarding store too`);
+                assert.deepEqual([got.error.name, got.error.code], [direct.error.constructor.name, direct.error.code], what);
+              } else {
+                assert.equal(got.error, undefined, `${what}: ${got.error && got.error.message}`);
+                assert.deepEqual(bufferless(got.result), bufferless(direct.result), what);
+              }
+            }
+          }
+        } finally {
+          child.disconnect();
+        }
       });
 
       it('keeps everything across close and reopen', async () => {
@@ -512,10 +610,11 @@ function storeConformance(name, backend) {
         this.timeout(180000);
         const chain = generatedChain(CHAIN);
         const location = await backend.create();
+        const random = prng(101);
         for (let round = 0; round < 3; round++) {
-          const child = startChild(backend, location, REGTEST, CHAIN, 'write');
-          await child.lines(3 + round * 2); // a few commits in, then a kill at a random moment
-          await sleep(Math.floor(Math.random() * 150));
+          const child = startChild(backend, location, REGTEST, CHAIN, 100 + round);
+          await child.lines(3 + round * 2); // a few commits in, then a kill at a drawn moment
+          await sleep(Math.floor(random() * 150));
           child.proc.kill('SIGKILL');
           await child.exited;
           const s = await open(location, REGTEST);
@@ -531,7 +630,7 @@ function storeConformance(name, backend) {
         }
       });
 
-      it('reads during commits see only committed tips', async function () {
+      it('reads during commits in the writer\'s process see only committed tips', async function () {
         this.timeout(180000);
         const chain = generatedChain(CHAIN);
         const location = await backend.create();
@@ -560,24 +659,49 @@ function storeConformance(name, backend) {
         const reads = await checkReader(w, () => done);
         await writing;
         assert.ok(reads > 0);
-        if (!backend.readersInOtherProcesses) return;
-        // a writer in another process, a read-only reader here
+      });
+
+      it('readers in other processes beside a writer see only the tips it committed', async function () {
+        if (!backend.readersInOtherProcesses) this.skip();
+        this.timeout(180000);
+        const chain = generatedChain(CHAIN);
+        const location = await backend.create();
+        const w = await open(location, REGTEST);
+        await syncBlocks(w, chain.blocks, 0, 1);
         await w.close();
         opened.splice(opened.indexOf(w), 1);
-        const child = startChild(backend, location, REGTEST, CHAIN, 'write');
+        const child = startChild(backend, location, REGTEST, CHAIN, 7);
         await child.lines(1);
         const reader = await open(location, { ...REGTEST, readOnly: true });
-        const t0 = Date.now();
+        const seen = [];
         // at least three full reads whatever the machine's load, and 2.5 s of them when it is quick
-        const n = await checkReader(reader, (reads) => reads >= 3 && Date.now() - t0 > 2500);
-        const seen = (await reader.getTip()).height;
+        const t0 = Date.now();
+        for (let reads = 0; reads < 3 || Date.now() - t0 < 2500; reads++) {
+          const v = await reader.verify({ maxProblems: 5 });
+          assert.equal(v.ok, true, v.problems.join('\n'));
+          const tip = await reader.getTip();
+          assert.equal(tip.hash, chain.hashes[tip.height]);
+          assert.equal(await reader.getBlockHash(tip.height), tip.hash);
+          seen.push(`${tip.height} ${tip.hash}`);
+        }
+        // the writer prints each tip after committing it: once it has printed one more line,
+        // every tip committed before the last read is printed
+        await child.lines(child.count() + 1);
         child.proc.kill('SIGKILL');
         await child.exited;
-        assert.ok(n > 2, `only ${n} reads`);
-        assert.ok(seen >= 0);
+        const committed = new Set([`1 ${chain.hashes[1]}`, ...child.output()]);
+        for (const t of seen) assert.ok(committed.has(t), `the reader saw ${t}, which the writer never committed`);
       });
     });
   });
+}
+
+/** A value with its Buffers and Uint8Arrays as hex strings, for comparing what crossed a process boundary. */
+function bufferless(v) {
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('hex');
+  if (Array.isArray(v)) return v.map(bufferless);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, bufferless(x)]));
+  return v;
 }
 
 /** Compares every script hash of the reference with the store: summary, history, UTXOs. */
@@ -635,31 +759,36 @@ function sleep(ms) {
 }
 
 /**
- * A child process running test/stores/child.js against the same location.
- * @returns {{proc: import('child_process').ChildProcess, lines: (n: number) => Promise<void>, exited: Promise<void>}}
+ * A writer in a child process (test/stores/child.js) on the same location, its choices drawn
+ * from `seed`; it prints each tip it commits.
+ * @returns {{proc: import('child_process').ChildProcess, lines: (n: number) => Promise<void>, count: () => number,
+ *   output: () => string[], exited: Promise<void>}}
  */
-function startChild(backend, location, opts, chain, mode) {
+function startChild(backend, location, opts, chain, seed) {
   const proc = spawn(process.execPath, [path.join(__dirname, 'child.js'), backend.openerModule, location,
-    JSON.stringify(opts), JSON.stringify(chain), mode], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let count = 0;
+    JSON.stringify(opts), JSON.stringify(chain), 'write', String(seed)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const printed = [];
+  let partial = '';
   let stderr = '';
   const waiters = [];
   proc.stdout.setEncoding('utf8');
   proc.stdout.on('data', (d) => {
-    count += d.split('\n').length - 1;
+    const parts = (partial + d).split('\n');
+    partial = parts.pop();
+    printed.push(...parts);
     for (const w of waiters.splice(0)) {
-      if (count >= w.n) w.resolve();
+      if (printed.length >= w.n) w.resolve();
       else waiters.push(w);
     }
   });
   proc.stderr.on('data', (d) => { stderr += d; });
   const exited = new Promise((resolve) => proc.on('exit', resolve));
   const lines = (n) => new Promise((resolve, reject) => {
-    if (count >= n) return resolve();
+    if (printed.length >= n) return resolve();
     waiters.push({ n, resolve });
-    proc.on('exit', (code, signal) => reject(new Error(`child exited (${code ?? signal}) after ${count} commits: ${stderr}`)));
+    proc.on('exit', (code, signal) => reject(new Error(`child exited (${code ?? signal}) after ${printed.length} commits: ${stderr}`)));
   });
-  return { proc, lines, exited };
+  return { proc, lines, count: () => printed.length, output: () => [...printed], exited };
 }
 
 module.exports = { storeConformance };

@@ -4,7 +4,7 @@ const { createHash } = require('node:crypto');
 const { mainnet439Blocks } = require('../helpers/fixtures');
 const { parseColumns } = require('../../lib/chain/columns');
 const { buildDeltas } = require('../../lib/sync/delta');
-const { ChainGenerator } = require('../../lib/generator');
+const { ChainGenerator } = require('../../tools/generator');
 const { ADDR_TYPE_CODE } = require('../../lib/chain/script');
 
 /**

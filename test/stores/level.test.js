@@ -2,7 +2,6 @@
 
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { ClassicLevel } = require('classic-level');
@@ -13,17 +12,9 @@ const { encodeMeta, decodeMeta, Account, decodeAccount, encodeAccount } = requir
 const { StoreError } = require('../../lib/errors');
 const { open } = require('./level-open');
 const { mainnetChain, generatedChain, syncBlocks } = require('./data');
+const { tempDir } = require('../helpers/tmp');
 
-const made = [];
-after(() => {
-  for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
-
-function tmp() {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-level-'));
-  made.push(d);
-  return d;
-}
+const tmp = () => tempDir('level');
 
 /** Runs fn on the raw LevelDB database of a closed store's datadir. */
 async function raw(datadir, fn) {
@@ -37,6 +28,7 @@ async function raw(datadir, fn) {
 }
 
 storeConformance('LevelDB', {
+  kind: 'level',
   create: tmp,
   open,
   openerModule: path.join(__dirname, 'level-open.js'),

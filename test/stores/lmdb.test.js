@@ -1,7 +1,6 @@
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const lmdb = require('lmdb');
 const { storeConformance } = require('./conformance');
@@ -9,11 +8,7 @@ const layout = require('../../lib/stores/layout');
 const { Writer } = require('../../lib/codec/io');
 const { encodeMeta, decodeMeta, Account, decodeAccount, encodeAccount } = require('../../lib/codec/records');
 const { open } = require('./lmdb-open');
-
-const made = [];
-after(() => {
-  for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
+const { tempDir } = require('../helpers/tmp');
 
 /** Runs fn on the raw LMDB environment of a closed store's datadir. */
 function raw(datadir, fn) {
@@ -26,11 +21,8 @@ function raw(datadir, fn) {
 }
 
 storeConformance('LMDB', {
-  create() {
-    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-lmdb-'));
-    made.push(d);
-    return d;
-  },
+  kind: 'lmdb',
+  create: () => tempDir('lmdb'),
   open,
   openerModule: path.join(__dirname, 'lmdb-open.js'),
   readersInOtherProcesses: true,
@@ -60,8 +52,7 @@ describe('LMDB store specifics', () => {
   const { mainnetChain, syncBlocks } = require('./data');
   const assert = require('node:assert/strict');
   const tmp = () => {
-    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-lmdb-'));
-    made.push(d);
+    const d = tempDir('lmdb');
     return d;
   };
 

@@ -4,7 +4,9 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { MAINNET_439 } = require('../helpers/fixtures');
-const { tmpDir, runCli, runJson, startCli, waitFor } = require('../helpers/chains');
+const { waitFor } = require('../helpers/chains');
+const { runCli, runJson, startCli } = require('../helpers/cli');
+const { tempDir } = require('../helpers/tmp');
 const { useMongo, freePort, buildFerretDB, FerretServer } = require('../helpers/mongo-server');
 const { startServer, request, COMPARE_ROUTES, HAL, SATOSHI, TX170 } = require('../api/helpers');
 
@@ -24,9 +26,9 @@ describe('addrindex sync / status / verify / query / serve --store mongo (CLI)',
 
   before(async function () {
     if (!env.mongo) return;
-    blocksDir = tmpDir('mongo-cli-blocks');
+    blocksDir = tempDir('mongo-cli-blocks');
     fs.copyFileSync(MAINNET_439, path.join(blocksDir, 'blk00000.dat'));
-    lmdb = path.join(tmpDir('mongo-cli-lmdb'), 'index');
+    lmdb = path.join(tempDir('mongo-cli-lmdb'), 'index');
     const url = `${env.mongo.url.replace(/\/$/, '')}/${env.dbName('cli')}`;
     mongoArgs = ['--store', 'mongo', '--mongodb-url', url];
     const [a, b] = await Promise.all([
@@ -104,7 +106,7 @@ describe('addrindex sync / status / verify / query / serve --store mongo (CLI)',
 
   it('a server killed mid-sync and restarted: the sync waits, resumes and loses nothing', async function () {
     if (env.mongo.external) this.skip();
-    const dir = tmpDir('mongo-cli-ferret');
+    const dir = tempDir('mongo-cli-ferret');
     const server = new FerretServer(await buildFerretDB(), await freePort(), dir);
     try {
       const url = `${(await server.start()).replace(/\/$/, '')}/loss`;

@@ -10,6 +10,7 @@
  */
 
 const { spawn } = require('node:child_process');
+const { prng } = require('../helpers/prng');
 
 const BATCH = 40;
 
@@ -109,11 +110,12 @@ function defineTests() {
       const plan = [['undo', 0], ['data', 1], ['stage', 0], ['swap', 1], ['tip', 1], ['done', 0]];
       const seen = [];
       let rounds = 0;
+      const random = prng(5);
       for (const [step, skip] of plan) {
         const w = startWriter(dbName);
         await w.at(new RegExp(`^step ${step}$`, 'm'), skip);
         // somewhere inside the step's writes
-        await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 40)));
+        await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 40)));
         w.proc.kill('SIGKILL');
         await w.exited;
         const s = await MongoStore.open({ url: env.mongo.url, dbName, network: 'main', repairSettleMs: 300 });

@@ -2,7 +2,6 @@
 
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { MongoStore } = require('../../lib/stores/mongo');
 const { redactUrl } = require('../../lib/stores/mongo/retry');
@@ -13,6 +12,7 @@ const { useMongo, FerretServer, buildFerretDB, freePort } = require('../helpers/
 const { mainnetChain, syncBlocks } = require('./data');
 const { storeConformance } = require('./conformance');
 const { MongoClient, Long } = require('mongodb');
+const { tempDir } = require('../helpers/tmp');
 
 describe('MongoDB store (lib/stores/mongo.js)', function () {
   this.timeout(120000);
@@ -103,7 +103,7 @@ describe('MongoDB store (lib/stores/mongo.js)', function () {
 
     /** Runs `fn` with a FerretDB process of its own (the test stops and starts it) and a store on it. */
     async function withOwnServer(tag, storeOpts, fn) {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), `addrindex-ferret-${tag}-`));
+      const dir = tempDir(`ferret-${tag}`);
       const server = new FerretServer(bin, await freePort(), dir);
       try {
         const url = await server.start();
@@ -181,6 +181,7 @@ describe('MongoDB store (lib/stores/mongo.js)', function () {
       if (admin) await admin.close();
     });
     storeConformance('MongoDB', {
+      kind: 'mongo',
       create: () => env.dbName('conf'),
       // a killed writer's last command has long finished on this lightly used server
       open: (dbName, opts) => MongoStore.open({ url: env.mongo.url, dbName, repairSettleMs: 300, ...opts }),

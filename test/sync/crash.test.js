@@ -3,9 +3,9 @@
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
-const {
-  makeChain, freshDigest, digestOf, tipOf, tmpDir, startCli, runCli, waitFor, prng,
-} = require('../helpers/chains');
+const { makeChain, freshDigest, digestOf, tipOf, waitFor, prng } = require('../helpers/chains');
+const { startCli, runCli } = require('../helpers/cli');
+const { tempDir } = require('../helpers/tmp');
 
 describe('sync: crash safety (SIGKILL at random points, then restart)', function () {
   this.timeout(180000);
@@ -19,7 +19,7 @@ describe('sync: crash safety (SIGKILL at random points, then restart)', function
       '--batch-blocks', '2', '--threads', '1'];
 
     // an uninterrupted CLI run: the reference
-    const whole = path.join(tmpDir('crash-whole'), 'index');
+    const whole = path.join(tempDir('crash-whole'), 'index');
     const ok = await runCli(args(whole));
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(await digestOf(whole), expected.digest);
@@ -27,7 +27,7 @@ describe('sync: crash safety (SIGKILL at random points, then restart)', function
     // Kill points are chosen by chain position, not by wall time (a shared machine makes
     // times meaningless): a random height ahead, then a random few milliseconds more, so
     // kills land before, during and right after commits. The first kill comes during start-up.
-    const datadir = path.join(tmpDir('crash'), 'index');
+    const datadir = path.join(tempDir('crash'), 'index');
     const rand = prng(20240601);
     const tips = [];
     let killedMidway = 0;

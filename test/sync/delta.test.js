@@ -6,7 +6,8 @@ const { BlocksDirSource } = require('../../lib/sources/blocksdir');
 const { parseColumns } = require('../../lib/chain/columns');
 const { toDisplayHex } = require('../../lib/chain/hash');
 const { buildDeltas } = require('../../lib/sync/delta');
-const { makeChain, openIndex, tmpDir } = require('../helpers/chains');
+const { makeChain, openIndex } = require('../helpers/chains');
+const { tempDir } = require('../helpers/tmp');
 
 /** Every best-chain block of a dir, parsed: [{height, cols}]. */
 async function parsedChain(dir) {
@@ -63,7 +64,7 @@ describe('buildDeltas: prevouts from the batch, then the store', function () {
 
   it('resolves every input as a plain outpoint map does, whatever the batch boundaries', async () => {
     const expected = naiveSpends(blocks);
-    const store = await openIndex(path.join(tmpDir('delta'), 'index'));
+    const store = await openIndex(path.join(tempDir('delta'), 'index'));
     try {
       let inBatch = 0;
       let fromStore = 0;
@@ -94,7 +95,7 @@ describe('buildDeltas: prevouts from the batch, then the store', function () {
   });
 
   it('an input whose output is neither in the batch nor in the store: ERR_MISSING_PREVOUT naming it', async () => {
-    const store = await openIndex(path.join(tmpDir('delta-missing'), 'index'));
+    const store = await openIndex(path.join(tempDir('delta-missing'), 'index'));
     try {
       await store.apply(await buildDeltas(blocks.slice(0, 30), store, 0));
       const tip = await store.getTip();
@@ -113,7 +114,7 @@ describe('buildDeltas: prevouts from the batch, then the store', function () {
   });
 
   it('the same output spent twice in one batch: ERR_DOUBLE_SPEND, from the batch and from the store', async () => {
-    const store = await openIndex(path.join(tmpDir('delta-double'), 'index'));
+    const store = await openIndex(path.join(tempDir('delta-double'), 'index'));
     try {
       await store.apply(await buildDeltas(blocks.slice(0, 20), store, 0));
       const tip = await store.getTip();

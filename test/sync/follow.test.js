@@ -2,9 +2,9 @@
 
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const {
-  makeChain, addBranch, freshDigest, digestOf, tipOf, tmpDir, startCli, runCli, waitFor,
-} = require('../helpers/chains');
+const { makeChain, addBranch, freshDigest, digestOf, tipOf, waitFor } = require('../helpers/chains');
+const { startCli, runCli } = require('../helpers/cli');
+const { tempDir } = require('../helpers/tmp');
 
 describe('sync --follow', function () {
   this.timeout(120000);
@@ -12,7 +12,7 @@ describe('sync --follow', function () {
   it('follows blocks appended to the dir (and a reorg), and stops cleanly on SIGTERM', async () => {
     const seed = 'follow-1';
     const chain = await makeChain({ seed, blocks: 30, txsPerBlock: 10 });
-    const datadir = path.join(tmpDir('follow'), 'index');
+    const datadir = path.join(tempDir('follow'), 'index');
     const child = startCli(['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest',
       '--follow', '--poll-ms', '100', '--threads', '1']);
     try {
@@ -50,7 +50,7 @@ describe('sync --follow', function () {
   it('SIGTERM in the middle of a long catch-up: exit 0 at a batch boundary, verify passes, a restart completes', async () => {
     // many small commits, so the catch-up lasts long enough to be interrupted
     const chain = await makeChain({ seed: 'follow-2', blocks: 1500, txsPerBlock: 4 });
-    const datadir = path.join(tmpDir('follow-term'), 'index');
+    const datadir = path.join(tempDir('follow-term'), 'index');
     const args = ['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest',
       '--follow', '--batch-blocks', '2', '--threads', '1'];
     const child = startCli(args);

@@ -8,14 +8,14 @@ const { NodeClient } = require('../../lib/node/client');
 const { resolveEndpoint } = require('../../lib/node/endpoint');
 const { NodeSource } = require('../../lib/sources/node');
 const { SyncService } = require('../../lib/sync/service');
-const { BlkWriter } = require('../../lib/generator');
+const { BlkWriter } = require('../../tools/generator');
 const { useBtcd } = require('../helpers/btcd');
 const { freePort } = require('../helpers/ports');
 const { nodeWallet, buildScriptChain } = require('../helpers/node-chain');
 const { kindOf, KINDS } = require('../helpers/wallet');
-const {
-  tmpDir, openIndex, freshDigest, digestOf, tipOf, runCli, runJson, startCli, waitFor,
-} = require('../helpers/chains');
+const { openIndex, freshDigest, digestOf, tipOf, waitFor } = require('../helpers/chains');
+const { runCli, runJson, startCli } = require('../helpers/cli');
+const { tempDir: tmpDir } = require('../helpers/tmp');
 
 const { wallet, minerA, minerB } = nodeWallet();
 
@@ -103,14 +103,7 @@ describe('sync from a node (btcd over JSON-RPC)', function () {
     assert.equal(await digestOf(combined), ref.digest);
 
     const fromEnv = path.join(tmpDir('node-env'), 'index');
-    process.env.ADDRINDEX_RPC_URL = a.url;
-    let child;
-    try {
-      child = startCli(['sync', '--network', 'regtest', '--datadir', fromEnv, '--threads', '1']);
-    } finally {
-      delete process.env.ADDRINDEX_RPC_URL;
-    }
-    const r2 = await child.done;
+    const r2 = await runCli(['sync', '--network', 'regtest', '--datadir', fromEnv, '--threads', '1'], { env: { ADDRINDEX_RPC_URL: a.url } });
     assert.equal(r2.code, 0, r2.stderr);
     assert.equal(await digestOf(fromEnv), ref.digest);
   });
@@ -139,8 +132,8 @@ describe('sync from a node (btcd over JSON-RPC)', function () {
   it('the node killed mid-sync and restarted: the sync waits, resumes, and ends at the same index', async () => {
     const tipHeight = ref.raws.length - 1;
     const store = await openIndex(path.join(tmpDir('node-kill'), 'index'));
-    // small requests and commits, so most of the chain is still to be fetched at the kill
-    const source = nodeSource(a, { source: { requestBytes: 4000, inflight: 1 } });
+    // small requests, little fetched ahead and small commits: most of the chain is still to be fetched at the kill
+    const source = nodeSource(a, { source: { requestBytes: 4000, inflight: 1, aheadBytes: 8000 } });
     const ac = new AbortController();
     let killedAt = -1;
     let restored = null;
@@ -175,7 +168,7 @@ describe('sync from a node (btcd over JSON-RPC)', function () {
   it('the node gone for longer than the retry time: ERR_NODE_UNAVAILABLE, the blocks fetched before it indexed; a later run resumes', async () => {
     const datadir = path.join(tmpDir('node-gone'), 'index');
     let store = await openIndex(datadir);
-    let source = nodeSource(a, { client: { retryMs: 500 }, source: { requestBytes: 4000, inflight: 1 } });
+    let source = nodeSource(a, { client: { retryMs: 500 }, source: { requestBytes: 4000, inflight: 1, aheadBytes: 8000 } });
     let killed = null;
     const service = new SyncService({
       source, store, network: 'regtest', threads: 1, batch: { maxBlocks: 4 },

@@ -6,9 +6,8 @@ const path = require('node:path');
 const { BlocksDirSource } = require('../../lib/sources/blocksdir');
 const { SyncService } = require('../../lib/sync/service');
 const { sha256d, toDisplayHex } = require('../../lib/chain/hash');
-const {
-  makeChain, addBranch, openIndex, syncInto, freshDigest, tmpDir,
-} = require('../helpers/chains');
+const { makeChain, addBranch, openIndex, syncInto, freshDigest } = require('../helpers/chains');
+const { tempDir } = require('../helpers/tmp');
 
 /**
  * Every test here compares digests: a digest covers every key and value of the index, so two
@@ -41,7 +40,7 @@ describe('sync: generated chains, stale branches and live reorgs', function () {
   it('reorgs of depth 1, 6 and 100 applied live equal a fresh sync of the final best chain', async () => {
     const seed = 'reorg-1';
     const chain = await makeChain({ seed, blocks: 200 });
-    const datadir = path.join(tmpDir('live'), 'index');
+    const datadir = path.join(tempDir('live'), 'index');
     let store = await openIndex(datadir, { undoDepth: 100 });
     try {
       const first = await syncInto(chain.dir, store, { batch: { maxBlocks: 16 }, undoDepth: 100 });
@@ -91,7 +90,7 @@ describe('sync: generated chains, stale branches and live reorgs', function () {
   it('a reorg one block deeper than the undo kept stops with ERR_REORG_TOO_DEEP and changes nothing', async () => {
     const seed = 'reorg-deep';
     const chain = await makeChain({ seed, blocks: 130, txsPerBlock: 10 });
-    const datadir = path.join(tmpDir('deep'), 'index');
+    const datadir = path.join(tempDir('deep'), 'index');
     const store = await openIndex(datadir, { undoDepth: 100 });
     try {
       await syncInto(chain.dir, store, { undoDepth: 100 });
@@ -133,7 +132,7 @@ describe('sync: generated chains, stale branches and live reorgs', function () {
     buf[at] ^= 0x01;
     fs.writeFileSync(file, buf);
 
-    const datadir = path.join(tmpDir('bad'), 'index');
+    const datadir = path.join(tempDir('bad'), 'index');
     const store = await openIndex(datadir);
     try {
       await assert.rejects(syncInto(chain.dir, store, { batch: { maxBlocks: 10, maxMs: 600000 } }), (err) => {
@@ -157,7 +156,7 @@ describe('sync: generated chains, stale branches and live reorgs', function () {
     const seed = 'behind';
     const long = await makeChain({ seed, blocks: 40, txsPerBlock: 5 });
     const short = await makeChain({ seed, blocks: 30, txsPerBlock: 5 });
-    const datadir = path.join(tmpDir('behind'), 'index');
+    const datadir = path.join(tempDir('behind'), 'index');
     const store = await openIndex(datadir);
     try {
       await syncInto(long.dir, store);
@@ -175,7 +174,7 @@ describe('sync: generated chains, stale branches and live reorgs', function () {
 
   it('an abort stops at a batch boundary and a second run resumes to the same index', async () => {
     const chain = await makeChain({ seed: 'abort', blocks: 120 });
-    const datadir = path.join(tmpDir('abort'), 'index');
+    const datadir = path.join(tempDir('abort'), 'index');
     const store = await openIndex(datadir);
     const source = new BlocksDirSource({ dir: chain.dir, network: 'regtest' });
     try {

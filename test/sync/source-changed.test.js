@@ -5,7 +5,8 @@ const path = require('node:path');
 const { BlocksDirSource } = require('../../lib/sources/blocksdir');
 const { SyncService } = require('../../lib/sync/service');
 const { SourceError } = require('../../lib/errors');
-const { makeChain, openIndex, freshDigest, tmpDir } = require('../helpers/chains');
+const { makeChain, openIndex, freshDigest } = require('../helpers/chains');
+const { tempDir: tmpDir } = require('../helpers/tmp');
 
 /**
  * A blocks-dir source whose reads end with ERR_SOURCE_CHANGED at chosen heights, the way the

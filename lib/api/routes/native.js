@@ -42,8 +42,7 @@ function register(router, app) {
       sync: {
         sourceTip: null,
         lag: null,
-        reason: 'the API server does not read the block source, so how far the index is behind it is unknown here; ' +
-          '`addrindex status` with the source options reports it',
+        reason: 'this server reads the index only, not the block source, so how far the index is behind it is unknown here',
       },
       limits: {
         pageDefault: LIMITS.pageDefault,

@@ -3,6 +3,7 @@
 const { Long } = require('mongodb');
 const { toDisplayHex, fromDisplayHex } = require('../../chain/hash');
 const { CodecError } = require('../../errors');
+const { PAGE_ENTRIES, sealedCount } = require('../../core/rules');
 
 /**
  * The MongoDB document model, in one place (docs/MONGO.md explains the choices).
@@ -13,13 +14,14 @@ const { CodecError } = require('../../errors');
  *   txs         txid (display hex)           txNum, height, pos; {txNum} unique index        getTx, getTxid
  *               '<txid>:<TxNum>' (BIP30)     txid, txNum, height, pos: a tx whose txid a later
  *                                            coinbase took
- *   accounts    sh (display hex)             summary counters, tail (the last < 64 history   getSummary, short histories,
+ *   accounts    sh (display hex)             summary counters, tail (the last 1..64 history  getSummary, short histories,
  *                                            entries), utxos (≤ 16, else null), seq, prev    small UTXO sets: one read
- *   history     '<sh>:<page, 8 digits>'      sh, page, entries (64, sealed, never changed)   long histories, page by page
+ *   history     '<sh>:<page, 8 digits>'      sh, page, sealedBy, entries (64, sealed, never  long histories, page by page
+ *                                            changed); {sealedBy} index
  *   utxos       '<txid>:<vout>'              sh, vout, value, height, txNum; {sh, txNum,     getPrevouts; UTXO sets
  *                                            vout} index                                     of more than 16
- *   undo        '<height, 10 digits>:<part>' height, part, parts, firstTxNum, txs, spent,    revert, crash repair
- *                                            sums
+ *   undo        '<height, 10 digits>:<part>' height, part, parts, hash, firstTxNum, spent,   revert, crash repair
+ *                                            dups, txs
  *   staging     sh                           the next version of an account                  the account swap
  *
  * `sh` is the Electrum script hash in Electrum's display order (byte-reversed hex): the string
@@ -35,19 +37,20 @@ const COLLECTIONS = Object.freeze({
   meta: 'meta', blocks: 'blocks', txs: 'txs', accounts: 'accounts', history: 'history', utxos: 'utxos', undo: 'undo', staging: 'staging',
 });
 
-/** Format of these documents; a database of another version refuses to open. */
-const SCHEMA_VERSION = 1;
+/**
+ * Format of these documents; a database of another version refuses to open. Version 2: an
+ * account keeps its last 1..64 entries as the key-value schema does (lib/core/rules.js), pages
+ * say which entry sealed them, undo holds the index core's record (no per-account counters).
+ */
+const SCHEMA_VERSION = 2;
 const SCHEMA_NAME = 'addrindex-mongo';
-
-/** History entries per sealed page (the key-value schema seals pages of the same size). */
-const PAGE_SIZE = 64;
-/** An account keeps its unspent outputs inline up to this many; past it they are read from `utxos`. */
-const INLINE_UTXOS = 16;
 
 /** Secondary indexes, by collection. Nothing here is `sparse` or partial: FerretDB v1 drops or rejects those. */
 const INDEXES = Object.freeze({
   txs: [{ key: { txNum: 1 }, name: 'txNum_1', unique: true }],
   utxos: [{ key: { sh: 1, txNum: 1, vout: 1 }, name: 'sh_1_txNum_1_vout_1' }],
+  // the pages a revert (or a crashed apply) takes back: those an entry it reverts sealed
+  history: [{ key: { sealedBy: 1 }, name: 'sealedBy_1' }],
 });
 
 const HEIGHT_DIGITS = 10;
@@ -179,13 +182,20 @@ function fromOutString(str, sh, where) {
   return { id: outpointId(m[1], Number(m[2])), sh, txid: m[1], vout: Number(m[2]), value: Number(m[3]), height: Number(m[4]), txNum: Number(m[5]) };
 }
 
-/** @param {string} sh  @param {number} page  @param {Entry[]} entries */
-const pageDoc = (sh, page, entries) => ({ _id: pageId(sh, page), sh, page, entries: entries.map(entryDoc) });
+/**
+ * A sealed page: entries [PAGE_ENTRIES * page, PAGE_ENTRIES * (page + 1)) of a history. A page
+ * is sealed by the entry after it (an account keeps its last 1..PAGE_ENTRIES), whose TxNum it
+ * keeps as `sealedBy`: a revert to below that TxNum takes the page back into the account.
+ * @param {string} sh  @param {number} page  @param {Entry[]} entries exactly PAGE_ENTRIES  @param {number} sealedBy
+ */
+const pageDoc = (sh, page, entries, sealedBy) => ({
+  _id: pageId(sh, page), sh, page, sealedBy: long(sealedBy), entries: entries.map(entryDoc),
+});
 
 /** @returns {Entry[]} */
 function fromPageDoc(d, sh, page) {
   const where = `history page ${pageId(sh, page)}`;
-  if (!d || !Array.isArray(d.entries) || d.entries.length !== PAGE_SIZE) throw bad(where, 'a sealed page');
+  if (!d || !Array.isArray(d.entries) || d.entries.length !== PAGE_ENTRIES) throw bad(where, 'a sealed page');
   return d.entries.map((e) => fromEntryDoc(e, where));
 }
 
@@ -200,7 +210,7 @@ function fromPageDoc(d, sh, page) {
  * @property {number} spentCount
  * @property {number} firstHeight
  * @property {number} lastHeight
- * @property {Entry[]} tail      txCount % PAGE_SIZE entries
+ * @property {Entry[]} tail      txCount - sealedCount(txCount) entries (1..PAGE_ENTRIES, none when empty)
  * @property {Out[]|null} utxos  in (txNum, vout) order; null when there are more than INLINE_UTXOS
  */
 
@@ -267,7 +277,7 @@ function fromAccountFields(f, sh) {
     tail: f.tail.map((e) => fromEntryDoc(e, where)),
     utxos: f.utxos === null ? null : f.utxos.map((u) => fromOutString(u, sh, where)),
   };
-  if (a.tail.length !== a.txCount % PAGE_SIZE) throw bad(where, 'a tail of the wrong length');
+  if (a.tail.length !== a.txCount - sealedCount(a.txCount)) throw bad(where, 'a tail of the wrong length');
   return a;
 }
 
@@ -298,7 +308,9 @@ function logicalRecord(coll, d) {
     case 'meta': return [d._id, d.height, d.hash, num(d.nextTxNum)];
     case 'blocks': return [d._id, d.hash, d.prev, d.time.getTime() / 1000, num(d.firstTxNum), d.txCount];
     case 'txs': return [d._id, txidOf(d), num(d.txNum), d.height, d.pos, d.prev ? num(d.prev.txNum) : null];
-    case 'history': return [d._id, d.sh, d.page, fromPageDoc(d, d.sh, d.page)];
+    case 'history': return [d._id, d.sh, d.page, num(d.sealedBy), fromPageDoc(d, d.sh, d.page)];
+    case 'undo': return [d._id, d.height, d.part, d.parts, d.hash, num(d.firstTxNum), d.spent.map((o) => logicalRecord('utxos', o)),
+      d.dups.map((x) => [x.position, num(x.oldTxNum), logicalRecord('txs', x.old)]), d.txs];
     case 'utxos': return [d._id, d.sh, d.vout, num(d.value), d.height, num(d.txNum)];
     case 'accounts': {
       const a = fromAccountFields(d, d._id);
@@ -318,7 +330,7 @@ function bad(where, what) {
 }
 
 module.exports = {
-  COLLECTIONS, SCHEMA_VERSION, SCHEMA_NAME, INDEXES, PAGE_SIZE, INLINE_UTXOS, ZERO32,
+  COLLECTIONS, SCHEMA_VERSION, SCHEMA_NAME, INDEXES, ZERO32,
   long, num, hashHex, hashFromHex, outpointId, pageId, undoId,
   blockDoc, fromBlockDoc, txDoc, canonicalTxDoc, displacedTxDoc, txidOf, txAt, utxoDoc, fromUtxoDoc, entryDoc, fromEntryDoc, pageDoc, fromPageDoc,
   accountFields, accountDoc, versionAt, asPrev, fromAccountFields, summaryOf, tipDoc, fromTipDoc, logicalRecord,

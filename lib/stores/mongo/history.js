@@ -1,7 +1,7 @@
 'use strict';
 
 const D = require('./documents');
-const { StoreError } = require('../../errors');
+const { PAGE_ENTRIES, sealedCount } = require('../../core/rules');
 
 /**
  * Reading a history: an account's sealed pages (`history`, PAGE_SIZE entries each, by _id)
@@ -11,7 +11,7 @@ const { StoreError } = require('../../errors');
  */
 class HistoryWalk {
   /**
-   * @param {import('../mongo').MongoStore} store
+   * @param {import('./reads').Reads} reads
    * @param {string} sh
    * @param {number} order   position of the script hash in the request
    * @param {D.Account} account the version the reader's tip sees
@@ -19,15 +19,15 @@ class HistoryWalk {
    * @param {number} hi
    * @param {boolean} desc
    */
-  constructor(store, sh, order, account, lo, hi, desc) {
-    this.store = store;
+  constructor(reads, sh, order, account, lo, hi, desc) {
+    this.reads = reads;
     this.sh = sh;
     this.order = order;
     this.account = account;
     this.lo = lo;
     this.hi = hi;
     this.desc = desc;
-    this.sealed = Math.floor(account.txCount / D.PAGE_SIZE);
+    this.sealed = sealedCount(account.txCount) / PAGE_ENTRIES;
     /** chunks: 0..sealed-1 are pages, `sealed` is the tail (when not empty) */
     this.chunks = this.sealed + (account.tail.length > 0 ? 1 : 0);
     this.cache = new Map();
@@ -42,13 +42,7 @@ class HistoryWalk {
     if (k === this.sealed) return this.account.tail;
     let e = this.cache.get(k);
     if (!e) {
-      const id = D.pageId(this.sh, k);
-      const doc = await this.store._read('read history page', () => this.store._coll(D.COLLECTIONS.history).findOne({ _id: id }));
-      if (!doc) {
-        throw new StoreError('ERR_CORRUPT', `history page ${id} is missing though account ${this.sh} has ${this.account.txCount} entries: ` +
-          'the MongoDB index is damaged; run "addrindex verify"');
-      }
-      e = D.fromPageDoc(doc, this.sh, k);
+      e = await this.reads.page(this.sh, k);
       this.cache.set(k, e);
     }
     return e;

@@ -1,15 +1,15 @@
 'use strict';
 
 const D = require('./documents');
+const { PAGE_ENTRIES, sealedCount, utxosInline, countersHold } = require('../../core/rules');
+const { batchTx } = require('../../core/effect');
+const { corrupt } = require('../../core/checks');
 
 /**
- * What one apply or one revert writes, computed in memory before anything is written.
- * Both are pure functions of their inputs, so the same blocks over the same state always
- * yield the same documents with the same _ids: a write cut off part-way (a lost connection,
- * a crash) converges when it is sent again.
- *
- * planApply and planRevert are twins: every document apply writes, revert removes or puts
- * back, from the undo records apply wrote first.
+ * The documents an apply or a revert writes, from the index core's effect (lib/core/effect.js)
+ * and the committed documents it touches. Only persistence is decided here: which documents,
+ * with which _ids; what a block does to an address is the core's answer. Every document is a
+ * pure function of its inputs, so a write cut off part-way converges when it is sent again.
  */
 
 /** Undo entries per undo document, so that no block's undo can outgrow MongoDB's 16 MB. */
@@ -27,367 +27,198 @@ const UNDO_ENTRIES_PER_PART = 20000;
  * @property {object[]} utxoReplaces outputs whose outpoint an output of an earlier batch had (BIP30): inserted
  *                                   after the deletes
  * @property {Map<string, D.Account>} accounts  every touched account as of the batch's end
- * @property {string[]} needRows     accounts past INLINE_UTXOS before the batch and within it after:
- *                                   their unspent outputs must be read to list them inline
- * @property {Map<string, {added: Map<string, D.Out>, removed: Set<string>}>} utxoChanges
+ * @property {string[]} needRows     accounts whose inline UTXO list needs their `utxos` rows (see finishUtxos)
  * @property {object[]} undo         undo documents, one or more per block
  * @property {{height: number, hash: string, nextTxNum: number}} tip
  */
 
 /**
- * The script hashes (display hex) a batch touches: whose accounts must be read first.
- * @param {import('../abstract').BlockDelta[]} blocks
- * @returns {string[]}
- */
-function touchedScripthashes(blocks) {
-  const seen = new Set();
-  for (const { height, cols, spent } of blocks) {
-    const I = cols.inStart[cols.txCount];
-    for (let i = 0; i < I; i++) {
-      const sh = spent.scripthashes.subarray(32 * i, 32 * i + 32);
-      if (!sh.equals(D.ZERO32)) seen.add(D.hashHex(sh));
-    }
-    if (height === 0) continue;
-    const O = cols.outStart[cols.txCount];
-    for (let o = 0; o < O; o++) {
-      if (cols.idType[o] !== 0) seen.add(D.hashHex(cols.scripthashes.subarray(32 * o, 32 * o + 32)));
-    }
-  }
-  return [...seen];
-}
-
-/**
- * The coinbase txids of a batch: the only transactions that can repeat an earlier txid (BIP30).
- * @param {import('../abstract').BlockDelta[]} blocks
- * @returns {string[]}
- */
-function coinbaseTxids(blocks) {
-  return blocks.filter((b) => b.height > 0).map((b) => D.hashHex(b.cols.txids.subarray(0, 32)));
-}
-
-/**
- * @param {import('../abstract').BlockDelta[]} blocks  consecutive, already checked to extend the tip
- * @param {Map<string, D.Account>} pre  accounts before the batch (absent: never seen)
- * @param {Map<string, {doc: object, outs: D.Out[]}>} [reused] committed txs documents of coinbase
- *   txids the index already holds (BIP30), each with its unspent outputs
+ * The documents of an apply.
+ * @param {import('../../core/effect').ApplyEffect} e
+ * @param {Map<string, D.Account>} pre  committed accounts of the touched script hashes (absent: never seen)
+ * @param {Map<string, object>} reusedDocs committed txs documents of the batch's coinbase txids (BIP30), by txid
  * @returns {ApplyPlan}
  */
-function planApply(blocks, pre, reused = new Map()) {
-  /** @type {Map<string, D.Account>} running state, copied from `pre` on first touch */
-  const state = new Map();
-  const changes = new Map();
+function planApply(e, pre, reusedDocs) {
   const plan = {
     blocks: [], txs: [], txReplaces: [], txDisplaced: [], pages: [], utxoInserts: [], utxoDeletes: [], utxoReplaces: [],
-    accounts: state, needRows: [], utxoChanges: changes, undo: [], tip: null,
+    accounts: new Map(), needRows: [], undo: [], tip: null,
   };
-  // outputs created in this batch, by outpoint: spent later in the batch → never written
-  const created = new Map();
-  const deleted = new Set();
-  // the batch's tx documents by txid: a later coinbase of the batch may take an earlier txid
-  const txDocs = new Map();
+  const { blocks } = e;
 
-  for (const { height, firstTxNum, cols, spent } of blocks) {
+  // blocks and txs; BIP30's displaced documents
+  const txDocs = new Map(); // txid -> the batch's document for it (a later coinbase may take it)
+  const oldDocs = blocks.map(() => null); // per block: the txs document its coinbase displaced
+  for (let b = 0; b < blocks.length; b++) {
+    const { height, firstTxNum, cols } = blocks[b];
     plan.blocks.push(D.blockDoc(cols, height, firstTxNum));
-    /** @type {Map<string, {prev: object|null, n: number}>} */
-    const sums = new Map();
-    const undoTxs = [];
-    const undoSpent = [];
-    const undoReused = [];
-    const touch = (sh) => {
-      let a = state.get(sh);
-      if (a === undefined) {
-        const p = pre.get(sh);
-        a = p ? { ...p, tail: [...p.tail], utxos: p.utxos && [...p.utxos] } : null;
-        if (a) state.set(sh, a);
-        changes.set(sh, { added: new Map(), removed: new Set() });
-      }
-      if (!sums.has(sh)) {
-        sums.set(sh, { prev: a ? counters(a) : null, n: 0 });
-        if (!a) state.set(sh, newAccount(height));
-      }
-      return state.get(sh);
-    };
-
     for (let t = 0; t < cols.txCount; t++) {
-      const txNum = firstTxNum + t;
       const txid = D.hashHex(cols.txids.subarray(32 * t, 32 * t + 32));
-      const doc = D.txDoc(txid, txNum, height, t);
-      /** @type {Map<string, {funded: boolean, spent: boolean}>} */
-      const flags = new Map();
-      const flag = (sh) => {
-        let f = flags.get(sh);
-        if (f === undefined) flags.set(sh, (f = { funded: false, spent: false }));
-        return f;
-      };
-      const spend = (o) => {
-        undoSpent.push(D.utxoDoc(o));
-        if (created.has(o.id)) created.delete(o.id);
-        else {
-          plan.utxoDeletes.push(o.id);
-          deleted.add(o.id);
-        }
-        const a = touch(o.sh);
-        a.sent += o.value;
-        a.spentCount++;
-        const ch = changes.get(o.sh);
-        if (ch.added.has(o.id)) ch.added.delete(o.id);
-        else ch.removed.add(o.id);
-        flag(o.sh).spent = true;
-      };
-
-      const old = t === 0 && height > 0 ? txDocs.get(txid) || (reused.has(txid) ? reused.get(txid).doc : null) : null;
+      const doc = D.txDoc(txid, firstTxNum + t, height, t);
+      const old = e.undo[b].dups.length && t === 0 ? txDocs.get(txid) || reusedDocs.get(txid) : null;
       if (old) {
-        // BIP30, as Bitcoin Core: this coinbase takes the txid, and the outputs of the earlier
-        // transaction still unspent leave the UTXO set, spent by this one
-        const oldTxNum = D.num(old.txNum);
-        doc.prev = { txNum: D.long(oldTxNum), height: old.height, pos: old.pos };
+        doc.prev = { txNum: D.long(D.num(old.txNum)), height: old.height, pos: old.pos };
         plan.txDisplaced.push(D.displacedTxDoc(old));
-        undoReused.push({ txid, old: D.canonicalTxDoc(old) });
-        const left = [];
-        const r = reused.get(txid);
-        if (r && D.num(r.doc.txNum) === oldTxNum) left.push(...r.outs.filter((o) => !deleted.has(o.id)));
-        for (const o of created.values()) if (o.txNum === oldTxNum) left.push(o);
-        for (const o of left.sort((x, y) => x.vout - y.vout)) spend(o);
+        oldDocs[b] = D.canonicalTxDoc(old);
       }
       txDocs.set(txid, doc);
-
-      for (let i = cols.inStart[t]; i < cols.inStart[t + 1]; i++) {
-        const shBuf = spent.scripthashes.subarray(32 * i, 32 * i + 32);
-        if (shBuf.equals(D.ZERO32)) continue;
-        const sh = D.hashHex(shBuf);
-        const vout = cols.prevouts.readUInt32LE(36 * i + 32);
-        const ptxid = D.hashHex(cols.prevouts.subarray(36 * i, 36 * i + 32));
-        spend({
-          id: D.outpointId(ptxid, vout), sh, txid: ptxid, vout, value: spent.values[i], height: spent.heights[i], txNum: spent.txNums[i],
-        });
-      }
-
-      const outs = [];
-      // the genesis coinbase is never spendable: none of its outputs is filed
-      if (height !== 0) {
-        for (let o = cols.outStart[t]; o < cols.outStart[t + 1]; o++) {
-          if (cols.idType[o] === 0) continue;
-          const sh = D.hashHex(cols.scripthashes.subarray(32 * o, 32 * o + 32));
-          const vout = o - cols.outStart[t];
-          const out = { id: D.outpointId(txid, vout), sh, txid, vout, value: cols.values[o], height, txNum };
-          created.set(out.id, out);
-          outs.push(vout);
-          const a = touch(sh);
-          a.received += out.value;
-          a.fundedCount++;
-          changes.get(sh).added.set(out.id, out);
-          flag(sh).funded = true;
-        }
-      }
-      undoTxs.push({ txid, outs });
-
-      for (const [sh, f] of flags) {
-        const a = state.get(sh);
-        a.tail.push({ txNum, txid, height, funded: f.funded, spent: f.spent });
-        a.txCount++;
-        a.lastHeight = height;
-        sums.get(sh).n++;
-        if (a.tail.length === D.PAGE_SIZE) {
-          plan.pages.push(D.pageDoc(sh, a.txCount / D.PAGE_SIZE - 1, a.tail));
-          a.tail = [];
-        }
-      }
     }
-
-    const undoSums = [];
-    for (const [sh, u] of sums) undoSums.push({ sh, prev: u.prev, n: u.n });
-    plan.undo.push(...undoParts(height, cols.hash, firstTxNum, undoTxs, undoSpent, undoSums, undoReused));
   }
-
   for (const d of txDocs.values()) (d.prev ? plan.txReplaces : plan.txs).push(d);
-  for (const out of created.values()) (deleted.has(out.id) ? plan.utxoReplaces : plan.utxoInserts).push(D.utxoDoc(out));
-  for (const [sh, a] of state) {
-    const count = a.fundedCount - a.spentCount;
-    const p = pre.get(sh);
-    if (count > D.INLINE_UTXOS) a.utxos = null;
-    else if (!p) a.utxos = [];
-    else if (p.utxos === null) plan.needRows.push(sh);
-    // inline lists are finished in finishAccounts, once needRows are read
+
+  // outputs: earlier ones spent, new ones left unspent (an outpoint in both: BIP30)
+  const deleted = new Set();
+  for (const u of e.undo) {
+    for (let i = 0; i < u.count; i++) {
+      if (u.txNums[i] >= e.first) continue;
+      const id = D.outpointId(D.hashHex(u.txidOf(i)), u.vouts[i]);
+      plan.utxoDeletes.push(id);
+      deleted.add(id);
+    }
   }
-  const last = blocks[blocks.length - 1];
-  plan.tip = { height: last.height, hash: last.cols.hash, nextTxNum: last.firstTxNum + last.cols.txCount };
+  const cr = e.created;
+  for (let k = 0; k < cr.n; k++) {
+    const sh = blocks[cr.block[k]].cols.scripthashes.subarray(cr.at[k], cr.at[k] + 32);
+    const doc = D.utxoDoc(newOut(e, cr.txNums[k], cr.vouts[k], cr.values[k], D.hashHex(sh)));
+    (deleted.has(doc._id) ? plan.utxoReplaces : plan.utxoInserts).push(doc);
+  }
+
+  // accounts and the pages they seal
+  const ch = e.changes;
+  const ent = ch.entries;
+  for (let j = 0; j < ch.n; j++) {
+    const sh = D.hashHex(ch.shs.subarray(32 * j, 32 * j + 32));
+    const p = pre.get(sh);
+    const a = p ? { ...p, tail: [...p.tail], utxos: p.utxos && [...p.utxos] } : newAccount(ch.firstHeight[j]);
+    a.received += ch.received[j];
+    a.sent += ch.sent[j];
+    a.fundedCount += ch.funded[j];
+    a.spentCount += ch.spent[j];
+    if (!countersHold(a)) throw corrupt(`account ${sh}: its spends would exceed its receipts`);
+    const oldSealed = sealedCount(a.txCount);
+    for (let i = ch.entryHead[j]; i >= 0; i = ent.next[i]) {
+      const txNum = Math.floor(ent.num[i] / 4);
+      const f = ent.num[i] % 4;
+      const { height, txid } = batchTx(e, txNum);
+      a.tail.push({ txNum, txid: D.hashHex(txid), height, funded: (f & 1) !== 0, spent: (f & 2) !== 0 });
+    }
+    a.txCount += ch.entryCount[j];
+    a.lastHeight = ch.lastHeight[j];
+    const newSealed = sealedCount(a.txCount);
+    for (let s = oldSealed; s < newSealed; s += PAGE_ENTRIES) {
+      const from = s - oldSealed;
+      plan.pages.push(D.pageDoc(sh, s / PAGE_ENTRIES, a.tail.slice(from, from + PAGE_ENTRIES), a.tail[from + PAGE_ENTRIES].txNum));
+    }
+    a.tail = a.tail.slice(newSealed - oldSealed);
+    plan.accounts.set(sh, a);
+  }
+  for (let j = 0; j < ch.n; j++) {
+    const sh = D.hashHex(ch.shs.subarray(32 * j, 32 * j + 32));
+    const a = plan.accounts.get(sh);
+    if (!utxosInline(a.fundedCount - a.spentCount)) a.utxos = null;
+    else if (a.utxos === null && pre.has(sh)) plan.needRows.push(sh);
+    else a.utxos = inlineUtxos(a.utxos || [], e.changes, j, (txNum, vout, value) => newOut(e, txNum, vout, value, sh));
+  }
+
+  // undo, one or more documents per block
+  for (let b = 0; b < blocks.length; b++) {
+    const { height, firstTxNum, cols } = blocks[b];
+    const u = e.undo[b];
+    const spent = [];
+    for (let i = 0; i < u.count; i++) {
+      spent.push(D.utxoDoc({
+        id: D.outpointId(D.hashHex(u.txidOf(i)), u.vouts[i]),
+        sh: D.hashHex(u.shs.subarray(32 * i, 32 * i + 32)),
+        vout: u.vouts[i],
+        value: u.values[i],
+        height: u.heights[i],
+        txNum: u.txNums[i],
+      }));
+    }
+    const dups = u.dups.map((d) => ({ position: d.position, oldTxNum: D.long(d.oldTxNum), old: oldDocs[b] }));
+    const txs = [];
+    for (let t = 0; t < cols.txCount; t++) {
+      const outs = [];
+      if (height !== 0) for (let o = cols.outStart[t]; o < cols.outStart[t + 1]; o++) if (cols.idType[o] !== 0) outs.push(o - cols.outStart[t]);
+      txs.push({ txid: D.hashHex(cols.txids.subarray(32 * t, 32 * t + 32)), outs });
+    }
+    plan.undo.push(...undoParts(height, cols.hash, firstTxNum, spent, dups, txs));
+  }
+  plan.tip = { height: blocks[blocks.length - 1].height, hash: blocks[blocks.length - 1].cols.hash, nextTxNum: e.end };
   return plan;
 }
 
 /**
- * Completes the inline UTXO lists of the accounts a plan leaves at INLINE_UTXOS or fewer.
+ * Completes the inline UTXO lists a plan could not finish without the accounts' rows: those
+ * that kept their outputs in `utxos` and keep them inline again.
  * @param {ApplyPlan} plan
- * @param {Map<string, D.Out[]>} rows  unspent outputs before the batch of every account in plan.needRows
- * @param {Map<string, D.Account>} pre
+ * @param {import('../../core/effect').ApplyEffect} e
+ * @param {Map<string, D.Out[]>} rows the committed outputs of every account in plan.needRows
  */
-function finishAccounts(plan, rows, pre) {
-  for (const [sh, a] of plan.accounts) {
-    if (a.fundedCount - a.spentCount > D.INLINE_UTXOS) continue;
-    const p = pre.get(sh);
-    const base = !p ? [] : p.utxos !== null ? p.utxos : rows.get(sh) || [];
-    const { added, removed } = plan.utxoChanges.get(sh);
-    a.utxos = sortOuts([...base.filter((o) => !removed.has(o.id)), ...added.values()]);
+function finishUtxos(plan, e, rows) {
+  const need = new Set(plan.needRows);
+  const ch = e.changes;
+  for (let j = 0; j < ch.n; j++) {
+    const sh = D.hashHex(ch.shs.subarray(32 * j, 32 * j + 32));
+    if (!need.has(sh)) continue;
+    plan.accounts.get(sh).utxos = inlineUtxos(rows.get(sh) || [], ch, j, (txNum, vout, value) => newOut(e, txNum, vout, value, sh));
   }
+}
+
+/**
+ * An account's unspent outputs after a change: `base` less the change's deletions, plus its
+ * additions (made into outputs by `outOf`), in (TxNum, vout) order.
+ * @param {D.Out[]} base
+ * @param {import('../../core/changes').Changes} ch
+ * @param {number} j
+ * @param {(txNum: number, vout: number, value: number) => D.Out} outOf
+ */
+function inlineUtxos(base, ch, j, outOf) {
+  const gone = new Set();
+  for (let i = ch.delHead[j]; i >= 0; i = ch.dels.next[i]) gone.add(`${ch.dels.num[i]}:${ch.dels.num2[i]}`);
+  const list = base.filter((o) => !gone.delete(`${o.txNum}:${o.vout}`));
+  if (gone.size) throw corrupt(`an account's change spends ${[...gone][0]}, which it does not hold unspent`);
+  for (let i = ch.addHead[j]; i >= 0; i = ch.adds.next[i]) {
+    if (!ch.adds.dead[i]) list.push(outOf(ch.adds.num[i], ch.adds.num2[i], ch.adds.num3[i]));
+  }
+  return list.sort((x, y) => x.txNum - y.txNum || x.vout - y.vout);
+}
+
+/** An output of a transaction of the batch. */
+function newOut(e, txNum, vout, value, sh) {
+  const { height, txid } = batchTx(e, txNum);
+  const hex = D.hashHex(txid);
+  return { id: D.outpointId(hex, vout), sh, txid: hex, vout, value, height, txNum };
 }
 
 function newAccount(height) {
   return { received: 0, sent: 0, txCount: 0, fundedCount: 0, spentCount: 0, firstHeight: height, lastHeight: height, tail: [], utxos: [] };
 }
 
-/** The counters of an account as kept in undo: enough to restore its summary and find its history's cut. */
-function counters(a) {
-  return {
-    received: D.long(a.received), sent: D.long(a.sent), txCount: D.long(a.txCount), fundedCount: D.long(a.fundedCount),
-    spentCount: D.long(a.spentCount), firstHeight: a.firstHeight, lastHeight: a.lastHeight,
-  };
-}
-
-function sortOuts(list) {
-  return list.sort((x, y) => x.txNum - y.txNum || x.vout - y.vout);
-}
-
 /**
  * Splits one block's undo into documents of at most UNDO_ENTRIES_PER_PART entries each; every
  * part says how many parts the block has, so a reader can tell a complete undo from a torn one.
  */
-function undoParts(height, hash, firstTxNum, txs, spent, sums, reused) {
+function undoParts(height, hash, firstTxNum, spent, dups, txs) {
   const parts = [];
   let cur = null;
   let size = 0;
   const room = (n) => {
     if (cur === null || size + n > UNDO_ENTRIES_PER_PART) {
-      cur = { txs: [], spent: [], sums: [], reused: [] };
+      cur = { spent: [], dups: [], txs: [] };
       parts.push(cur);
       size = 0;
     }
     size += n;
     return cur;
   };
-  for (const tx of txs) room(1 + tx.outs.length).txs.push(tx);
   for (const s of spent) room(1).spent.push(s);
-  for (const s of sums) room(1).sums.push(s);
-  for (const r of reused) room(1).reused.push(r);
-  if (parts.length === 0) parts.push({ txs: [], spent: [], sums: [], reused: [] });
+  for (const d of dups) room(1).dups.push(d);
+  for (const tx of txs) room(1 + tx.outs.length).txs.push(tx);
+  if (parts.length === 0) parts.push({ spent: [], dups: [], txs: [] });
   return parts.map((p, i) => ({
     _id: D.undoId(height, i), height, part: i, parts: parts.length, hash, firstTxNum: D.long(firstTxNum), ...p,
   }));
-}
-
-/**
- * What a revert of the heights covered by `undoDocs` needs to read before planning: for every
- * touched script hash, its counters before the lowest reverted block and its history length
- * after the highest.
- * @param {object[]} undoDocs every undo document of the reverted heights
- */
-function revertScope(undoDocs) {
-  const byHeight = [...undoDocs].sort((a, b) => a.height - b.height || a.part - b.part);
-  const firstTxNum = D.num(byHeight[0].firstTxNum);
-  /** @type {Map<string, {prev: object|null, added: number}>} */
-  const shs = new Map();
-  for (const u of byHeight) {
-    for (const { sh, prev, n } of u.sums) {
-      const s = shs.get(sh);
-      if (s) s.added += n;
-      else shs.set(sh, { prev, added: n });
-    }
-  }
-  const pages = [];
-  for (const [sh, s] of shs) {
-    const before = s.prev ? D.num(s.prev.txCount) : 0;
-    const after = before + s.added;
-    s.before = before;
-    s.after = after;
-    // the page that holds the restored tail, if the reverted blocks sealed it
-    if (Math.floor(before / D.PAGE_SIZE) < Math.floor(after / D.PAGE_SIZE)) pages.push(D.pageId(sh, Math.floor(before / D.PAGE_SIZE)));
-  }
-  return { byHeight, fromHeight: byHeight[0].height, firstTxNum, shs, pages };
-}
-
-/**
- * The documents a revert of `scope` removes and puts back (everything but the accounts),
- * straight from the undo records: also what a crashed apply's rollback deletes.
- *
- * BIP30 leaves two kinds of _ids that belonged to a transaction before the range and to one
- * inside it: outpoints (`utxoShared`: the range's output is deleted before the earlier one is
- * restored; a rollback, which runs before the earlier one was deleted, leaves them alone) and
- * txids (`txRestores`: put back whole, after the `txUndisplace` documents are gone).
- * @param {ReturnType<typeof revertScope>} scope
- */
-function revertWrites(scope) {
-  const w = {
-    utxoRestores: [], utxoDeletes: [], utxoShared: [], pageDeletes: [], txDeletes: [], txRestores: [], txUndisplace: [], spentIds: [],
-  };
-  const createdIds = [];
-  const restoredTxids = new Set();
-  for (const u of scope.byHeight) {
-    for (const { txid, old } of u.reused || []) {
-      w.txUndisplace.push(D.displacedTxDoc(old)._id);
-      if (D.num(old.txNum) < scope.firstTxNum && !restoredTxids.has(txid)) {
-        restoredTxids.add(txid);
-        w.txRestores.push(D.canonicalTxDoc(old));
-      }
-    }
-  }
-  for (const u of scope.byHeight) {
-    for (const { txid, outs } of u.txs) {
-      if (!restoredTxids.has(txid)) w.txDeletes.push(txid);
-      for (const vout of outs) createdIds.push(D.outpointId(txid, vout));
-    }
-    for (const s of u.spent) {
-      w.spentIds.push(s._id);
-      // outputs created inside the reverted range are deleted, not restored
-      if (D.num(s.txNum) < scope.firstTxNum) w.utxoRestores.push(D.utxoDoc(D.fromUtxoDoc(s)));
-    }
-  }
-  const restored = new Set(w.utxoRestores.map((d) => d._id));
-  for (const id of createdIds) (restored.has(id) ? w.utxoShared : w.utxoDeletes).push(id);
-  for (const [sh, s] of scope.shs) {
-    for (let p = Math.floor(s.before / D.PAGE_SIZE); p < Math.floor(s.after / D.PAGE_SIZE); p++) w.pageDeletes.push(D.pageId(sh, p));
-  }
-  return w;
-}
-
-/**
- * The touched accounts as they were before the lowest reverted block: counters from undo, the
- * history tail cut back out of the current tail or the page the reverted blocks sealed, and
- * the inline unspent outputs rebuilt from today's minus those created plus those spent.
- * @param {ReturnType<typeof revertScope>} scope
- * @param {Map<string, D.Account>} current  the touched accounts now (after the highest reverted block)
- * @param {Map<string, D.Entry[]>} pages    the pages named in scope.pages
- * @param {Map<string, D.Out[]>} rows       unspent outputs now of touched accounts that keep them in rows
- * @returns {Map<string, D.Account|null>}
- */
-function revertAccounts(scope, current, pages, rows) {
-  const restoredBySh = new Map();
-  for (const u of scope.byHeight) {
-    for (const s of u.spent) {
-      if (D.num(s.txNum) >= scope.firstTxNum) continue;
-      const out = D.fromUtxoDoc(s);
-      if (!restoredBySh.has(out.sh)) restoredBySh.set(out.sh, []);
-      restoredBySh.get(out.sh).push(out);
-    }
-  }
-  const accounts = new Map();
-  for (const [sh, s] of scope.shs) {
-    if (s.prev === null) {
-      accounts.set(sh, null);
-      continue;
-    }
-    const cur = current.get(sh);
-    const sealedBefore = Math.floor(s.before / D.PAGE_SIZE);
-    const from = sealedBefore < Math.floor(s.after / D.PAGE_SIZE) ? pages.get(D.pageId(sh, sealedBefore)) : cur.tail;
-    const a = {
-      received: D.num(s.prev.received), sent: D.num(s.prev.sent), txCount: s.before, fundedCount: D.num(s.prev.fundedCount),
-      spentCount: D.num(s.prev.spentCount), firstHeight: s.prev.firstHeight, lastHeight: s.prev.lastHeight,
-      tail: from.slice(0, s.before % D.PAGE_SIZE), utxos: null,
-    };
-    if (a.fundedCount - a.spentCount <= D.INLINE_UTXOS) {
-      const now = cur.utxos !== null ? cur.utxos : rows.get(sh) || [];
-      a.utxos = sortOuts([...now.filter((o) => o.txNum < scope.firstTxNum), ...(restoredBySh.get(sh) || [])]);
-    }
-    accounts.set(sh, a);
-  }
-  return accounts;
 }
 
 /**
@@ -407,6 +238,144 @@ function firstMissingUndo(undoDocs, toHeight, tipHeight) {
   return null;
 }
 
+/**
+ * The undo of each block, from its documents: the core's record (lib/core/effect.js
+ * BlockUndo), and what this store keeps beside it: the spent outputs whole, the txs documents
+ * a coinbase displaced, and each transaction's txid and indexed vouts.
+ * @param {object[]} undoDocs every part of consecutive heights
+ */
+function readUndo(undoDocs) {
+  const byHeight = new Map();
+  for (const d of [...undoDocs].sort((a, b) => a.height - b.height || a.part - b.part)) {
+    let u = byHeight.get(d.height);
+    if (!u) byHeight.set(d.height, (u = { height: d.height, hash: d.hash, firstTxNum: D.num(d.firstTxNum), spent: [], dups: [], txs: [] }));
+    for (const s of d.spent) u.spent.push(D.fromUtxoDoc(s));
+    for (const x of d.dups) u.dups.push({ position: x.position, oldTxNum: D.num(x.oldTxNum), old: x.old });
+    u.txs.push(...d.txs);
+  }
+  return [...byHeight.values()].map((u) => {
+    const n = u.spent.length;
+    const record = {
+      count: n, txNums: new Float64Array(n), vouts: new Float64Array(n), values: new Float64Array(n), shs: Buffer.alloc(32 * n),
+      dups: u.dups.map(({ position, oldTxNum }) => ({ position, oldTxNum })),
+    };
+    u.spent.forEach((o, i) => {
+      record.txNums[i] = o.txNum;
+      record.vouts[i] = o.vout;
+      record.values[i] = o.value;
+      D.hashFromHex(o.sh).copy(record.shs, 32 * i);
+    });
+    return { ...u, record };
+  });
+}
+
+/**
+ * What a revert of the blocks read by readUndo removes and puts back, but the accounts:
+ * also what a crashed apply's rollback takes back.
+ *
+ * BIP30 leaves two kinds of _ids that belonged to a transaction before the range and to one
+ * inside it: outpoints (`utxoShared`: the range's output is deleted before the earlier one is
+ * restored; a rollback, which runs before the earlier one was deleted, leaves them alone) and
+ * txids (`txRestores`: put back whole, after the `txUndisplace` documents are gone).
+ * @param {ReturnType<typeof readUndo>} undo
+ */
+function revertWrites(undo) {
+  const cutoff = undo[0].firstTxNum;
+  const w = {
+    cutoff, utxoRestores: [], utxoDeletes: [], utxoShared: [], txDeletes: [], txRestores: [], txUndisplace: [], spentIds: [],
+  };
+  const restoredTxids = new Set();
+  for (const u of undo) {
+    for (const { oldTxNum, old } of u.dups) {
+      w.txUndisplace.push(D.displacedTxDoc(old)._id);
+      if (oldTxNum < cutoff && !restoredTxids.has(old._id)) {
+        restoredTxids.add(old._id);
+        w.txRestores.push(D.canonicalTxDoc(old));
+      }
+    }
+  }
+  const createdIds = [];
+  for (const u of undo) {
+    for (const { txid, outs } of u.txs) {
+      if (!restoredTxids.has(txid)) w.txDeletes.push(txid);
+      for (const vout of outs) createdIds.push(D.outpointId(txid, vout));
+    }
+    for (const o of u.spent) {
+      w.spentIds.push(o.id);
+      // outputs created inside the reverted range are deleted, not restored
+      if (o.txNum < cutoff) w.utxoRestores.push(D.utxoDoc(o));
+    }
+  }
+  const restored = new Set(w.utxoRestores.map((d) => d._id));
+  for (const id of createdIds) (restored.has(id) ? w.utxoShared : w.utxoDeletes).push(id);
+  return w;
+}
+
+/**
+ * The txids of the reverted transactions in TxNum order (32 bytes each, internal order), as the
+ * core's revert takes them, and the created outputs to look up.
+ * @param {ReturnType<typeof readUndo>} undo
+ * @param {number} end the next TxNum before the revert
+ */
+function revertedTxs(undo, end) {
+  const txs = undo.flatMap((u) => u.txs);
+  if (txs.length !== end - undo[0].firstTxNum) {
+    throw corrupt(`the undo of blocks ${undo[0].height}-${undo[undo.length - 1].height} lists ${txs.length} transactions, the tip says ${end - undo[0].firstTxNum}`);
+  }
+  const txids = Buffer.allocUnsafe(32 * txs.length);
+  txs.forEach((t, i) => D.hashFromHex(t.txid).copy(txids, 32 * i));
+  return { txs, txids };
+}
+
+/**
+ * One account as it was before the reverted blocks: the core's change applied to its counters,
+ * its history cut back to TxNums below the cutoff (pages read backwards, newest first, when
+ * the tail holds none), its inline UTXOs finished later (revertUtxos). null when nothing is left.
+ * @param {D.Account} cur  the committed account
+ * @param {import('../../core/changes').Changes} ch
+ * @param {number} j
+ * @param {number} cutoff
+ * @param {(page: number) => Promise<D.Entry[]>} loadPage
+ * @returns {Promise<D.Account|null>}
+ */
+async function revertAccount(cur, ch, j, cutoff, loadPage) {
+  const sh = D.hashHex(ch.shs.subarray(32 * j, 32 * j + 32));
+  const a = { ...cur, tail: cur.tail.filter((x) => x.txNum < cutoff), utxos: null };
+  a.received += ch.received[j];
+  a.sent += ch.sent[j];
+  a.fundedCount += ch.funded[j];
+  a.spentCount += ch.spent[j];
+  if (!countersHold(a)) throw corrupt(`account ${sh}: a revert leaves it more spent than received`);
+  let sealed = sealedCount(cur.txCount);
+  while (a.tail.length === 0 && sealed > 0) {
+    sealed -= PAGE_ENTRIES;
+    a.tail = (await loadPage(sealed / PAGE_ENTRIES)).filter((x) => x.txNum < cutoff);
+  }
+  a.txCount = sealed + a.tail.length;
+  if (a.txCount === 0) {
+    if (a.received !== 0 || a.fundedCount !== 0 || a.spentCount !== 0) throw corrupt(`account ${sh}: its history is empty but its counters are not`);
+    return null;
+  }
+  a.lastHeight = a.tail[a.tail.length - 1].height;
+  return a;
+}
+
+/**
+ * The inline UTXO list of a reverted account: its outputs now, less those the reverted blocks
+ * created, plus those they spent.
+ * @param {D.Out[]} now   the committed list (inline, or its rows)
+ * @param {import('../../core/changes').Changes} ch
+ * @param {number} j
+ * @param {Map<string, D.Out>} restored by '<txNum>:<vout>': the outputs the revert puts back
+ */
+function revertUtxos(now, ch, j, restored) {
+  return inlineUtxos(now, ch, j, (txNum, vout) => {
+    const o = restored.get(`${txNum}:${vout}`);
+    if (!o) throw corrupt(`a revert puts back ${txNum}:${vout}, which its undo does not hold`);
+    return o;
+  });
+}
+
 module.exports = {
-  touchedScripthashes, coinbaseTxids, planApply, finishAccounts, revertScope, revertWrites, revertAccounts, firstMissingUndo, UNDO_ENTRIES_PER_PART,
+  planApply, finishUtxos, readUndo, revertWrites, revertedTxs, revertAccount, revertUtxos, firstMissingUndo, UNDO_ENTRIES_PER_PART,
 };

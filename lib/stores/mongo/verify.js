@@ -1,6 +1,10 @@
 'use strict';
 
+const crypto = require('node:crypto');
 const D = require('./documents');
+const { Problems, BlockChainCheck, checkAccount } = require('../../core/verify');
+const { FUNDED, SPENT, PAGE_ENTRIES, sealedCount, utxosInline } = require('../../core/rules');
+const { leaseHeld, LEASE_MS } = require('./writer');
 
 const C = D.COLLECTIONS;
 /** History entries checked against txs per `$in` round. */
@@ -38,51 +42,72 @@ class Groups {
 }
 
 /**
- * Walks the whole index (for `addrindex verify`): the block chain of documents, TxNums dense
- * and matching their blocks, txid⇄TxNum both ways, and every summary recomputed from its
- * history and UTXO documents (merge-joined by script hash over sorted cursors, so memory
- * stays flat apart from one number per block).
+ * Walks the whole index (for `addrindex verify`) through the checks every store shares
+ * (lib/core/verify.js): the chain of blocks, and every account's summary recomputed from its
+ * history pages and UTXO documents (merge-joined by script hash over sorted cursors, so memory
+ * stays flat apart from one number per block). Then this schema's own: TxNums dense and
+ * matching their blocks, txid⇄TxNum both ways, each history entry's height and txid (kept in
+ * the entry) against its block and tx, and the copies an account keeps (balance, utxoCount,
+ * its inline UTXOs) against what they copy.
+ *
+ * Without snapshot reads a walk beside a moving writer cannot be consistent, so it holds a
+ * lease in `meta` that the writer waits for before its next batch (an expiring one: a
+ * verifier that dies stops holding the writer after LEASE_MS), waits for a batch under way,
+ * and walks again if one committed meanwhile.
  *
  * @param {import('../mongo').MongoStore} store
- * @param {{maxProblems: number}} opts
- * @returns {Promise<{ok: boolean, checked: object, problems: string[]}>}
+ * @param {{maxProblems?: number}} opts
+ * @returns {Promise<import('../abstract').VerifyResult>}
  */
-async function verifyIndex(store, { maxProblems }) {
-  const problems = [];
-  let total = 0;
-  const problem = (p) => {
-    total++;
-    if (problems.length < maxProblems) problems.push(p);
-  };
+async function verifyIndex(store, opts) {
+  const db = store.database;
+  const meta = db.coll(C.meta);
+  // a writer waiting for an earlier verify goes first, so verifies in a loop cannot starve it
+  while (await leaseHeld(db, 'writerwait')) await sleep(25);
+  const id = `readlock:${process.pid}:${crypto.randomBytes(6).toString('hex')}`;
+  const renew = () => db.retry('verify lease', () => meta.replaceOne({ _id: id }, { _id: id, until: new Date(Date.now() + LEASE_MS) }, { upsert: true }));
+  await renew();
+  const timer = setInterval(() => renew().catch(() => {}), LEASE_MS / 3);
+  try {
+    let result;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      while (await db.retry('verify', () => meta.findOne({ _id: 'pending' }))) await sleep(25);
+      const before = await store.reads.readTip();
+      result = await walk(store, before, opts);
+      const after = await store.reads.readTip();
+      const pending = await db.retry('verify', () => meta.findOne({ _id: 'pending' }));
+      if (!pending && (before ? before.seq : 0) === (after ? after.seq : 0)) break;
+    }
+    return result;
+  } finally {
+    clearInterval(timer);
+    await db.retry('verify lease', () => meta.deleteOne({ _id: id })).catch(() => {});
+  }
+}
+
+/** One walk of everything, as of `tip`. */
+async function walk(store, tip, opts) {
+  const db = store.database;
+  const problems = new Problems(opts.maxProblems);
+  const problem = (p) => problems.add(p);
   const checked = { blocks: 0, txs: 0, history: 0, utxos: 0, summaries: 0 };
-  const tip = await store._committedTip();
-  const coll = (n) => store._coll(n);
+  const coll = (n) => db.coll(n);
 
   // blocks: heights 0..tip, linked by prev, TxNums consecutive
   const firstTxNums = [];
-  await store._read('verify blocks', async () => {
+  await db.retry('verify blocks', async () => {
     firstTxNums.length = 0;
-    checked.blocks = 0;
-    let next = 0;
-    let prevHash = null;
+    const chain = new BlockChainCheck(problems);
     for await (const b of coll(C.blocks).find({}).sort({ _id: 1 })) {
-      const h = checked.blocks++;
-      if (b._id !== h) problem(`block document ${b._id} where height ${h} was expected`);
-      if (prevHash !== null && b.prev !== prevHash) problem(`block ${b._id}: prev ${b.prev} is not block ${h - 1}'s hash ${prevHash}`);
-      if (D.num(b.firstTxNum) !== next) problem(`block ${b._id}: firstTxNum ${D.num(b.firstTxNum)}, expected ${next}`);
+      chain.block(b._id, { hash: b.hash, prev: b.prev, firstTxNum: D.num(b.firstTxNum), txCount: b.txCount });
       firstTxNums.push(D.num(b.firstTxNum));
-      next = D.num(b.firstTxNum) + b.txCount;
-      prevHash = b.hash;
     }
-    if (!tip) {
-      if (checked.blocks) problem(`${checked.blocks} block documents in an index without a tip`);
-      return;
-    }
-    if (checked.blocks !== tip.height + 1) problem(`${checked.blocks} block documents for a tip at height ${tip.height}`);
-    if (prevHash !== tip.hash) problem(`the tip hash ${tip.hash} is not the last block's ${prevHash}`);
-    if (next !== tip.nextTxNum) problem(`the tip's nextTxNum ${tip.nextTxNum} is not ${next}, where the blocks end`);
+    chain.end(tip);
+    checked.blocks = chain.count;
   });
+  const nextTxNum = tip ? tip.nextTxNum : 0;
   const heightOf = (txNum) => {
+    if (!(txNum >= 0 && txNum < nextTxNum)) return -1;
     let lo = 0;
     let hi = firstTxNums.length - 1;
     while (lo < hi) {
@@ -92,12 +117,11 @@ async function verifyIndex(store, { maxProblems }) {
     }
     return lo;
   };
-  const nextTxNum = tip ? tip.nextTxNum : 0;
   /** txids by TxNum, from the txs walk, when the chain is small enough to hold them (else checked by `$in` rounds) */
   let txids = null;
 
   // txs: one per TxNum 0..nextTxNum-1 (the unique txNum index and _id make both directions unique)
-  await store._read('verify txs', async () => {
+  await db.retry('verify txs', async () => {
     checked.txs = 0;
     txids = nextTxNum <= TXIDS_IN_MEMORY ? [] : null;
     for await (const t of coll(C.txs).find({}).sort({ txNum: 1 })) {
@@ -111,7 +135,7 @@ async function verifyIndex(store, { maxProblems }) {
   });
 
   // accounts ⋈ history pages ⋈ utxos by script hash
-  await store._read('verify accounts', async () => {
+  await db.retry('verify accounts', async () => {
     checked.history = 0;
     checked.utxos = 0;
     checked.summaries = 0;
@@ -121,18 +145,16 @@ async function verifyIndex(store, { maxProblems }) {
     let txidChecks = [];
     const flushTxids = async () => {
       if (txidChecks.length === 0) return;
+      let got;
       if (txids) {
-        for (const e of txidChecks) {
-          if (txids[e.txNum] !== e.txid) problem(`history of ${e.sh}: TxNum ${e.txNum} has txid ${e.txid}, but the tx of TxNum ${e.txNum} is ${txids[e.txNum] || 'missing'}`);
-        }
-        txidChecks = [];
-        return;
+        got = (n) => txids[n];
+      } else {
+        const docs = await coll(C.txs).find({ txNum: { $in: [...new Set(txidChecks.map((e) => e.txNum))].map(D.long) } }).toArray();
+        const m = new Map(docs.map((d) => [D.num(d.txNum), D.txidOf(d)]));
+        got = (n) => m.get(n);
       }
-      const want = new Map(txidChecks.map((e) => [e.txNum, e]));
-      const docs = await coll(C.txs).find({ txNum: { $in: [...want.keys()].map(D.long) } }).toArray();
-      const got = new Map(docs.map((d) => [D.num(d.txNum), D.txidOf(d)]));
-      for (const [n, e] of want) {
-        if (got.get(n) !== e.txid) problem(`history of ${e.sh}: TxNum ${n} has txid ${e.txid}, but the tx of TxNum ${n} is ${got.get(n) || 'missing'}`);
+      for (const e of txidChecks) {
+        if (got(e.txNum) !== e.txid) problem(`history of ${e.sh}: TxNum ${e.txNum} has txid ${e.txid}, but the tx of TxNum ${e.txNum} is ${got(e.txNum) || 'missing'}`);
       }
       txidChecks = [];
     };
@@ -149,62 +171,41 @@ async function verifyIndex(store, { maxProblems }) {
         continue;
       }
       checked.summaries++;
+      const name = `account ${sh}`;
       const a = D.fromAccountFields(doc, sh);
-      const sealed = Math.floor(a.txCount / D.PAGE_SIZE);
       const entries = [];
       ps.forEach((p, i) => {
-        if (p.page !== i || p._id !== D.pageId(sh, i)) problem(`account ${sh}: history page ${p._id} where page ${i} was expected`);
-        entries.push(...D.fromPageDoc(p, sh, p.page));
+        if (p.page !== i || p._id !== D.pageId(sh, i)) problem(`${name}: history page ${p._id} where page ${i} was expected`);
+        const page = D.fromPageDoc(p, sh, p.page);
+        const after = i + 1 < ps.length ? D.fromPageDoc(ps[i + 1], sh, ps[i + 1].page)[0] : a.tail[0];
+        if (!after || D.num(p.sealedBy) !== after.txNum) problem(`${name}: page ${i} says entry ${D.num(p.sealedBy)} sealed it, the next is ${after ? after.txNum : 'none'}`);
+        entries.push(...page);
       });
-      if (ps.length !== sealed) problem(`account ${sh}: ${ps.length} sealed history pages for ${a.txCount} entries`);
+      if (ps.length !== sealedCount(a.txCount) / PAGE_ENTRIES) problem(`${name}: ${ps.length} sealed history pages for ${a.txCount} entries`);
       entries.push(...a.tail);
       checked.history += entries.length;
-      let funded = 0;
-      let spent = 0;
-      const fundedAt = new Set();
-      let last = -1;
       for (const e of entries) {
-        if (e.txNum <= last) problem(`account ${sh}: history out of order at TxNum ${e.txNum}`);
-        last = e.txNum;
-        if (e.txNum >= nextTxNum) problem(`account ${sh}: history entry TxNum ${e.txNum} is above the tip`);
-        else if (e.height !== heightOf(e.txNum)) problem(`account ${sh}: TxNum ${e.txNum} says height ${e.height}, its block is ${heightOf(e.txNum)}`);
-        if (!e.funded && !e.spent) problem(`account ${sh}: TxNum ${e.txNum} neither funds nor spends`);
-        if (e.funded) {
-          funded++;
-          fundedAt.add(e.txNum);
-        }
-        if (e.spent) spent++;
+        const h = heightOf(e.txNum);
+        if (h >= 0 && e.height !== h) problem(`${name}: TxNum ${e.txNum} says height ${e.height}, its block is ${h}`);
         txidChecks.push({ txNum: e.txNum, txid: e.txid, sh });
       }
       if (txidChecks.length >= TXID_CHECK_CHUNK) await flushTxids();
-      let balance = 0;
-      for (const u of us) {
-        balance += u.value;
-        if (!fundedAt.has(u.txNum)) problem(`UTXO ${u.id} of ${sh} has no funding history entry`);
-      }
-      const sum = D.summaryOf(a);
-      const want = {
-        txCount: entries.length,
-        utxoCount: us.length,
-        balance,
-        firstHeight: entries.length ? entries[0].height : undefined,
-        lastHeight: entries.length ? entries[entries.length - 1].height : undefined,
-      };
-      for (const [k, v] of Object.entries(want)) {
-        if (sum[k] !== v) problem(`account ${sh}: ${k} ${sum[k]}, recomputed ${v}`);
-      }
-      if (D.num(doc.balance) !== sum.balance) problem(`account ${sh}: balance ${D.num(doc.balance)} is not received - sent = ${sum.balance}`);
-      if (D.num(doc.utxoCount) !== sum.utxoCount) problem(`account ${sh}: utxoCount ${D.num(doc.utxoCount)} is not fundedCount - spentCount = ${sum.utxoCount}`);
-      if (sum.fundedCount < funded || sum.spentCount < spent) problem(`account ${sh}: fewer funded/spent outputs than history entries`);
-      if (us.length <= D.INLINE_UTXOS) {
+      const hist = entries.map((e) => e.txNum * 4 + (e.funded ? FUNDED : 0) + (e.spent ? SPENT : 0));
+      checkAccount(problems, name, a, hist, us.map((u) => [u.txNum, u.vout, u.value]), heightOf);
+      if (D.num(doc.balance) !== a.received - a.sent) problem(`${name}: balance ${D.num(doc.balance)} is not received - sent = ${a.received - a.sent}`);
+      if (D.num(doc.utxoCount) !== a.fundedCount - a.spentCount) problem(`${name}: utxoCount ${D.num(doc.utxoCount)} is not fundedCount - spentCount`);
+      if (utxosInline(us.length)) {
         const inline = a.utxos === null ? null : a.utxos.map((o) => o.id).join(',');
-        if (inline !== us.map((o) => o.id).join(',')) problem(`account ${sh}: its inline UTXOs differ from the utxos collection`);
-      } else if (a.utxos !== null) problem(`account ${sh}: ${us.length} UTXOs listed inline`);
+        if (inline !== us.map((o) => o.id).join(',')) problem(`${name}: its inline UTXOs differ from the utxos collection`);
+      } else if (a.utxos !== null) problem(`${name}: ${us.length} UTXOs listed inline`);
     }
     await flushTxids();
   });
-  if (total > problems.length) problems.push(`… and ${total - problems.length} more`);
-  return { ok: total === 0, checked, problems };
+  return problems.result(checked);
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 module.exports = { verifyIndex };

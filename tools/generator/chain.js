@@ -1,9 +1,9 @@
 'use strict';
 
-const { UsageError } = require('../errors');
-const { sha256, sha256d, toDisplayHex } = require('../chain/hash');
-const { merkleRoot } = require('../chain/merkle');
-const { getNetwork } = require('../chain/networks');
+const { UsageError } = require('../../lib/errors');
+const { sha256, sha256d, toDisplayHex } = require('../../lib/chain/hash');
+const { merkleRoot } = require('../../lib/chain/merkle');
+const { getNetwork } = require('../../lib/chain/networks');
 const { Rng } = require('./rng');
 const { resolveParams, deriveDistributions } = require('./params');
 const { KIND, CLASS_OF, CLASSES, writeOutputScript } = require('./scripts');

@@ -1,6 +1,6 @@
 'use strict';
 
-const { UsageError } = require('../errors');
+const { UsageError } = require('../../lib/errors');
 const { AliasTable } = require('./rng');
 const { KIND, CLASSES } = require('./scripts');
 

@@ -1,6 +1,6 @@
 'use strict';
 
-const { sha256 } = require('../chain/hash');
+const { sha256 } = require('../../lib/chain/hash');
 
 /**
  * xoshiro128** (Blackman & Vigna): 128 bits of state, 32-bit outputs, all in Math.imul and

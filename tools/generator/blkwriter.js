@@ -2,8 +2,8 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { UsageError } = require('../errors');
-const { getNetwork } = require('../chain/networks');
+const { UsageError } = require('../../lib/errors');
+const { getNetwork } = require('../../lib/chain/networks');
 
 const BLK_NAME = /^blk(\d{5,})\.dat$/;
 const RECORD_HEADER = 8;

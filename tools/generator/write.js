@@ -2,9 +2,9 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { UsageError } = require('../errors');
-const { sha256d, toDisplayHex } = require('../chain/hash');
-const { getNetwork } = require('../chain/networks');
+const { UsageError } = require('../../lib/errors');
+const { sha256d, toDisplayHex } = require('../../lib/chain/hash');
+const { getNetwork } = require('../../lib/chain/networks');
 const { Rng } = require('./rng');
 const { ChainGenerator } = require('./chain');
 const { BlkWriter, blkName, listBlkFiles, xorAt } = require('./blkwriter');

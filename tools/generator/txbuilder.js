@@ -1,6 +1,6 @@
 'use strict';
 
-const { sha256d } = require('../chain/hash');
+const { sha256d } = require('../../lib/chain/hash');
 const {
   KIND, WITNESS_SPEND, MAX_INPUT_BYTES, MAX_OUTPUT_BYTES,
   writeOutputScript, writeScriptSig, writeWitness,

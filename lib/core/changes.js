@@ -1,7 +1,5 @@
 'use strict';
 
-const { HASHX_LEN } = require('./layout');
-
 /**
  * What a batch (apply) or a revert does to each script hash it touches, gathered in memory
  * before anything is read or written: counters, new history entries, UTXOs added and
@@ -10,9 +8,17 @@ const { HASHX_LEN } = require('./layout');
  *
  * apply adds (positive counters, entries appended); revert subtracts (negative counters; its
  * history change is "drop every entry from TxNum cutoff on", which needs no list).
+ *
+ * Two script hashes are one slot when their first `keyBytes` bytes agree: a backend that keys
+ * accounts by a prefix (the key-value schema's 12-byte hashX) must see them as one account.
  */
 class Changes {
-  constructor(capacity = 1024) {
+  /**
+   * @param {number} [capacity] expected script hashes
+   * @param {number} [keyBytes=32] bytes of a script hash that name its account
+   */
+  constructor(capacity = 1024, keyBytes = 32) {
+    this.keyBytes = keyBytes;
     this.n = 0;
     this.cap = 0;
     this.entries = new Links(capacity * 2, 1);
@@ -78,7 +84,7 @@ class Changes {
     for (;;) {
       const s = table[h];
       if (s === 0) break;
-      if (same(shs, 32 * (s - 1), buf, at)) {
+      if (same(shs, 32 * (s - 1), buf, at, this.keyBytes)) {
         this.lastHeight[s - 1] = height;
         return s - 1;
       }
@@ -163,9 +169,8 @@ function hash(buf, at) {
   return h ^ (h >>> 13);
 }
 
-// script hashes are the same account when their keys are (layout.HASHX_LEN bytes)
-function same(x, i, y, j) {
-  for (let k = 0; k < HASHX_LEN; k++) if (x[i + k] !== y[j + k]) return false;
+function same(x, i, y, j, n) {
+  for (let k = 0; k < n; k++) if (x[i + k] !== y[j + k]) return false;
   return true;
 }
 

@@ -1,7 +1,7 @@
 'use strict';
 
-const { sha256d, toDisplayHex } = require('../chain/hash');
-const { getNetwork } = require('../chain/networks');
+const { sha256d, toDisplayHex } = require('../../lib/chain/hash');
+const { getNetwork } = require('../../lib/chain/networks');
 
 // The genesis coinbase shared by main, testnet3, signet and regtest: the Times headline in its
 // scriptSig, 50 BTC to Satoshi's uncompressed key. These bytes are chain data, not code.

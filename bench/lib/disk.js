@@ -1,0 +1,25 @@
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+/**
+ * Bytes the files under `dir` take on disk (allocated blocks, so sparse files count as what
+ * they really use).
+ * @param {string} dir
+ * @returns {number}
+ */
+function diskUsage(dir) {
+  let total = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += diskUsage(p);
+    else if (entry.isFile()) {
+      const st = fs.statSync(p);
+      total += st.blocks !== undefined ? Math.min(st.size, st.blocks * 512) : st.size;
+    }
+  }
+  return total;
+}
+
+module.exports = { diskUsage };

@@ -1,0 +1,332 @@
+// Type declarations of addrindex's library entry (lib/index.js). Written by hand from the
+// JSDoc of the modules they describe; test/lib/types.test.js compiles a consumer against them.
+
+/// <reference types="node" />
+
+import type { Server } from 'node:http';
+
+export type NetworkName = 'main' | 'testnet' | 'testnet4' | 'signet' | 'regtest';
+
+export interface Network {
+  name: NetworkName;
+  /** blocks-file / p2p magic, as the big-endian uint32 of its 4 bytes on disk */
+  magic: number;
+  p2pkh: number;
+  p2sh: number;
+  hrp: string;
+  /** genesis block hash, display hex */
+  genesis: string;
+}
+
+export const NETWORKS: Readonly<Record<NetworkName, Network>>;
+/** Looks a network up by name (aliases such as "mainnet" and "livenet" accepted). */
+export function getNetwork(name: string | Network): Network;
+
+// ---- errors: every error addrindex throws on purpose has a stable `code` ----------------
+
+export class AddrIndexError extends Error {
+  constructor(code: string, message: string, details?: object);
+  code: string;
+  details?: Record<string, unknown>;
+}
+export class ParseError extends AddrIndexError {}
+export class AddressError extends AddrIndexError {}
+export class SourceError extends AddrIndexError {}
+/** A node that cannot be used: ERR_NODE_UNAVAILABLE, ERR_NODE_AUTH, ERR_NODE_NETWORK, ERR_NODE_PROTOCOL, ERR_ABORTED. */
+export class NodeError extends AddrIndexError {}
+/** A JSON-RPC error the node answered (code ERR_NODE_RPC); `rpcCode` is the node's own code. */
+export class RpcError extends NodeError {
+  method?: string;
+  rpcCode?: number;
+  static from(method: string, error: { code: number; message: string }): RpcError;
+}
+export class UsageError extends AddrIndexError {}
+export class StoreError extends AddrIndexError {}
+export class CodecError extends AddrIndexError {}
+export class SyncError extends AddrIndexError {}
+export const errors: {
+  AddrIndexError: typeof AddrIndexError;
+  ParseError: typeof ParseError;
+  AddressError: typeof AddressError;
+  SourceError: typeof SourceError;
+  NodeError: typeof NodeError;
+  RpcError: typeof RpcError;
+  UsageError: typeof UsageError;
+  StoreError: typeof StoreError;
+  CodecError: typeof CodecError;
+  SyncError: typeof SyncError;
+};
+
+// ---- addresses and hashes ---------------------------------------------------------------
+
+/**
+ * What a query names: an address or an Electrum script hash (64 hex digits, display order).
+ * `scripthash` is in internal order, as every store takes it.
+ */
+export function parseTarget(str: string, network: string | Network): { scripthash: Buffer; address: string | null };
+/** The address of an output script, or null when it has none. */
+export function encodeAddress(script: Buffer, network: string | Network): string | null;
+/** The output script of an address. */
+export function decodeAddress(address: string, network: string | Network): Buffer;
+export function toDisplayHex(hash: Buffer): string;
+export function fromDisplayHex(hex: string): Buffer;
+
+// ---- the store contract (lib/stores/abstract.js) ----------------------------------------
+
+export interface Tip {
+  height: number;
+  /** display hex */
+  hash: string;
+  /** the TxNum the next block's coinbase gets */
+  nextTxNum: number;
+}
+
+export interface BlockInfo {
+  height: number;
+  hash: string;
+  time: number;
+  firstTxNum: number;
+  txCount: number;
+}
+
+export interface Prevout {
+  value: number;
+  scripthash: Buffer;
+  height: number;
+  txNum: number;
+}
+
+export interface Summary {
+  balance: number;
+  received: number;
+  sent: number;
+  txCount: number;
+  fundedCount: number;
+  spentCount: number;
+  utxoCount: number;
+  firstHeight: number;
+  lastHeight: number;
+}
+
+export interface HistoryEntry {
+  txNum: number;
+  /** 32 bytes, internal order */
+  txid: Buffer;
+  height: number;
+  funded: boolean;
+  spent: boolean;
+}
+
+export interface HistoryOptions {
+  /** opaque, from a previous page's `next` */
+  cursor?: string | null;
+  limit?: number;
+  fromHeight?: number;
+  toHeight?: number;
+  order?: 'asc' | 'desc';
+}
+
+export interface Utxo {
+  txid: Buffer;
+  vout: number;
+  value: number;
+  height: number;
+  txNum: number;
+}
+
+export interface TxLocation {
+  txNum: number;
+  txid: Buffer;
+  height: number;
+  blockHash: string;
+  position: number;
+}
+
+export interface Stats {
+  store: 'lmdb' | 'level' | 'mongo';
+  tip: Tip | null;
+  tables: Record<string, { rows: number; bytes: number }>;
+  bytes: number;
+  diskBytes: number;
+  historyEntries: number;
+  utxos: number;
+  engine: Record<string, unknown>;
+}
+
+export interface VerifyResult {
+  ok: boolean;
+  checked: Record<string, number>;
+  problems: string[];
+  problemCount: number;
+}
+
+/** A block ready to apply: built by the sync from a parsed block and its inputs' prevouts. */
+export interface BlockDelta {
+  height: number;
+  firstTxNum: number;
+  cols: { hash: string; prev: string; time: number; txCount: number; [column: string]: unknown };
+  spent: { values: Float64Array; scripthashes: Buffer; heights: Uint32Array; txNums: Float64Array };
+}
+
+export interface StoreOptions {
+  network: string | Network;
+  /** blocks of undo kept, the deepest reorg followed (default 100) */
+  undoDepth?: number;
+  /** open beside a writer in another process */
+  readOnly?: boolean;
+}
+
+export abstract class AbstractStore {
+  constructor(opts: StoreOptions);
+  readonly network: NetworkName;
+  readonly undoDepth: number;
+  readonly readOnly: boolean;
+  describe(): string;
+  open(): Promise<void>;
+  close(): Promise<void>;
+  getTip(): Promise<Tip | null>;
+  getBlockHash(height: number): Promise<string | null>;
+  getBlock(height: number): Promise<BlockInfo | null>;
+  /** 36 bytes per outpoint: txid (internal order) + vout (uint32 LE) */
+  getPrevouts(outpoints: Buffer): Promise<Array<Prevout | null>>;
+  apply(blocks: BlockDelta[]): Promise<void>;
+  revert(height: number): Promise<void>;
+  getSummary(scripthash: Buffer): Promise<Summary | null>;
+  getSummaries(scripthashes: Buffer[]): Promise<Array<Summary | null>>;
+  getHistory(scripthash: Buffer, opts?: HistoryOptions): Promise<{ entries: HistoryEntry[]; next: string | null }>;
+  getHistories(scripthashes: Buffer[], opts?: HistoryOptions): Promise<{ entries: Array<HistoryEntry & { scripthashes: Buffer[] }>; next: string | null }>;
+  getUtxos(scripthash: Buffer, opts?: { cursor?: string | null; limit?: number }): Promise<{ utxos: Utxo[]; next: string | null }>;
+  getTx(txid: Buffer): Promise<TxLocation | null>;
+  getTxid(txNum: number): Promise<Buffer | null>;
+  stats(): Promise<Stats>;
+  verify(opts?: { maxProblems?: number }): Promise<VerifyResult>;
+  digest(opts?: { undo?: boolean }): Promise<string>;
+}
+
+export const READ_METHODS: ReadonlyArray<string>;
+export const WRITE_METHODS: ReadonlyArray<string>;
+
+export class LmdbStore extends AbstractStore {
+  constructor(opts: StoreOptions & { datadir: string });
+}
+export class LevelStore extends AbstractStore {
+  constructor(opts: StoreOptions & { datadir: string });
+}
+export class MongoStore extends AbstractStore {
+  constructor(opts: StoreOptions & {
+    url?: string;
+    mongodbUrl?: string;
+    dbName?: string;
+    maxUpdatesPerCommand?: number;
+    retryTimeoutMs?: number;
+    repairSettleMs?: number;
+  });
+  static open(opts: ConstructorParameters<typeof MongoStore>[0]): Promise<MongoStore>;
+}
+
+export type StoreName = 'lmdb' | 'level' | 'mongo';
+export const STORE_NAMES: ReadonlyArray<StoreName>;
+
+export interface OpenOptions {
+  store?: StoreName;
+  datadir?: string;
+  mongodbUrl?: string;
+  retryTimeoutMs?: number;
+  undoDepth?: number;
+  readOnly?: boolean;
+}
+
+/** Opens (creating when writable and empty) an index of a given network. */
+export function openStore(opts: OpenOptions & { network: string | Network; url?: string }): Promise<AbstractStore>;
+/** Opens an existing index on the network its meta record names (read-only unless asked). */
+export function openIndex(opts: OpenOptions & { network?: string }): Promise<AbstractStore>;
+
+// ---- block sources and the sync ---------------------------------------------------------
+
+export interface SourceBlock {
+  height: number;
+  hash: string;
+  prev: string;
+  raw: Buffer;
+}
+
+export interface BlockSource {
+  scan(): Promise<void>;
+  tip(): { height: number; hash: string } | null;
+  hashAt(height: number): string | null;
+  blocks(from: number, to: number): AsyncIterable<SourceBlock>;
+  close?(): Promise<void>;
+}
+
+/** A Bitcoin Core blocks directory: best chain in height order, headers-first files, xor.dat. */
+export class BlocksDirSource implements BlockSource {
+  constructor(opts: { dir: string; network?: string | Network; readAhead?: number; maxOpenFiles?: number });
+  scan(): Promise<void>;
+  tip(): { height: number; hash: string } | null;
+  hashAt(height: number): string | null;
+  heightOf(hash: string): number;
+  blocks(fromHeight?: number, toHeight?: number): AsyncGenerator<SourceBlock>;
+  close(): Promise<void>;
+}
+
+/** One raw block or one blk file, in file order. */
+export function openFile(file: string, opts?: { network?: string | Network; xorKey?: Buffer | null }): AsyncGenerator<{ raw: Buffer; offset: number }>;
+
+export interface SyncProgress {
+  phase: 'scan' | 'reorg' | 'batch' | 'caught-up' | 'behind';
+  height: number;
+  target: number;
+  hash?: string;
+  blocks: number;
+  txs: number;
+  bytes: number;
+  elapsedMs: number;
+  batch?: { blocks: number; txs: number; bytes: number; ms: number };
+  reorg?: { fromHeight: number; forkHeight: number; depth: number };
+}
+
+export interface SyncResult {
+  tip: Tip | null;
+  blocks: number;
+  txs: number;
+  bytes: number;
+  reorgs: Array<{ fromHeight: number; forkHeight: number; depth: number }>;
+  behind: boolean;
+  elapsedMs: number;
+}
+
+export class SyncService {
+  constructor(opts: {
+    source: BlockSource;
+    store: AbstractStore;
+    network: string | Network;
+    batch?: { maxBlocks?: number; maxBytes?: number; maxMs?: number };
+    threads?: number;
+    undoDepth?: number;
+    onProgress?: (p: SyncProgress) => void;
+    pollMs?: number;
+    ahead?: number;
+    parseAheadBytes?: number;
+  });
+  run(opts?: { follow?: boolean; signal?: AbortSignal }): Promise<SyncResult>;
+}
+
+// ---- the REST API -----------------------------------------------------------------------
+
+export class ApiApp {
+  constructor(opts: {
+    store: AbstractStore;
+    network: string | Network;
+    storeKind: StoreName;
+    timeoutMs?: number;
+    log?: (msg: string) => void;
+  });
+  readonly store: AbstractStore;
+  readonly network: Network;
+  /** the request handler, for http.createServer or an existing server */
+  handle(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void;
+}
+/** An http.Server for an app, with the limits a public endpoint needs. */
+export function createServer(app: ApiApp): Server;
+/** Closes a server gracefully: requests in flight are answered, idle connections closed. */
+export function closeGracefully(server: Server, app: ApiApp, graceMs?: number): Promise<{ drained: boolean }>;

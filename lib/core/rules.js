@@ -1,0 +1,57 @@
+'use strict';
+
+/**
+ * The index model's numbers and rules, in one place: every backend lays its rows out by
+ * these, so the key-value schema and the MongoDB documents agree on what an account holds.
+ */
+
+/** A history entry's flags: the transaction pays the script hash, spends from it, or both. */
+const FUNDED = 1;
+const SPENT = 2;
+
+/** History entries per sealed page; an account keeps the last 1..PAGE_ENTRIES itself. */
+const PAGE_ENTRIES = 64;
+
+/** Unspent outputs an account keeps inline; above this they live in rows of their own. */
+const INLINE_UTXOS = 16;
+
+/** TxNums are 40-bit numbers (5-byte keys, exact in a double as txNum * 4 + flags). */
+const MAX_TXNUM = 2 ** 40 - 1;
+
+/** Blocks of undo kept by default: the deepest reorg an index follows. */
+const DEFAULT_UNDO_DEPTH = 100;
+
+/** Problems `verify()` lists before it only counts the rest. */
+const DEFAULT_MAX_PROBLEMS = 20;
+
+/**
+ * How many of an account's entries sit in sealed pages: every full page but the last, so
+ * the account always keeps 1..PAGE_ENTRIES entries (0 only when it has none). Depends on the
+ * count alone, so the bytes do not depend on batching or reorgs.
+ * @param {number} txCount
+ */
+function sealedCount(txCount) {
+  return txCount === 0 ? 0 : Math.floor((txCount - 1) / PAGE_ENTRIES) * PAGE_ENTRIES;
+}
+
+/**
+ * Whether an account with this many unspent outputs keeps them inline.
+ * @param {number} utxoCount
+ */
+function utxosInline(utxoCount) {
+  return utxoCount <= INLINE_UTXOS;
+}
+
+/**
+ * Whether an account's counters can be: nothing negative, no more spent than received. An
+ * update that breaks this met rows that do not belong to the chain being applied.
+ * @param {{received: number, sent: number, fundedCount: number, spentCount: number}} a
+ */
+function countersHold(a) {
+  return a.sent >= 0 && a.spentCount >= 0 && a.sent <= a.received && a.spentCount <= a.fundedCount;
+}
+
+module.exports = {
+  FUNDED, SPENT, PAGE_ENTRIES, INLINE_UTXOS, MAX_TXNUM, DEFAULT_UNDO_DEPTH, DEFAULT_MAX_PROBLEMS,
+  sealedCount, utxosInline, countersHold,
+};

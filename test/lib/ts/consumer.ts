@@ -1,0 +1,26 @@
+// A consumer of the published types: compiled (not run) by test/lib/types.test.js with --strict.
+import * as addrindex from '../../../index';
+import { AbstractStore, Summary, HistoryEntry, Stats, StoreError, SyncService, BlocksDirSource } from '../../../index';
+
+async function main(): Promise<void> {
+  const store: AbstractStore = await addrindex.openStore({ store: 'lmdb', datadir: '/tmp/x', network: 'main', readOnly: false });
+  const tip = await store.getTip();
+  const height: number = tip ? tip.height : -1;
+  const { scripthash } = addrindex.parseTarget('1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3', 'main');
+  const s: Summary | null = await store.getSummary(scripthash);
+  const page = await store.getHistories([scripthash], { limit: 10, order: 'desc' });
+  const first: HistoryEntry | undefined = page.entries[0];
+  const st: Stats = await store.stats();
+  const rows: number = st.tables.account ? st.tables.account.rows : 0;
+  const source = new BlocksDirSource({ dir: '/tmp/blocks', network: addrindex.getNetwork('main') });
+  const sync = new SyncService({ source, store, network: 'main', onProgress: (p) => p.phase });
+  const result = await sync.run({ follow: false });
+  const err: unknown = null;
+  if (err instanceof StoreError && err.code === 'ERR_WRONG_NETWORK') return;
+  const app = new addrindex.ApiApp({ store, network: 'main', storeKind: 'lmdb' });
+  const server = addrindex.createServer(app);
+  await addrindex.closeGracefully(server, app);
+  console.log(height, s && s.balance, first && first.txid.length, rows, result.txs, addrindex.READ_METHODS.length);
+}
+
+void main;
