@@ -204,6 +204,11 @@ class RpcClient {
       throw new NodeError('ERR_NODE_UNAVAILABLE', `the node at ${this.display} is busy (HTTP 503: work queue full or too many clients)`,
         { status: 503, retryable: true });
     }
+    if (res.status === 502 || res.status === 504) {
+      // a proxy in front of a node that is down or restarting
+      throw new NodeError('ERR_NODE_UNAVAILABLE', `the proxy at ${this.display} cannot reach the node (HTTP ${res.status})`,
+        { status: res.status, retryable: true });
+    }
     let parsed;
     try {
       parsed = binary ? parseWithHex(res.body) : JSON.parse(res.body.toString('utf8'));
