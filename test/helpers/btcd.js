@@ -28,7 +28,7 @@ const BUILD_SCRIPT = path.join(ROOT, 'scripts', 'build-btcd.sh');
 const BUILD_TIMEOUT_MS = 5 * 60 * 1000;
 const READY_TIMEOUT_MS = 30 * 1000;
 
-/** Mining addresses of fixed keys (regtest P2PKH), so runs are alike; see test/helpers/wallet.js. */
+/** The test nodes' RPC credentials (they listen on loopback only). */
 const DEFAULT_USER = 'addrindex';
 const DEFAULT_PASS = 'regtest-password';
 
