@@ -28,7 +28,8 @@ function nodeWallet() {
  * @param {import('./btcd').Btcd} node
  * @param {Wallet} wallet
  * @param {string} minerLabel the label whose P2PKH address the node mines to
- * @returns {Promise<{height: number, txs: Record<string, string>, addresses: Record<string, string>, coins: import('./wallet').Coin[]}>}
+ * @returns {Promise<{height: number, txs: Record<string, string>, addresses: Record<string, string>,
+ *   coins: import('./wallet').Coin[], amounts: {spendAllToA: number, spendAllToB: number}}>}
  */
 async function buildScriptChain(node, wallet, minerLabel) {
   const start = (await node.tip()).height;
