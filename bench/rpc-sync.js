@@ -70,6 +70,7 @@ async function phaseSync() {
   }
   const store = await openStore({ store: 'lmdb', datadir: args.datadir, network: 'regtest' });
   const cpu0 = mainThreadCpuSec();
+  const proc0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   // the scan is part of a sync from scratch on either side (headers over RPC, record headers from the files)
   await source.scan();
@@ -80,12 +81,13 @@ async function phaseSync() {
   const r = await service.run();
   const total = msSince(t0);
   const mainCpuMs = 1000 * (mainThreadCpuSec() - cpu0);
+  const proc = process.cpuUsage(proc0);
   const digest = await store.digest();
   const rpc = source.stats && args.url ? source.stats() : null;
   await store.close();
   await source.close();
   return {
-    ms: total, scanMs, mainCpuMs, txs: r.txs, blocks: r.blocks, bytes: r.bytes,
+    ms: total, scanMs, mainCpuMs, cpuMs: (proc.user + proc.system) / 1000, txs: r.txs, blocks: r.blocks, bytes: r.bytes,
     maxRss: process.resourceUsage().maxRSS * 1024, digest, rpc,
   };
 }
@@ -177,6 +179,7 @@ function row(what, r) {
     'MB/s': (r.bytes / MB / s).toFixed(1),
     'scan s': (r.scanMs / 1000).toFixed(2),
     'main CPU s': (r.mainCpuMs / 1000).toFixed(1),
+    'all threads CPU s': (r.cpuMs / 1000).toFixed(1),
     'peak RSS MB': (r.maxRss / MB).toFixed(0),
   };
 }
@@ -194,8 +197,9 @@ function report(rounds) {
   const best = (side) => rounds.map((r) => r[side]).reduce((a, b) => (rate(b) > rate(a) ? b : a));
   const bestRatio = rate(best('rpc')) / rate(best('dir'));
   const last = rounds[rounds.length - 1].rpc;
-  console.log(`\nRPC side: ${last.rpc.rpc.rpc.requests} HTTP requests (${last.rpc.rpc.fetch.requests} getblock batches, on the fetch thread), ` +
-    `${(last.rpc.rpc.rpc.bytesIn / MB).toFixed(0)} MB received; the fixture used ${(last.fixture.cpuMs / 1000).toFixed(1)} s of CPU ` +
+  const stats = last.rpc; // NodeSource#stats()
+  console.log(`\nRPC side: ${stats.rpc.requests} HTTP requests (${stats.fetch.requests} getblock batches, on the fetch thread), ` +
+    `${(stats.rpc.bytesIn / MB).toFixed(0)} MB received; the fixture used ${(last.fixture.cpuMs / 1000).toFixed(1)} s of CPU ` +
     `(its own process, as bitcoind would)`);
   const cpu = rounds.map((r) => r.dir.mainCpuMs / r.rpc.mainCpuMs);
   console.log(`main-thread CPU, blocks dir ÷ RPC (the sync's bottleneck, steadier than wall time on a shared machine): ` +
