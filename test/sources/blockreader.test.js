@@ -1,0 +1,203 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { BlocksDirSource } = require('../../lib/sources/blocksdir');
+const { BlockReader, estimateCost } = require('../../lib/sources/blockreader');
+const { parseBlock } = require('../../lib/chain/block');
+const { NETWORKS } = require('../../lib/chain/networks');
+const { SourceError } = require('../../lib/errors');
+const { BLOCKS, HASHES, tmpDir, cleanup, blkName, writeDir, xorAt, split, shuffle, collect, rejectsWith } = require('./blk-helpers');
+
+const KEY = Buffer.from('5a17c3e80f9d2b44', 'hex');
+
+/** The locators a blocks-dir source yields for every block of `dir`, by hash. */
+async function locatorsOf(dir) {
+  const src = new BlocksDirSource({ dir, network: 'main' });
+  try {
+    await src.scan();
+    const byHash = new Map();
+    for (const b of await collect(src)) byHash.set(b.hash, b.locator);
+    return byHash;
+  } finally {
+    await src.close();
+  }
+}
+
+describe('BlocksDirSource locators and BlockReader', () => {
+  after(cleanup);
+  let readers = [];
+  const open = (opts) => {
+    const r = new BlockReader({ network: 'main', ...opts });
+    readers.push(r);
+    return r;
+  };
+  afterEach(async () => {
+    await Promise.all(readers.map((r) => r.close()));
+    readers = [];
+  });
+
+  for (const xor of [false, true]) {
+    describe(xor ? 'an obfuscated blocks dir (xor.dat)' : 'a plain blocks dir', () => {
+      let dir;
+      let locators;
+      let files;
+      before(async () => {
+        dir = tmpDir();
+        // three files, blocks shuffled within them as headers-first download leaves them
+        const parts = split(BLOCKS, 3).map((p, i) => shuffle(p, 40 + i));
+        files = writeDir(dir, parts, xor ? { xorKey: KEY } : {});
+        locators = await locatorsOf(dir);
+      });
+
+      it('blocks() gives each block its file, offset and length: the bytes there are the block, after its record header', () => {
+        assert.equal(locators.size, BLOCKS.length);
+        for (let h = 0; h < BLOCKS.length; h++) {
+          const loc = locators.get(HASHES[h]);
+          const bytes = Buffer.from(files[loc.file].subarray(loc.offset - 8, loc.offset + loc.length));
+          if (xor) xorAt(bytes, KEY, loc.offset - 8);
+          assert.equal(bytes.readUInt32BE(0), NETWORKS.main.magic);
+          assert.equal(bytes.readUInt32LE(4), loc.length);
+          assert.ok(bytes.subarray(8).equals(BLOCKS[h]), `height ${h}`);
+        }
+      });
+
+      it('reads every block by hash and locator, parsed and checked, and serves a second read from its cache', async () => {
+        const r = open({ dir });
+        for (let h = 0; h < BLOCKS.length; h++) {
+          const got = await r.read(HASHES[h], locators.get(HASHES[h]));
+          assert.equal(got.block.hash, HASHES[h]);
+          assert.ok(got.raw.equals(BLOCKS[h]));
+          assert.equal(got.from, 'file');
+        }
+        assert.equal(r.stats.fileReads, BLOCKS.length);
+        const again = await r.read(HASHES[170], locators.get(HASHES[170]));
+        assert.equal(again.block.txs[1].hash, 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16');
+        assert.equal(r.stats.hits, 1);
+        assert.equal(r.stats.fileReads, BLOCKS.length);
+      });
+    });
+  }
+
+  describe('cache and concurrency', () => {
+    let dir;
+    let locators;
+    before(async () => {
+      dir = tmpDir();
+      writeDir(dir, [BLOCKS]);
+      locators = await locatorsOf(dir);
+    });
+
+    it('the cache stays within its byte budget, least recently used out first', async () => {
+      const cost = estimateCost(parseBlock(BLOCKS[1]));
+      const r = open({ dir, maxBytes: cost * 3 + 10 });
+      for (const h of [1, 2, 3]) await r.read(HASHES[h], locators.get(HASHES[h]));
+      await r.read(HASHES[1], locators.get(HASHES[1])); // 1 is now the most recent
+      await r.read(HASHES[4], locators.get(HASHES[4])); // evicts 2
+      assert.ok(r.cachedBytes <= r.maxBytes);
+      assert.deepEqual([...r.cache.keys()], [HASHES[3], HASHES[1], HASHES[4]]);
+      const reads = r.stats.fileReads;
+      await r.read(HASHES[2], locators.get(HASHES[2]));
+      assert.equal(r.stats.fileReads, reads + 1);
+    });
+
+    it('a block larger than the whole budget is served but not kept', async () => {
+      const r = open({ dir, maxBytes: 100 });
+      const got = await r.read(HASHES[170], locators.get(HASHES[170]));
+      assert.equal(got.block.txs.length, 2);
+      assert.equal(r.cache.size, 0);
+      assert.equal(r.cachedBytes, 0);
+    });
+
+    it('concurrent reads of one block share one read', async () => {
+      const r = open({ dir });
+      const all = await Promise.all(Array.from({ length: 8 }, () => r.read(HASHES[9], locators.get(HASHES[9]))));
+      assert.equal(r.stats.fileReads, 1);
+      for (const got of all) assert.equal(got, all[0]);
+    });
+  });
+
+  describe('a blk file that no longer holds what sync recorded', () => {
+    let dir;
+    let locators;
+    beforeEach(async () => {
+      dir = tmpDir();
+      writeDir(dir, [BLOCKS.slice(0, 200), BLOCKS.slice(200)]);
+      locators = await locatorsOf(dir);
+    });
+
+    const fromFixtures = (hash) => BLOCKS[HASHES.indexOf(hash)];
+
+    it('rewritten (reindexed into another order): a typed error naming the mismatch, never another block', async () => {
+      writeDir(dir, [shuffle(BLOCKS.slice(0, 200), 5), BLOCKS.slice(200)]);
+      const r = open({ dir });
+      let mismatches = 0;
+      for (let h = 0; h < 200; h++) {
+        try {
+          const got = await r.read(HASHES[h], locators.get(HASHES[h]));
+          assert.ok(got.raw.equals(BLOCKS[h])); // same place by chance: still the right block
+        } catch (err) {
+          assert.ok(err instanceof SourceError && err.code === 'ERR_BLOCK_UNAVAILABLE', err.message);
+          assert.equal(err.details.reasons[0].code, 'ERR_BLOCK_MISMATCH');
+          mismatches++;
+        }
+      }
+      assert.ok(mismatches > 150, `${mismatches} mismatches`);
+      assert.equal(r.stats.mismatches, mismatches);
+    });
+
+    it('rewritten: the node fallback serves the block, checked the same way', async () => {
+      writeDir(dir, [shuffle(BLOCKS.slice(0, 200), 5), BLOCKS.slice(200)]);
+      const asked = [];
+      const r = open({ dir, fetchFromNode: async (hash) => { asked.push(hash); return fromFixtures(hash).toString('hex'); } });
+      const got = await r.read(HASHES[57], locators.get(HASHES[57]));
+      assert.equal(got.from, 'node');
+      assert.ok(got.raw.equals(BLOCKS[57]));
+      assert.deepEqual(asked, [HASHES[57]]);
+      assert.equal(r.stats.nodeReads, 1);
+    });
+
+    it('a node answering with other bytes is refused too', async () => {
+      writeDir(dir, [shuffle(BLOCKS.slice(0, 200), 5), BLOCKS.slice(200)]);
+      const r = open({ dir, fetchFromNode: async () => BLOCKS[58] });
+      const err = await rejectsWith(r.read(HASHES[57], locators.get(HASHES[57])), SourceError, 'ERR_BLOCK_UNAVAILABLE');
+      assert.deepEqual(err.details.reasons.map((x) => x.code), ['ERR_BLOCK_MISMATCH', 'ERR_BLOCK_MISMATCH']);
+    });
+
+    it('same header, altered transactions: the merkle root catches it', async () => {
+      const file = path.join(dir, blkName(0));
+      const bytes = fs.readFileSync(file);
+      const loc = locators.get(HASHES[170]);
+      bytes[loc.offset + loc.length - 10] ^= 1; // inside the last transaction
+      fs.writeFileSync(file, bytes);
+      const r = open({ dir });
+      const err = await rejectsWith(r.read(HASHES[170], loc), SourceError, 'ERR_BLOCK_UNAVAILABLE');
+      assert.equal(err.details.reasons[0].code, 'ERR_MERKLE_MISMATCH');
+    });
+
+    it('pruned (file gone), truncated, or a node that fails: typed errors with every reason', async () => {
+      fs.unlinkSync(path.join(dir, blkName(1)));
+      const file0 = path.join(dir, blkName(0));
+      fs.truncateSync(file0, 5000);
+      const r = open({ dir, fetchFromNode: async () => { throw Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' }); } });
+      const gone = await rejectsWith(r.read(HASHES[300], locators.get(HASHES[300])), SourceError, 'ERR_BLOCK_UNAVAILABLE');
+      assert.deepEqual(gone.details.reasons.map((x) => x.code), ['ERR_NO_FILE', 'ECONNREFUSED']);
+      const cut = await rejectsWith(r.read(HASHES[150], locators.get(HASHES[150])), SourceError, 'ERR_BLOCK_UNAVAILABLE');
+      assert.equal(cut.details.reasons[0].code, 'ERR_TRUNCATED_RECORD');
+      assert.match(cut.message, /connection refused/);
+    });
+
+    it('no locator (a node-synced index) goes to the node; a bad hash or locator is refused', async () => {
+      const r = open({ dir, fetchFromNode: async (hash) => fromFixtures(hash) });
+      assert.equal((await r.read(HASHES[3])).from, 'node');
+      await rejectsWith(r.read('xyz'), SourceError, 'ERR_BAD_HASH');
+      await rejectsWith(r.read(HASHES[3].toUpperCase()), SourceError, 'ERR_BAD_HASH');
+      const noNode = open({ dir });
+      const err = await rejectsWith(noNode.read(HASHES[4], { file: 0, offset: -1, length: 10 }), SourceError, 'ERR_BLOCK_UNAVAILABLE');
+      assert.equal(err.details.reasons[0].code, 'ERR_BAD_LOCATOR');
+      const none = await rejectsWith(noNode.read(HASHES[4]), SourceError, 'ERR_BLOCK_UNAVAILABLE');
+      assert.equal(none.details.reasons[0].code, 'ERR_NO_LOCATOR');
+    });
+  });
+});
