@@ -23,6 +23,8 @@ const { merkleBranch } = require('../chain/merkle');
 const { esploraAsm } = require('../chain/asm');
 const { esploraType, esploraAddress, innerScripts } = require('../chain/esplora-script');
 const { coreDifficulty } = require('../chain/difficulty');
+const { getNetwork } = require('../chain/networks');
+const { Memo } = require('./memo');
 
 const NULL_TXID = '0'.repeat(64);
 
@@ -31,6 +33,14 @@ const NULL_TXID = '0'.repeat(64);
  * @typedef {{height: number, hash: string, time: number}} BlockInfo the confirming block
  */
 
+const memos = new Map();
+/** Addresses by script hex, one memo per network. */
+function addressMemo(net) {
+  let m = memos.get(net.name);
+  if (!m) memos.set(net.name, (m = new Memo(8192)));
+  return m;
+}
+
 /**
  * One output as Esplora shows it (also an input's `prevout`).
  * @param {Buffer} script
@@ -38,12 +48,14 @@ const NULL_TXID = '0'.repeat(64);
  * @param {string|import('../chain/networks').Network} network
  */
 function esploraOutput(script, value, network) {
+  const hex = script.toString('hex');
   const out = {
-    scriptpubkey: script.toString('hex'),
+    scriptpubkey: hex,
     scriptpubkey_asm: esploraAsm(script),
     scriptpubkey_type: esploraType(script),
   };
-  const address = esploraAddress(script, network);
+  const net = getNetwork(network);
+  const address = addressMemo(net).get(hex, () => esploraAddress(script, net));
   if (address !== null) out.scriptpubkey_address = address;
   out.value = value;
   return out;

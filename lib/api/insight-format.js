@@ -19,6 +19,17 @@ const { toDisplayHex } = require('../chain/hash');
 const { parseTxDetail } = require('../chain/tx');
 const { coreAsm } = require('../chain/asm');
 const { insightOutputAddress, insightInputAddress } = require('../chain/insight-script');
+const { getNetwork } = require('../chain/networks');
+const { Memo } = require('./memo');
+
+const memos = new Map();
+/** Output and input addresses by script hex, one memo per network and kind. */
+function memo(net, kind) {
+  const key = `${net.name}/${kind}`;
+  let m = memos.get(key);
+  if (!m) memos.set(key, (m = new Memo(8192)));
+  return m;
+}
 
 /**
  * @typedef {{value: number, script: Buffer}} Prevout
@@ -43,6 +54,9 @@ const { insightOutputAddress, insightInputAddress } = require('../chain/insight-
  */
 function insightTx(tx, { prevouts, spends, block, tipHeight, network, now, options = {} }) {
   const t = parseTxDetail(tx);
+  const net = getNetwork(network);
+  const inputMemo = memo(net, 'in');
+  const outputMemo = memo(net, 'out');
   const out = { txid: t.hash, version: t.version | 0, locktime: t.locktime };
   let valueIn = 0;
   if (t.coinbase) {
@@ -60,7 +74,7 @@ function insightTx(tx, { prevouts, spends, block, tipHeight, network, now, optio
         input.scriptSig = { hex: d.script.toString('hex') };
         if (!options.noAsm) input.scriptSig.asm = coreAsm(d.script, true);
       }
-      input.addr = insightInputAddress(p.script, network);
+      input.addr = inputMemo.get(p.script.toString('hex'), () => insightInputAddress(p.script, net));
       input.valueSat = p.value;
       input.value = p.value / 1e8;
       input.doubleSpentTxID = null;
@@ -70,7 +84,8 @@ function insightTx(tx, { prevouts, spends, block, tipHeight, network, now, optio
   let valueOut = 0;
   out.vout = t.outputs.map((o, n) => {
     valueOut += o.value;
-    const output = { value: (o.value / 1e8).toFixed(8), n, scriptPubKey: { hex: o.script.toString('hex') } };
+    const hex = o.script.toString('hex');
+    const output = { value: (o.value / 1e8).toFixed(8), n, scriptPubKey: { hex } };
     if (!options.noAsm) output.scriptPubKey.asm = coreAsm(o.script);
     if (!options.noSpent) {
       const s = spends && spends[n];
@@ -78,7 +93,7 @@ function insightTx(tx, { prevouts, spends, block, tipHeight, network, now, optio
       output.spentIndex = s ? s.vin : null;
       output.spentHeight = s && s.height ? s.height : null;
     }
-    const a = insightOutputAddress(o.script, network);
+    const a = outputMemo.get(hex, () => insightOutputAddress(o.script, net));
     if (a) {
       output.scriptPubKey.addresses = [a.address];
       output.scriptPubKey.type = a.type;

@@ -222,3 +222,20 @@ describe('api validate and errors', () => {
     assert.deepEqual([bug.status, bug.code, bug.internal], [500, 'ERR_INTERNAL', true]);
   });
 });
+
+describe('Memo (the formatters\' address memo)', () => {
+  const { Memo } = require('../../lib/api/memo');
+  it('computes once per key, remembers null, and drops the oldest entry beyond its bound', () => {
+    const m = new Memo(2);
+    let calls = 0;
+    const f = (v) => () => { calls++; return v; };
+    assert.equal(m.get('a', f(null)), null);
+    assert.equal(m.get('a', f('x')), null);
+    assert.equal(m.get('b', f('B')), 'B');
+    assert.equal(m.get('c', f('C')), 'C');
+    assert.equal(calls, 3);
+    assert.deepEqual([...m.map.keys()], ['b', 'c']);
+    assert.equal(m.get('a', f('A')), 'A');
+    assert.equal(calls, 4);
+  });
+});
