@@ -17,6 +17,7 @@
 
 const { StoreError } = require('../errors');
 const { toDisplayHex } = require('../chain/hash');
+const { hex32 } = require('./format');
 const { parseTxDetail } = require('../chain/tx');
 const { blockWeight } = require('../chain/block');
 const { merkleBranch } = require('../chain/merkle');
@@ -51,7 +52,7 @@ function esploraOutput(script, value, network) {
   const hex = script.toString('hex');
   const out = {
     scriptpubkey: hex,
-    scriptpubkey_asm: esploraAsm(script),
+    scriptpubkey_asm: esploraAsm(script, hex),
     scriptpubkey_type: esploraType(script),
   };
   const net = getNetwork(network);
@@ -79,14 +80,15 @@ function esploraTx(tx, { prevouts, block, network }) {
   let valueIn = 0;
   for (let i = 0; i < ins.length; i++) {
     const d = ins[i];
-    const input = { txid: NULL_TXID, vout: d.vout, prevout: null, scriptsig: d.script.toString('hex'), scriptsig_asm: esploraAsm(d.script) };
+    const sigHex = d.script.toString('hex');
+    const input = { txid: NULL_TXID, vout: d.vout, prevout: null, scriptsig: sigHex, scriptsig_asm: esploraAsm(d.script, sigHex) };
     let inner = null;
     if (!t.coinbase) {
       const p = prevouts && prevouts[i];
       if (!p || !Buffer.isBuffer(p.script) || !Number.isSafeInteger(p.value)) {
         throw new StoreError('ERR_MISSING_PREVOUT', `input ${i} of ${t.hash} spends ${toDisplayHex(d.txid)}:${d.vout}, whose output was not supplied`);
       }
-      input.txid = toDisplayHex(d.txid);
+      input.txid = hex32(d.txid);
       input.prevout = esploraOutput(p.script, p.value, network);
       valueIn += p.value;
       inner = innerScripts(p.script, d.script, d.witness);

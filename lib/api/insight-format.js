@@ -16,6 +16,7 @@
 
 const { StoreError } = require('../errors');
 const { toDisplayHex } = require('../chain/hash');
+const { hex32 } = require('./format');
 const { parseTxDetail } = require('../chain/tx');
 const { coreAsm } = require('../chain/asm');
 const { insightOutputAddress, insightInputAddress } = require('../chain/insight-script');
@@ -69,10 +70,11 @@ function insightTx(tx, { prevouts, spends, block, tipHeight, network, now, optio
         throw new StoreError('ERR_MISSING_PREVOUT', `input ${n} of ${t.hash} spends ${toDisplayHex(d.txid)}:${d.vout}, whose output was not supplied`);
       }
       valueIn += p.value;
-      const input = { txid: toDisplayHex(d.txid), vout: d.vout, sequence: d.sequence, n };
+      const input = { txid: hex32(d.txid), vout: d.vout, sequence: d.sequence, n };
       if (!options.noScriptSig) {
-        input.scriptSig = { hex: d.script.toString('hex') };
-        if (!options.noAsm) input.scriptSig.asm = coreAsm(d.script, true);
+        const hex = d.script.toString('hex');
+        input.scriptSig = { hex };
+        if (!options.noAsm) input.scriptSig.asm = coreAsm(d.script, true, hex);
       }
       input.addr = inputMemo.get(p.script.toString('hex'), () => insightInputAddress(p.script, net));
       input.valueSat = p.value;
@@ -86,7 +88,7 @@ function insightTx(tx, { prevouts, spends, block, tipHeight, network, now, optio
     valueOut += o.value;
     const hex = o.script.toString('hex');
     const output = { value: (o.value / 1e8).toFixed(8), n, scriptPubKey: { hex } };
-    if (!options.noAsm) output.scriptPubKey.asm = coreAsm(o.script);
+    if (!options.noAsm) output.scriptPubKey.asm = coreAsm(o.script, false, hex);
     if (!options.noSpent) {
       const s = spends && spends[n];
       output.spentTxId = s ? s.txid : null;

@@ -75,9 +75,11 @@ const CORE_NAMES = nameTable((t) => {
 /**
  * Esplora's asm of a script (rust-bitcoin 0.28 `Script::bytes_to_asm`).
  * @param {Uint8Array} script
+ * @param {string} [hex] the script's hex when the caller has it: pushes are cut from it
+ *   instead of being encoded again
  * @returns {string}
  */
-function esploraAsm(script) {
+function esploraAsm(script, hex) {
   const n = script.length;
   const buf = Buffer.isBuffer(script) ? script : Buffer.from(script.buffer, script.byteOffset, n);
   let out = '';
@@ -98,7 +100,7 @@ function esploraAsm(script) {
     out += RUST_NAMES[op];
     if (len > 0) {
       if (len > n - pos) return `${out} <push past end>`;
-      out += ` ${buf.toString('hex', pos, pos + len)}`;
+      out += ` ${hex === undefined ? buf.toString('hex', pos, pos + len) : hex.slice(2 * pos, 2 * (pos + len))}`;
       pos += len;
     }
   }
@@ -111,9 +113,10 @@ const SIGHASH_NAMES = ['', 'ALL', 'NONE', 'SINGLE'];
  * insight's asm of a script (Bitcoin Core 0.12.1 ScriptToAsmStr).
  * @param {Uint8Array} script
  * @param {boolean} [sighash=false] decode signature hash types, as Core does for a scriptSig
+ * @param {string} [hex] the script's hex when the caller has it (as for esploraAsm)
  * @returns {string}
  */
-function coreAsm(script, sighash = false) {
+function coreAsm(script, sighash = false, hex = undefined) {
   const n = script.length;
   const buf = Buffer.isBuffer(script) ? script : Buffer.from(script.buffer, script.byteOffset, n);
   // Core never decodes inside a script that starts with OP_RETURN: data there may look like a signature
@@ -142,9 +145,9 @@ function coreAsm(script, sighash = false) {
     } else if (decode && isStrictSignature(buf, start, len)) {
       const type = buf[pos - 1];
       const name = SIGHASH_NAMES[type & 0x7f] + (type & 0x80 ? '|ANYONECANPAY' : '');
-      out += `${buf.toString('hex', start, pos - 1)}[${name}]`;
+      out += `${hex === undefined ? buf.toString('hex', start, pos - 1) : hex.slice(2 * start, 2 * pos - 2)}[${name}]`;
     } else {
-      out += buf.toString('hex', start, pos);
+      out += hex === undefined ? buf.toString('hex', start, pos) : hex.slice(2 * start, 2 * pos);
     }
   }
   return out;

@@ -193,9 +193,10 @@ const state = { pos: 0 };
  * @param {boolean} coinbase whether this is a block's first tx (must then spend the null outpoint)
  * @param {boolean} [detail=false] also record every input's script, sequence and witness
  *   (tx.details): what serving a transaction needs and indexing does not
+ * @param {Buffer} [knownTxid] the txid, when these bytes were parsed before: not hashed again
  * @returns {Tx}
  */
-function parseTx(buf, offset, end, coinbase, detail = false) {
+function parseTx(buf, offset, end, coinbase, detail = false, knownTxid = undefined) {
   const st = state;
   let pos = offset;
   if (pos + 10 > end) throw truncated('transaction', pos, 10, end);
@@ -298,7 +299,9 @@ function parseTx(buf, offset, end, coinbase, detail = false) {
   // marker and flag, plus everything between the outputs and the locktime
   const witnessSize = hasWitness ? pos - 4 - ioEnd + 2 : 0;
   let txid;
-  if (hasWitness) {
+  if (knownTxid !== undefined) {
+    txid = knownTxid;
+  } else if (hasWitness) {
     const len = 4 + (ioEnd - ioStart) + 4;
     if (scratch.length < len) scratch = Buffer.allocUnsafe(Math.max(len, scratch.length * 2));
     buf.copy(scratch, 0, offset, offset + 4);
@@ -326,7 +329,7 @@ function inputDetail(buf, at, scriptAt, scriptLen) {
  */
 function parseTxDetail(tx) {
   if (tx.details) return tx;
-  return parseTx(tx.buf, tx.offset, tx.offset + tx.size, tx.coinbase, true);
+  return parseTx(tx.buf, tx.offset, tx.offset + tx.size, tx.coinbase, true, tx.txid);
 }
 
 /**

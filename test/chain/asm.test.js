@@ -196,3 +196,17 @@ describe('script asm', () => {
     assert.ok(compared > 40000, `${compared} scripts compared, ${skipped} unreadable`);
   });
 });
+
+describe('script asm from the hex a caller already has', () => {
+  it('gives the same strings as from the bytes alone, for every script of the fixtures', () => {
+    for (const b of referenceBlocks()) {
+      for (const tx of b.ref.transactions) {
+        for (const script of [...tx.outputs.map((o) => o.script.toBuffer()), ...tx.inputs.map((i) => i._scriptBuffer)]) {
+          const hex = script.toString('hex');
+          assert.equal(esploraAsm(script, hex), esploraAsm(script));
+          assert.equal(coreAsm(script, true, hex), coreAsm(script, true));
+        }
+      }
+    }
+  });
+});
