@@ -128,6 +128,17 @@ function esploraTxStatus(block) {
 }
 
 /**
+ * GET /api/tx/:txid/outspend/:vout and each entry of /outspends (electrs `SpendingValue`): an
+ * unspent output, an unknown one and one out of range alike answer {"spent": false}, as electrs.
+ * @param {{txid: string, vin: number, block: BlockInfo|null}|null} spend the spending input
+ *   (txid in display hex), null when unspent
+ */
+function esploraOutspend(spend) {
+  if (!spend) return { spent: false };
+  return { spent: true, txid: spend.txid, vin: spend.vin, status: esploraTxStatus(spend.block) };
+}
+
+/**
  * What a block view needs from a block: everything but its height and median time past
  * (which need the chain). From a parsed block; the index may keep the same facts instead.
  * @param {import('../chain/block').Block} block
@@ -208,4 +219,4 @@ function esploraMerkleProof(txids, pos, height) {
   return { block_height: height, merkle: merkleBranch(txids, pos).map(toDisplayHex), pos };
 }
 
-module.exports = { esploraTx, esploraTxStatus, esploraOutput, esploraBlock, esploraBlockStatus, esploraMerkleProof, blockFacts };
+module.exports = { esploraTx, esploraTxStatus, esploraOutput, esploraOutspend, esploraBlock, esploraBlockStatus, esploraMerkleProof, blockFacts };

@@ -9,7 +9,7 @@ const { esploraType, esploraAddress, innerScripts } = require('../../lib/chain/e
 const { rootFromBranch } = require('../../lib/chain/merkle');
 const { fromDisplayHex, toDisplayHex, sha256d } = require('../../lib/chain/hash');
 const { medianTimePast } = require('../../lib/chain/difficulty');
-const { esploraTx, esploraBlock, esploraBlockStatus, esploraMerkleProof, blockFacts } = require('../../lib/api/esplora-format');
+const { esploraTx, esploraOutspend, esploraBlock, esploraBlockStatus, esploraMerkleProof, blockFacts } = require('../../lib/api/esplora-format');
 const { StoreError } = require('../../lib/errors');
 const { referenceBlocks, chainOutputs } = require('../helpers/reference');
 const { prng } = require('../helpers/prng');
@@ -154,6 +154,17 @@ describe('Esplora formatter', () => {
     const k = KNOWN.esplora[1];
     const prevouts = k.answer.vin.map((i) => ({ value: i.prevout.value, script: h(i.prevout.scriptpubkey) }));
     assert.deepEqual(esploraTx(parseTransaction(h(k.raw)), { prevouts, block: null, network: 'main' }).status, { confirmed: false });
+  });
+
+  it('outspends as real Esplora answers them (/tx/f4184fc5…/outspends on blockstream.info)', () => {
+    const got = [
+      esploraOutspend({ txid: 'ea44e97271691990157559d0bdd9959e02790c34db6c006d779e82fa5aee708e', vin: 0,
+        block: { height: 92240, hash: '0000000000077430a94a5376bf2af42d4b1aebdecedfa9e4f7e3f0465a84d891', time: 1289939967 } }),
+      esploraOutspend({ txid: 'a16f3ce4dd5deb92d98ef5cf8afeaf0775ebca408f708b2146c4fb42b41e14be', vin: 0,
+        block: { height: 181, hash: '00000000dc55860c8a29c58d45209318fa9e9dc2c1833a7226d86bc465afc6e5', time: 1231740133 } }),
+    ];
+    assert.equal(JSON.stringify(got), '[{"spent":true,"txid":"ea44e97271691990157559d0bdd9959e02790c34db6c006d779e82fa5aee708e","vin":0,"status":{"confirmed":true,"block_height":92240,"block_hash":"0000000000077430a94a5376bf2af42d4b1aebdecedfa9e4f7e3f0465a84d891","block_time":1289939967}},{"spent":true,"txid":"a16f3ce4dd5deb92d98ef5cf8afeaf0775ebca408f708b2146c4fb42b41e14be","vin":0,"status":{"confirmed":true,"block_height":181,"block_hash":"00000000dc55860c8a29c58d45209318fa9e9dc2c1833a7226d86bc465afc6e5","block_time":1231740133}}]');
+    assert.deepEqual(esploraOutspend(null), { spent: false });
   });
 
   describe('script types and addresses', () => {
