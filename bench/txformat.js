@@ -10,7 +10,8 @@
  *     then toASM and toAddress per script);
  *  2. reading a block again: BlockReader cold (cache cleared: positioned read, header hash,
  *     parse, merkle check) and warm (an LRU hit), against a bare fs read of the same bytes and
- *     against parseBlock of bytes already in memory;
+ *     against parseBlock of bytes already in memory; and one transaction read alone from its
+ *     place (readTx: the header and the transaction's bytes, both hashed);
  *  3. the memory a parsed block keeps alive, measured with the GC forced, against the
  *     reader's estimate (estimateCost), which bounds its cache.
  *
@@ -165,7 +166,15 @@ async function runReader(raws) {
           await reader.read(hashes[b], loc);
         }, n, rounds);
         const warm = await timeAsync(() => reader.read(hashes[b], loc), n * 100, rounds);
-        rows.push({ block: label, bareReadUs: bare, parseUs: parse, coldUs: cold, warmUs: warm });
+        // one transaction alone from its place (what a per-transaction offset table allows)
+        const txs = parseBlock(raws[b]).txs;
+        reader.clear();
+        const oneTx = await timeAsync(async (i) => {
+          const t = txs[(i * 7919) % txs.length];
+          const got = await reader.readTx(t.hash, hashes[b], loc, { offset: t.offset, length: t.size });
+          if (got.from !== 'tx') throw new Error('readTx fell back to the block');
+        }, n * 10, rounds);
+        rows.push({ block: label, bareReadUs: bare, parseUs: parse, coldUs: cold, warmUs: warm, txAloneUs: oneTx });
       }
     } finally {
       await fh.close();
@@ -218,6 +227,7 @@ async function main() {
   printTable(reader.map((r) => ({
     block: r.block, 'bare fs read': r.bareReadUs.toFixed(0), 'parseBlock only': r.parseUs.toFixed(0),
     'reader cold': r.coldUs.toFixed(0), 'reader warm': r.warmUs.toFixed(2), 'cold/(read+parse)': (r.coldUs / (r.bareReadUs + r.parseUs)).toFixed(2),
+    'one tx alone (readTx)': r.txAloneUs.toFixed(0),
   })));
 
   const memory = [];

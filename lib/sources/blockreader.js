@@ -3,6 +3,7 @@
 const { SourceError, ParseError } = require('../errors');
 const { getNetwork } = require('../chain/networks');
 const { parseBlock } = require('../chain/block');
+const { parseTransaction } = require('../chain/tx');
 const { sha256d, toDisplayHex } = require('../chain/hash');
 const { HEADER_SIZE } = require('../chain/header');
 const { readXorKey } = require('./xor');
@@ -60,7 +61,7 @@ class BlockReader {
     /** @type {Map<string, Promise<ReadBlock>>} reads under way */
     this.pending = new Map();
     this.key = undefined;
-    this.stats = { hits: 0, fileReads: 0, nodeReads: 0, mismatches: 0 };
+    this.stats = { hits: 0, fileReads: 0, nodeReads: 0, mismatches: 0, txReads: 0, txMisses: 0 };
     this.closed = false;
   }
 
@@ -121,15 +122,16 @@ class BlockReader {
       `block ${hash} cannot be read: ${reasons.map((r) => `${r.source}: ${r.message}`).join('; ')}`, { hash, reasons });
   }
 
-  async _readFile({ file, offset, length }) {
-    if (!Number.isInteger(file) || file < 0 || !Number.isSafeInteger(offset) || offset < RECORD_HEADER_SIZE ||
-        !Number.isInteger(length) || length <= HEADER_SIZE || length > MAX_BLOCK_SIZE) {
-      throw new SourceError('ERR_BAD_LOCATOR', `not a block location: file ${file}, offset ${offset}, length ${length}`);
-    }
+  async _readFile(locator) {
+    checkLocator(locator);
+    return this._readRange(locator.file, locator.offset, locator.length);
+  }
+
+  async _readRange(file, pos, length) {
     if (this.key === undefined) this.key = await readXorKey(this.dir);
     const name = blkName(file);
     try {
-      return await this.handles.use(file, name, this.key, (blk) => blk.read(offset, length));
+      return await this.handles.use(file, name, this.key, (blk) => blk.read(pos, length));
     } catch (err) {
       if (err instanceof SourceError) throw err;
       throw new SourceError('ERR_NO_FILE', `${name}: ${err.message}`, { file });
@@ -155,6 +157,46 @@ class BlockReader {
       }
     }
     return entry;
+  }
+
+  /**
+   * One transaction, read alone from its place in its block (an offset table's entry): taken
+   * when the header at the locator hashes to `blockHash` and the bytes at the place hash to
+   * `txid`. Both are needed: the txid does not cover the witness, and only the block's header
+   * (through its merkle root and witness commitment) pins the witness this block holds. When
+   * either check fails or the bytes cannot be read, the whole block is read (and checked) as
+   * read() does and the transaction taken from it. A few hundred bytes instead of a block.
+   * @param {string} txid display hex
+   * @param {string} blockHash display hex
+   * @param {BlockLocator|null} locator
+   * @param {{offset: number, length: number}|null} place the transaction's bytes within the block
+   * @returns {Promise<{tx: import('../chain/tx').Tx, from: 'tx'|'file'|'node'}>}
+   * @throws {SourceError} ERR_BLOCK_UNAVAILABLE, or ERR_TX_NOT_IN_BLOCK when the (checked)
+   *   block does not hold the transaction
+   */
+  async readTx(txid, blockHash, locator, place) {
+    if (this.closed) throw new SourceError('ERR_SOURCE_CLOSED', 'the block reader is closed');
+    const cached = this.cache.get(blockHash);
+    if (!cached && locator && place && this.dir && Number.isInteger(place.offset) && Number.isInteger(place.length) &&
+        place.offset >= HEADER_SIZE + 1 && place.length >= 60 && place.offset + place.length <= locator.length) {
+      try {
+        checkLocator(locator);
+        const head = await this._readRange(locator.file, locator.offset, HEADER_SIZE);
+        const raw = await this._readRange(locator.file, locator.offset + place.offset, place.length);
+        const tx = toDisplayHex(sha256d(head)) === blockHash ? parseTransaction(raw) : null;
+        if (tx && tx.hash === txid) {
+          this.stats.txReads++;
+          return { tx, from: 'tx' };
+        }
+      } catch (err) {
+        if (!(err instanceof SourceError || err instanceof ParseError)) throw err;
+      }
+      this.stats.txMisses++;
+    }
+    const { block, from } = await this.read(blockHash, locator);
+    const tx = block.txs.find((t) => t.hash === txid);
+    if (!tx) throw new SourceError('ERR_TX_NOT_IN_BLOCK', `block ${blockHash} does not hold transaction ${txid}`, { txid, blockHash });
+    return { tx, from };
   }
 
   /** Forgets every cached block. */
@@ -184,6 +226,15 @@ function estimateCost(block) {
   let ios = 0;
   for (const tx of block.txs) ios += tx.inputs.length + tx.outputs.length;
   return block.size + TX_COST * block.txs.length + IO_COST * ios;
+}
+
+/** Throws ERR_BAD_LOCATOR unless `loc` can point at a block. */
+function checkLocator(loc) {
+  const { file, offset, length } = loc;
+  if (!Number.isInteger(file) || file < 0 || !Number.isSafeInteger(offset) || offset < RECORD_HEADER_SIZE ||
+      !Number.isInteger(length) || length <= HEADER_SIZE || length > MAX_BLOCK_SIZE) {
+    throw new SourceError('ERR_BAD_LOCATOR', `not a block location: file ${file}, offset ${offset}, length ${length}`);
+  }
 }
 
 /** @param {number} file @returns {string} blk00042.dat for 42 */

@@ -200,4 +200,76 @@ describe('BlocksDirSource locators and BlockReader', () => {
       assert.equal(none.details.reasons[0].code, 'ERR_NO_LOCATOR');
     });
   });
+
+  describe('readTx: one transaction from its place in its block', () => {
+    const FIXTURES = path.join(__dirname, '..', 'fixtures', 'mainnet');
+    const raws = ['block300025.raw', 'block426884.raw', 'block482683.raw'].map((f) => fs.readFileSync(path.join(FIXTURES, f)));
+    let dir;
+    let locs;
+    let blocks;
+    beforeEach(() => {
+      dir = tmpDir();
+      // real blocks framed as Core writes them; the reader needs no chain, only places
+      const parts = [];
+      locs = [];
+      let pos = 0;
+      for (const raw of raws) {
+        const head = Buffer.alloc(8);
+        head.writeUInt32BE(NETWORKS.main.magic, 0);
+        head.writeUInt32LE(raw.length, 4);
+        parts.push(head, raw);
+        locs.push({ file: 0, offset: pos + 8, length: raw.length });
+        pos += 8 + raw.length;
+      }
+      fs.writeFileSync(path.join(dir, blkName(0)), Buffer.concat(parts));
+      blocks = raws.map((r) => parseBlock(r));
+    });
+
+    it('every transaction of three real blocks, each read alone and checked by its txid', async () => {
+      const r = open({ dir });
+      let n = 0;
+      for (let b = 0; b < blocks.length; b++) {
+        for (const t of blocks[b].txs) {
+          const got = await r.readTx(t.hash, blocks[b].hash, locs[b], { offset: t.offset, length: t.size });
+          assert.equal(got.from, 'tx');
+          assert.equal(got.tx.hash, t.hash);
+          assert.ok(got.tx.raw.equals(t.raw));
+          assert.equal(got.tx.coinbase, t.coinbase);
+          n++;
+        }
+      }
+      assert.equal(r.stats.txReads, n);
+      assert.equal(r.stats.fileReads, 0);
+    });
+
+    it('a wrong place, a wrong length, another block or a missing file: the whole block is read and checked instead', async () => {
+      const r = open({ dir });
+      const t = blocks[2].txs[5];
+      const wrong = await r.readTx(t.hash, blocks[2].hash, locs[2], { offset: t.offset + 1, length: t.size });
+      assert.equal(wrong.from, 'file');
+      assert.ok(wrong.tx.raw.equals(t.raw));
+      r.clear();
+      const short = await r.readTx(t.hash, blocks[2].hash, locs[2], { offset: t.offset, length: t.size - 1 });
+      assert.ok(short.tx.raw.equals(t.raw));
+      assert.equal(r.stats.txMisses, 2);
+      // a place holding the right transaction, but inside another block than the one asked for
+      // (the same transaction confirmed in a stale block, say): the header check refuses it
+      const t0 = blocks[0].txs[4];
+      const elsewhere = await rejectsWith(r.readTx(t0.hash, blocks[1].hash, locs[0], { offset: t0.offset, length: t0.size }), SourceError, 'ERR_BLOCK_UNAVAILABLE');
+      assert.equal(elsewhere.details.reasons[0].code, 'ERR_BLOCK_MISMATCH');
+      // a file gone: the node stands in
+      const other = blocks[1].txs[3];
+      fs.writeFileSync(path.join(dir, blkName(0)), Buffer.alloc(0));
+      const r2 = open({ dir, fetchFromNode: async (hash) => raws[blocks.findIndex((x) => x.hash === hash)] });
+      const moved = await r2.readTx(other.hash, blocks[1].hash, locs[1], { offset: other.offset, length: other.size });
+      assert.equal(moved.from, 'node');
+      assert.ok(moved.tx.raw.equals(other.raw));
+    });
+
+    it('a transaction the checked block does not hold is an error, not another transaction', async () => {
+      const r = open({ dir });
+      const t = blocks[0].txs[7];
+      await rejectsWith(r.readTx(t.hash, blocks[1].hash, locs[1], { offset: t.offset, length: t.size }), SourceError, 'ERR_TX_NOT_IN_BLOCK');
+    });
+  });
 });
