@@ -235,6 +235,28 @@ class AbstractStore {
   async getTxid(txNum) { throw new Error('Abstract method.'); }
 
   /**
+   * Replaces the mempool snapshot (an encoded lib/codec/mempool.js value) whole, only while the
+   * confirmed tip is still the one it was resolved against (`snapshot`'s own tip); false, and
+   * nothing written, when the tip has moved. The snapshot is not chain data: confirmed rows,
+   * digest() and verify() never see it.
+   * @param {Buffer} snapshot
+   * @returns {Promise<boolean>}
+   */
+  async putMempool(snapshot) { throw new Error('Abstract method.'); }
+
+  /**
+   * The stored snapshot's seq and tip (cheap: readers poll it), or null when there is none.
+   * @returns {Promise<{seq: number, tip: string}|null>} tip in display hex
+   */
+  async getMempoolHead() { throw new Error('Abstract method.'); }
+
+  /**
+   * The stored snapshot, or null.
+   * @returns {Promise<Buffer|null>}
+   */
+  async getMempool() { throw new Error('Abstract method.'); }
+
+  /**
    * Row counts and sizes, for `addrindex status` and the benchmarks.
    * @returns {Promise<Stats>}
    */
@@ -284,10 +306,10 @@ class AbstractStore {
 /** The reads of the contract: what a reader process may call (lib/cluster/forward.js forwards these). */
 const READ_METHODS = Object.freeze([
   'getTip', 'getBlock', 'getBlockHash', 'getPrevouts', 'getSummary', 'getSummaries', 'getHistory', 'getHistories',
-  'getUtxos', 'getTx', 'getTxid', 'stats', 'verify', 'digest',
+  'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'stats', 'verify', 'digest',
 ]);
 
 /** The writes: only the one writer calls these. */
-const WRITE_METHODS = Object.freeze(['apply', 'revert']);
+const WRITE_METHODS = Object.freeze(['apply', 'revert', 'putMempool']);
 
 module.exports = { AbstractStore, READ_METHODS, WRITE_METHODS };

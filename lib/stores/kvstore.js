@@ -8,6 +8,7 @@ const {
   decodeAccount, accountSummary,
 } = require('../codec/records');
 const { Writer } = require('../codec/io');
+const { mempoolHead, encodeMempoolHead, decodeMempoolHead } = require('../codec/mempool');
 const C = require('../core/checks');
 const { HeightIndex } = require('./heights');
 const { decodeRow } = require('./accounts');
@@ -373,6 +374,39 @@ class KvStore extends AbstractStore {
     } finally {
       v.snap.release();
     }
+  }
+
+  // -------------------------------------------------------------------------------------
+  // the mempool snapshot: two rows beside the chain's, replaced whole
+
+  async putMempool(snapshot) {
+    this.assertWritable();
+    const head = mempoolHead(snapshot);
+    const v = await this.view();
+    try {
+      if (!v.tip || !head.tip.equals(v.tip.hash)) return false;
+      const batch = new WriteBatch();
+      batch.put(layout.MEMPOOL_HEAD_KEY, encodeMempoolHead(head));
+      batch.put(layout.MEMPOOL_BODY_KEY, snapshot);
+      // guarded by the tip row, like a block commit: a block committed meanwhile refuses it
+      return await this.kv.write(batch, { key: TIP_KEY, value: v.tipRaw });
+    } finally {
+      v.snap.release();
+    }
+  }
+
+  async getMempoolHead() {
+    this.assertOpen();
+    const raw = await this.kv.get(layout.MEMPOOL_HEAD_KEY);
+    if (!raw) return null;
+    const h = decodeRow(decodeMempoolHead, raw, layout.MEMPOOL_HEAD_KEY);
+    return { seq: h.seq, tip: toDisplayHex(h.tip) };
+  }
+
+  async getMempool() {
+    this.assertOpen();
+    const raw = await this.kv.get(layout.MEMPOOL_BODY_KEY);
+    return raw ? Buffer.from(raw) : null;
   }
 
   // -------------------------------------------------------------------------------------

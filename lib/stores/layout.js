@@ -23,6 +23,8 @@ const { writeU40, readU40 } = require('../codec/io');
  *   h hashX:12 firstTxNum:u40             64 sealed history entries          getHistory (long)
  *   u hashX:12 txNum:u40 vout:ord         value (accounts with > 16 UTXOs)   getUtxos (large)
  *   r height:u32                          undo: spent outputs, reused txids  revert
+ *   M 00                                  mempool head: seq, tip hash        getMempool (cheap check)
+ *   M 01                                  mempool snapshot (codec/mempool)   getMempool
  *
  * `ord` is an order-preserving vout: one byte below 0xff, else 0xff and a u32.
  *
@@ -50,6 +52,7 @@ const P = {
   history: 0x68, // h
   utxo: 0x75, // u
   undo: 0x72, // r
+  mempool: 0x4d, // M: not chain data; left out of digest and verify
 };
 
 /** Table name of a key, by its first byte. */
@@ -57,6 +60,8 @@ const TABLE_OF = new Map(Object.entries(P).map(([name, byte]) => [byte, name]));
 
 const META_KEY = Buffer.from([P.meta]);
 const TIP_KEY = Buffer.from([P.tip]);
+const MEMPOOL_HEAD_KEY = Buffer.from([P.mempool, 0]);
+const MEMPOOL_BODY_KEY = Buffer.from([P.mempool, 1]);
 
 
 /** @param {number} height */
@@ -199,7 +204,7 @@ function successor(prefix) {
 }
 
 module.exports = {
-  P, TABLE_OF, META_KEY, TIP_KEY, HASHX_LEN, TX_PREFIX_LEN, PAGE_KEY_LEN,
+  P, TABLE_OF, META_KEY, TIP_KEY, MEMPOOL_HEAD_KEY, MEMPOOL_BODY_KEY, HASHX_LEN, TX_PREFIX_LEN, PAGE_KEY_LEN,
   writeU40, readU40,
   blockKey, undoKey, txidsKey, txKey, outputsKey, accountKey, pageKey, pageKeyTxNum, utxoKey, parseUtxoKey,
   scan,

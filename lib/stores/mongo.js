@@ -12,6 +12,7 @@ const { Writer } = require('./mongo/writer');
 const { verifyIndex } = require('./mongo/verify');
 const { HistoryWalk, mergeWalks } = require('./mongo/history');
 const { redactUrl, withRetry } = require('./mongo/retry');
+const { mempoolHead } = require('../codec/mempool');
 
 const COLL = D.COLLECTIONS;
 
@@ -253,6 +254,32 @@ class MongoStore extends AbstractStore {
     if (!tip || !C.isTxNum(txNum) || txNum >= tip.nextTxNum) return null;
     const d = await this.reads.txAt(txNum, tip);
     return d ? D.hashFromHex(D.txidOf(d)) : null;
+  }
+
+  // ---- the mempool snapshot ------------------------------------------------------------
+
+  async putMempool(snapshot) {
+    this.assertWritable();
+    const h = mempoolHead(snapshot);
+    return this.writer.putMempool(snapshot, { seq: h.seq, tip: D.hashHex(h.tip) });
+  }
+
+  async getMempoolHead() {
+    this.assertOpen();
+    const d = await this.database.retry('read mempool head', () => this.database.coll(COLL.mempool).findOne({ _id: 'head' }));
+    return d ? { seq: d.seq, tip: d.tip } : null;
+  }
+
+  async getMempool() {
+    this.assertOpen();
+    const db = this.database;
+    const head = await db.retry('read mempool head', () => db.coll(COLL.mempool).findOne({ _id: 'head' }));
+    if (!head) return null;
+    const ids = Array.from({ length: head.parts }, (_, i) => D.mempoolPartId(head.seq, i));
+    const parts = await db.findByIds(COLL.mempool, ids);
+    // a newer snapshot replaced this one between the two reads: read the head again
+    if (parts.size !== ids.length) return this.getMempool();
+    return Buffer.concat(ids.map((id) => parts.get(id).data.buffer));
   }
 
   // ---- whole-index walks ---------------------------------------------------------------

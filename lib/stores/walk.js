@@ -49,7 +49,8 @@ async function stats(snap) {
 }
 
 /**
- * SHA-256 over every row in key order: varint(key length) key varint(value length) value.
+ * SHA-256 over every row of the chain in key order (the mempool rows are not chain data):
+ * varint(key length) key varint(value length) value.
  * @param {object} snap
  * @param {{undo: boolean}} opts
  */
@@ -79,7 +80,7 @@ async function digest(snap, opts) {
     put(len.subarray(0, k));
   };
   for await (const { key, value } of snap.range({})) {
-    if (!opts.undo && key[0] === P.undo) continue;
+    if ((!opts.undo && key[0] === P.undo) || key[0] === P.mempool) continue;
     putLen(key.length);
     put(key);
     putLen(value.length);

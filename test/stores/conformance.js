@@ -11,6 +11,7 @@ const { referenceIndex, addressScripthash } = require('../helpers/reference');
 const { prng } = require('../helpers/prng');
 const { serveStore } = require('../../lib/cluster/forward');
 const { READ_METHODS } = require('../../lib/stores/abstract');
+const { encodeMempool, decodeMempool } = require('../../lib/codec/mempool');
 
 /**
  * The store conformance suite: one set of behaviours every backend must have, written once
@@ -360,7 +361,7 @@ function storeConformance(name, backend) {
           getHistory: [[SATOSHI9, { limit: 2, order: 'desc' }], [HAL, { cursor: 'not-a-cursor' }]],
           getHistories: [[[HAL, SATOSHI9], { limit: 3 }], ['not an array']],
           getUtxos: [[SATOSHI9, { limit: 1 }], [Buffer.alloc(31)]], getTx: [[fromDisplayHex(TX170)]], getTxid: [[171]],
-          stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
+          getMempoolHead: [[]], getMempool: [[]], stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
         };
         try {
           assert.deepEqual(Object.keys(calls).sort(), [...READ_METHODS].sort(), 'every read of the contract is tried');
@@ -381,6 +382,41 @@ function storeConformance(name, backend) {
         } finally {
           child.disconnect();
         }
+      });
+
+      it('the mempool snapshot: replaced whole while the tip stands, refused once it moved, never in digest or verify', async () => {
+        const { location, store } = await fresh(MAIN);
+        await syncBlocks(store, mainnetChain().blocks, 0, 170);
+        assert.equal(await store.getMempoolHead(), null);
+        assert.equal(await store.getMempool(), null);
+        const digest = await store.digest();
+        const tip = await store.getTip();
+        const snap = (seq, tipHash) => encodeMempool({
+          seq,
+          tip: fromDisplayHex(tipHash),
+          txs: [{
+            txid: fromDisplayHex(TX170), time: 1231731025, fee: 0, vsize: 275, raw: Buffer.alloc(275, seq),
+            inputs: [{ txid: Buffer.alloc(32, 9), vout: 0, value: 50e8, scripthash: SATOSHI9, unconfirmed: false }],
+            outputs: [{ value: 10e8, scripthash: HAL }, { value: 40e8, scripthash: SATOSHI9 }, { value: 0, scripthash: null }],
+          }],
+        });
+        assert.equal(await store.putMempool(snap(1, tip.hash)), true);
+        assert.deepEqual(await store.getMempoolHead(), { seq: 1, tip: tip.hash });
+        assert.deepEqual(await store.getMempool(), snap(1, tip.hash));
+        const big = snap(2, tip.hash);
+        assert.equal(await store.putMempool(big), true);
+        assert.deepEqual(await store.getMempoolHead(), { seq: 2, tip: tip.hash });
+        assert.deepEqual(decodeMempool(await store.getMempool()).txs[0].outputs.map((o) => o.value), [10e8, 40e8, 0]);
+        assert.equal(await store.digest(), digest, 'the mempool is not chain data');
+        assert.equal((await store.verify()).ok, true);
+        // a snapshot resolved against another tip is refused, whatever its seq
+        assert.equal(await store.putMempool(snap(3, BLOCK170.replace(/^0/, '1'))), false);
+        await syncBlocks(store, mainnetChain().blocks, 171, 172);
+        assert.equal(await store.putMempool(snap(4, tip.hash)), false);
+        assert.deepEqual(await store.getMempoolHead(), { seq: 2, tip: tip.hash }, 'the stale snapshot stays until replaced; readers compare its tip');
+        const reader = await open(location, { ...MAIN, readOnly: true });
+        assert.deepEqual(await reader.getMempoolHead(), { seq: 2, tip: tip.hash });
+        await assert.rejects(reader.putMempool(snap(5, (await store.getTip()).hash)), (err) => err.code === 'ERR_READ_ONLY');
       });
 
       it('keeps everything across close and reopen', async () => {

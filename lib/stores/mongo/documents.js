@@ -23,6 +23,7 @@ const { PAGE_ENTRIES, sealedCount } = require('../../core/rules');
  *   undo        '<height, 10 digits>:<part>' height, part, parts, hash, firstTxNum, spent,   revert, crash repair
  *                                            dups, txs
  *   staging     sh                           the next version of an account                  the account swap
+ *   mempool     'head' | '<seq, 16 digits>:<part>'  seq, tip | data (the snapshot, ≤ 8 MB a part)  getMempool (not chain data)
  *
  * `sh` is the Electrum script hash in Electrum's display order (byte-reversed hex): the string
  * an Electrum client or a mongo shell user types. Every per-address read is an `_id` lookup:
@@ -35,6 +36,7 @@ const { PAGE_ENTRIES, sealedCount } = require('../../core/rules');
  */
 const COLLECTIONS = Object.freeze({
   meta: 'meta', blocks: 'blocks', txs: 'txs', accounts: 'accounts', history: 'history', utxos: 'utxos', undo: 'undo', staging: 'staging',
+  mempool: 'mempool',
 });
 
 /**
@@ -79,6 +81,9 @@ const outpointId = (txid, vout) => `${txid}:${vout}`;
 
 /** @param {string} sh  @param {number} page */
 const pageId = (sh, page) => `${sh}:${String(page).padStart(PAGE_DIGITS, '0')}`;
+
+/** A part of the mempool snapshot number `seq`. @param {number} seq  @param {number} part */
+const mempoolPartId = (seq, part) => `${String(seq).padStart(16, '0')}:${String(part).padStart(PART_DIGITS, '0')}`;
 
 /** @param {number} height  @param {number} part */
 const undoId = (height, part) => `${String(height).padStart(HEIGHT_DIGITS, '0')}:${String(part).padStart(PART_DIGITS, '0')}`;
@@ -331,7 +336,7 @@ function bad(where, what) {
 
 module.exports = {
   COLLECTIONS, SCHEMA_VERSION, SCHEMA_NAME, INDEXES, ZERO32,
-  long, num, hashHex, hashFromHex, outpointId, pageId, undoId,
+  long, num, hashHex, hashFromHex, outpointId, pageId, undoId, mempoolPartId,
   blockDoc, fromBlockDoc, txDoc, canonicalTxDoc, displacedTxDoc, txidOf, txAt, utxoDoc, fromUtxoDoc, entryDoc, fromEntryDoc, pageDoc, fromPageDoc,
   accountFields, accountDoc, versionAt, asPrev, fromAccountFields, summaryOf, tipDoc, fromTipDoc, logicalRecord,
 };
