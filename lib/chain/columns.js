@@ -1,6 +1,6 @@
 'use strict';
 
-const { parseBlock } = require('./block');
+const { parseBlock, blockWeight } = require('./block');
 const { classify, writeOutputScripthash, ADDR_TYPE_CODE } = require('./script');
 
 /**
@@ -14,7 +14,9 @@ const { classify, writeOutputScripthash, ADDR_TYPE_CODE } = require('./script');
  * @property {string} hash        block hash, display hex
  * @property {string} prev        previous block hash, display hex
  * @property {number} time
+ * @property {Buffer} header      the 80 header bytes (its own copy)
  * @property {number} size        serialized block size in bytes
+ * @property {number} weight      BIP141 weight
  * @property {number} txCount
  * @property {Buffer} txids       32 bytes per tx, internal order
  * @property {Uint32Array} inStart  tx i's inputs are [inStart[i], inStart[i+1]) (coinbase: none)
@@ -100,8 +102,10 @@ function toColumns(block) {
   inStart[T] = ii;
   outStart[T] = oo;
   txOffsets[T] = block.size;
+  const header = ownedBuffer(80);
+  block.raw.copy(header);
   return {
-    hash: block.hash, prev: block.prev, time: block.time, size: block.size, txCount: T,
+    hash: block.hash, prev: block.prev, time: block.time, header, size: block.size, weight: blockWeight(block), txCount: T,
     txids, inStart, outStart, txOffsets, prevouts, values, idType, idLen, idHash, scripthashes,
   };
 }
@@ -123,7 +127,7 @@ function parseColumns(raw, opts) {
  */
 function transferList(cols) {
   const list = [];
-  for (const a of [cols.txids, cols.inStart, cols.outStart, cols.txOffsets, cols.prevouts, cols.values, cols.idType, cols.idLen, cols.idHash, cols.scripthashes]) {
+  for (const a of [cols.header, cols.txids, cols.inStart, cols.outStart, cols.txOffsets, cols.prevouts, cols.values, cols.idType, cols.idLen, cols.idHash, cols.scripthashes]) {
     if (a.byteLength > 0 && !list.includes(a.buffer)) list.push(a.buffer);
   }
   return list;

@@ -262,7 +262,7 @@ class SyncService {
           const rec = next.value;
           const parsed = pool.parse(rec.raw); // copies the bytes: rec.raw is not kept
           parsed.catch(() => {}); // observed when its turn comes
-          queue.push({ height: rec.height, hash: rec.hash, size: rec.raw.length, parsed });
+          queue.push({ height: rec.height, hash: rec.hash, size: rec.raw.length, locator: rec.locator, parsed });
           queuedBytes += rec.raw.length;
         }
         if (!queue.length) break;
@@ -279,7 +279,7 @@ class SyncService {
             `the block source gave height ${head.height} as ${head.hash}, but its bytes hash to ${cols.hash}`,
             { height: head.height, hash: head.hash });
         }
-        batch.push({ height: head.height, hash: head.hash, size: head.size, cols });
+        batch.push({ height: head.height, hash: head.hash, size: head.size, locator: head.locator, cols });
         if (batch.full()) {
           if (!(await channel.put(batch))) return;
           batch = nextBatch();

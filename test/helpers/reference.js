@@ -17,7 +17,8 @@ const { RAW_BLOCKS, readFixture, networkOf, mainnet439Blocks } = require('./fixt
  * @property {Map<string, object>} summaries   by script hash hex (internal order): the Summary at the top
  * @property {Map<string, object[]>} history   entries {txNum, txid, height, funded, spent, received, sent, fundedCount, spentCount}
  * @property {Map<string, object[]>} utxos     unspent at the top: {txid, vout, value, height, txNum, sh}
- * @property {object[]} outputs                every indexed output: {txid, vout, value, height, txNum, sh, address, spentAt}
+ * @property {object[]} outputs                every indexed output: {txid, vout, value, height, txNum, sh, address,
+ *   spentAt, spentTxid, spentVin} (spentAt null while unspent)
  * @property {string[]} txids                  by TxNum, display hex
  * @property {number[]} heightOf               by TxNum
  * @property {string[]} blockHashes            by height
@@ -64,17 +65,19 @@ function referenceIndex(raws, toHeight = raws.length - 1) {
         return touched.get(sh);
       };
       if (!tx.isCoinbase()) {
-        for (const input of tx.inputs) {
+        tx.inputs.forEach((input, vin) => {
           const key = `${input.prevTxId.toString('hex')}:${input.outputIndex}`;
           const o = unspent.get(key);
           if (!o) throw new Error(`reference: ${tx.hash} spends unknown ${key}`);
           unspent.delete(key);
           o.spentAt = h;
+          o.spentTxid = tx.hash;
+          o.spentVin = vin;
           const t = mark(o.sh);
           t.spent = true;
           t.sent += o.value;
           t.spentCount++;
-        }
+        });
       }
       if (h > 0) {
         tx.outputs.forEach((out, vout) => {

@@ -85,7 +85,7 @@ class Writer {
       const preDocs = await this.committedAccounts(scripthashesOf(e.changes));
       const pre = new Map();
       for (const [sh, d] of preDocs) if (!d.gone) pre.set(sh, D.fromAccountFields(d, sh));
-      const plan = P.planApply(e, pre, new Map([...reusedDocs].map(([txid, r]) => [txid, r.doc])));
+      const plan = P.planApply(e, pre, new Map([...reusedDocs].map(([txid, r]) => [txid, r.doc])), this.store.undoDepth);
       P.finishUtxos(plan, e, await this.store.reads.rowsOf(plan.needRows));
       const seq = (tip ? tip.seq : 0) + 1;
       const staged = [...plan.accounts].map(([sh, a]) => D.accountDoc(sh, a, seq, D.asPrev(preDocs.get(sh))));
@@ -106,6 +106,8 @@ class Writer {
         await this.db.insert(C.txs, plan.txDisplaced);
         await this.db.insert(C.history, plan.pages);
         await this.db.insert(C.utxos, plan.utxoInserts);
+        // who spent what: readers skip a spend whose TxNum is past their tip
+        await this.db.insert(C.spends, plan.spends);
         await this.step('stage');
         await this.db.insert(C.staging, staged);
         await this.enterSwap(marker);
@@ -257,6 +259,7 @@ class Writer {
    */
   async removeAbove(w, target) {
     await this.retry('revert pages', () => this.db.coll(C.history).deleteMany({ sealedBy: { $gte: D.long(w.cutoff) } }));
+    await this.db.deleteIds(C.spends, w.spendIds);
     await this.db.deleteIds(C.utxos, w.utxoDeletes);
     await this.db.deleteIds(C.txs, w.txUndisplace);
     await this.db.replace(C.txs, w.txRestores);
