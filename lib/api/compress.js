@@ -1,0 +1,82 @@
+'use strict';
+
+const zlib = require('node:zlib');
+
+/**
+ * Compressed answers: the seed's threshold-and-flag idea over HTTP. Answers of at least
+ * `minBytes` (default 1 KiB) go out gzip- or brotli-encoded when the client's Accept-Encoding
+ * allows it, and the Content-Encoding header is the flag; smaller ones go out as they are,
+ * since a few hundred bytes of JSON save little and cost a compressor call each.
+ *
+ * Levels come from bench/compression.js on the merged-history answer (JSON with repeated
+ * keys and hex): brotli at quality 4 and gzip at level 5 sit where more effort stops buying
+ * bytes; brotli's default quality (11) costs ~40x the CPU for a few % more. Compression
+ * runs on libuv's thread pool, off the event loop.
+ */
+
+const DEFAULTS = Object.freeze({ minBytes: 1024, encodings: ['br', 'gzip'] });
+const LEVELS = Object.freeze({
+  br: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT } },
+  gzip: { level: 5 },
+});
+const ENCODINGS = Object.freeze(['br', 'gzip']);
+
+/**
+ * The encoding to answer with: the client's most preferred (highest q) among `offered`,
+ * ties going to the order of `offered`; null when only identity is acceptable to both.
+ * `*` stands for any encoding the header does not name; q=0 refuses.
+ * @param {string|undefined} header the request's Accept-Encoding
+ * @param {string[]} offered encodings the server may use, preferred first
+ * @returns {string|null}
+ */
+function negotiate(header, offered) {
+  if (!header || !offered.length) return null;
+  const q = new Map();
+  for (const part of header.split(',')) {
+    const [token, ...params] = part.trim().toLowerCase().split(';');
+    if (!token) continue;
+    let weight = 1;
+    for (const p of params) {
+      const m = /^\s*q\s*=\s*([0-9.]+)\s*$/.exec(p);
+      if (m) weight = Number(m[1]);
+    }
+    if (Number.isFinite(weight)) q.set(token === 'x-gzip' ? 'gzip' : token, weight);
+  }
+  let best = null;
+  let bestQ = 0;
+  for (const enc of offered) {
+    const w = q.has(enc) ? q.get(enc) : q.has('*') ? q.get('*') : 0;
+    if (w > bestQ) {
+      best = enc;
+      bestQ = w;
+    }
+  }
+  return best;
+}
+
+/**
+ * Compresses a body on the thread pool.
+ * @param {Buffer} body
+ * @param {'br'|'gzip'} encoding
+ * @returns {Promise<Buffer>}
+ */
+function compress(body, encoding) {
+  return new Promise((resolve, reject) => {
+    const done = (err, out) => (err ? reject(err) : resolve(out));
+    if (encoding === 'br') zlib.brotliCompress(body, LEVELS.br, done);
+    else zlib.gzip(body, LEVELS.gzip, done);
+  });
+}
+
+/**
+ * Validated compression settings.
+ * @param {{minBytes?: number, encodings?: string[]}} [opts] encodings [] turns compression off
+ * @returns {{minBytes: number, encodings: string[]}}
+ */
+function compressionConfig(opts = {}) {
+  const encodings = opts.encodings || DEFAULTS.encodings;
+  for (const e of encodings) if (!ENCODINGS.includes(e)) throw new TypeError(`unknown content encoding "${e}"`);
+  return { minBytes: opts.minBytes === undefined ? DEFAULTS.minBytes : opts.minBytes, encodings };
+}
+
+module.exports = { negotiate, compress, compressionConfig, DEFAULTS, LEVELS, ENCODINGS };
