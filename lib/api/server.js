@@ -140,7 +140,10 @@ class ApiApp {
       done = true;
       clearTimeout(timer);
       if (extraHeaders) Object.assign(state.headers, extraHeaders);
-      this.respond(req, res, reply, state, started).finally(() => {
+      this.respond(req, res, reply, state, started).catch((err) => {
+        // the answer is out (or its socket gone); only its accounting failed
+        this.log(`addrindex api: after answering ${req.method} ${req.url} [${state.id}]: ${err && err.stack ? err.stack : err}`);
+      }).finally(() => {
         this.inFlight--;
         if (this.inFlight === 0 && this.onIdle) this.onIdle();
       });

@@ -29,7 +29,8 @@ const logOptions = {
 
 const logUsage = `  --log-format F       auto (default: JSON lines on stdout when it is not a terminal) | json | text
                        (text: no JSON stream; stderr keeps its readable lines either way)
-  --log-level L        ${LEVELS.join(' | ')} (default info; debug adds every batch and every API request)
+  --log-level L        ${LEVELS.join(' | ')}
+                       (default info; debug adds every batch and every API request)
 `;
 
 /**
