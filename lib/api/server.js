@@ -12,6 +12,7 @@ const { RateLimiter } = require('./ratelimit');
 const { Cors, isPreflight } = require('./cors');
 const { Metrics } = require('../ops/metrics');
 const { watchIndex } = require('../ops/index-metrics');
+const { HttpMetrics } = require('../ops/http-metrics');
 const { createLogger } = require('../ops/log');
 const native = require('./routes/native');
 const esplora = require('./routes/esplora');
@@ -62,6 +63,7 @@ class ApiApp {
     this.compression = compressionConfig(opts.compression);
     this.limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : null;
     this.cors = opts.cors && opts.cors.length ? new Cors(opts.cors) : null;
+    this.httpMetrics = new HttpMetrics(this.metrics);
     watchIndex(this.metrics, this.store, () => this.node.tip);
     this.draining = false;
     this.inFlight = 0;
@@ -140,13 +142,20 @@ class ApiApp {
       done = true;
       clearTimeout(timer);
       if (extraHeaders) Object.assign(state.headers, extraHeaders);
-      this.respond(req, res, reply, state, started).catch((err) => {
-        // the answer is out (or its socket gone); only its accounting failed
-        this.log(`addrindex api: after answering ${req.method} ${req.url} [${state.id}]: ${err && err.stack ? err.stack : err}`);
-      }).finally(() => {
+      const settled = () => {
         this.inFlight--;
         if (this.inFlight === 0 && this.onIdle) this.onIdle();
-      });
+      };
+      // the answer is out (or its socket gone); only its accounting failed
+      const failed = (err) => this.log(`addrindex api: after answering ${req.method} ${req.url} [${state.id}]: ${err && err.stack ? err.stack : err}`);
+      let compressing;
+      try {
+        compressing = this.respond(req, res, reply, state, started);
+      } catch (err) {
+        failed(err);
+      }
+      if (compressing) compressing.catch(failed).finally(settled);
+      else settled();
     };
     const timer = setTimeout(() => {
       this.logger.warn({ reqId: state.id, method: req.method, url: req.url, ms: this.timeoutMs }, 'request timed out');
@@ -174,40 +183,45 @@ class ApiApp {
   }
 
   /**
-   * Writes an answer (compressed when it is large enough and the client accepts it), then
+   * Writes an answer, compressed when it is large enough and the client accepts it, then
    * counts it and logs it.
    * @param {http.IncomingMessage} req
    * @param {http.ServerResponse} res
    * @param {import('./reply').Reply} reply
    * @param {{id: string, route: string|null, headers: object}} state
    * @param {bigint} started
+   * @returns {Promise<void>|undefined} a promise only while compressing: most answers are
+   *   small, and go out without one
    */
-  async respond(req, res, reply, state, started) {
+  respond(req, res, reply, state, started) {
     const headers = state.headers;
-    let body = reply.body;
-    let encoding = 'identity';
-    if (this.compression.encodings.length && body.length >= this.compression.minBytes) {
+    if (this.compression.encodings.length && reply.body.length >= this.compression.minBytes) {
       headers.vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
       const chosen = negotiate(req.headers['accept-encoding'], this.compression.encodings);
       if (chosen) {
-        try {
-          body = await compress(body, chosen);
-          encoding = chosen;
-          headers['content-encoding'] = chosen;
-        } catch (err) {
-          // the plain answer is still right; only the bytes saved are lost
-          this.logger.error({ reqId: state.id, err }, 'compression failed');
-        }
+        return compress(reply.body, chosen).then(
+          (body) => {
+            headers['content-encoding'] = chosen;
+            this.deliver(req, res, reply, { status: reply.status, type: reply.type, body }, chosen, state, started);
+          },
+          (err) => {
+            // the plain answer is still right; only the bytes saved are lost
+            this.logger.error({ reqId: state.id, err }, 'compression failed');
+            this.deliver(req, res, reply, reply, 'identity', state, started);
+          });
       }
     }
-    send(res, body === reply.body ? reply : { status: reply.status, type: reply.type, body }, headers, this.draining);
+    this.deliver(req, res, reply, reply, 'identity', state, started);
+    return undefined;
+  }
+
+  /** Sends `sent` (the answer `reply`, encoded or not), counts it and logs it. */
+  deliver(req, res, reply, sent, encoding, state, started) {
+    send(res, sent, state.headers, this.draining);
     const route = state.route || 'none';
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const m = this.metrics;
-    m.httpRequests.inc({ route, method: req.method, status: reply.status });
-    m.httpDuration.observe({ route, method: req.method }, seconds);
-    m.httpBodyBytes.inc({ encoding }, reply.body.length);
-    m.httpSentBytes.inc({ encoding }, body.length);
+    const body = sent.body;
+    this.httpMetrics.record(route, req.method, reply.status, seconds, encoding, reply.body.length, body.length);
     if (this.logger.isLevelEnabled('debug')) {
       this.logger.debug({
         reqId: state.id, method: req.method, url: req.url, route, status: reply.status,
