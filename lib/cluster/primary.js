@@ -19,8 +19,9 @@ const MAX_BACKOFF_MS = 30000;
  * listening port), replaces a worker that dies, and on stop() drains them: each stops
  * accepting, answers its requests in flight and exits; the primary resolves when all have.
  *
- * Events: 'listening' (worker, address), 'exit' (worker, code, signal, replacedInMs|null),
- * 'fatal' (worker, error) — a worker that could not start.
+ * Events: 'fork' (worker, {replacement}), 'listening' (worker, address),
+ * 'exit' (worker, code, signal, replacedInMs|null), 'fatal' (worker, error) — a worker that
+ * could not start.
  */
 class ClusterPrimary extends EventEmitter {
   /**
@@ -68,11 +69,15 @@ class ClusterPrimary extends EventEmitter {
     }
   }
 
-  /** @returns {import('node:cluster').Worker} */
-  spawn() {
+  /**
+   * @param {boolean} [replacement] it replaces a worker that died
+   * @returns {import('node:cluster').Worker}
+   */
+  spawn(replacement = false) {
     const worker = cluster.fork({ ADDRINDEX_WORKER: JSON.stringify(this.config) });
     worker.startedAt = Date.now();
     this.workers.add(worker);
+    this.emit('fork', worker, { replacement });
     if (this.config.strategy === 'forward') serveStore(worker, this.store);
     worker.on('message', (msg) => {
       if (!msg) return;
@@ -121,7 +126,7 @@ class ClusterPrimary extends EventEmitter {
     if (!this.started) return; // start() fails instead, with this worker's error
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      if (!this.stopping) this.spawn();
+      if (!this.stopping) this.spawn(true);
     }, this.backoff);
     this.timers.add(timer);
   }
@@ -148,6 +153,14 @@ class ClusterPrimary extends EventEmitter {
     clearTimeout(timer);
     for (const w of this.workers) w.process.kill('SIGKILL');
     if (this.workers.size) await allExited;
+  }
+
+  /**
+   * Sends a message to every worker that is connected.
+   * @param {object} msg
+   */
+  broadcast(msg) {
+    for (const w of this.workers) if (w.isConnected()) w.send(msg);
   }
 
   /** Process ids of the live workers. */

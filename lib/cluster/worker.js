@@ -8,22 +8,38 @@
  */
 
 const { ApiApp, createServer, closeGracefully } = require('../api/server');
+const { Metrics } = require('../ops/metrics');
+const { createLogger } = require('../ops/log');
 const { ForwardedStore } = require('./forward');
 const { openReadStore } = require('./stores');
+const { WorkerOps } = require('./ops');
 const { MSG } = require('./messages');
+
+const config = JSON.parse(process.env.ADDRINDEX_WORKER || '{}');
+const logger = createLogger({ json: Boolean(config.logJson), level: config.logLevel }).child({ worker: process.pid });
 
 function log(msg) {
   process.stderr.write(`addrindex worker ${process.pid}: ${msg}\n`);
 }
 
 async function main() {
-  const config = JSON.parse(process.env.ADDRINDEX_WORKER || '{}');
+  // listening for the primary's messages from the start: a node tip sent early is kept
+  const metrics = new Metrics({ scope: 'api' });
+  const ops = new WorkerOps(metrics);
+  let nodeTip = null;
+  ops.onNodeTip = (tip) => { nodeTip = tip; };
   let store = null;
   let server = null;
   let app = null;
   try {
     store = config.strategy === 'forward' ? new ForwardedStore(process) : await openReadStore(config);
-    app = new ApiApp({ store, network: config.network, storeKind: config.store, timeoutMs: config.timeoutMs, log });
+    app = new ApiApp({
+      store, network: config.network, storeKind: config.store, timeoutMs: config.timeoutMs, log, logger,
+      metrics, scrape: ops.scrape, nodeConfigured: Boolean(config.nodeConfigured), maxLag: config.maxLag,
+      compression: config.compression, rateLimit: config.rateLimit, cors: config.cors,
+    });
+    app.setNodeTip(nodeTip);
+    ops.onNodeTip = (tip) => app.setNodeTip(tip);
     server = createServer(app);
     await new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -45,6 +61,7 @@ async function main() {
       .then(() => store.close())
       .then(() => process.exit(0), (err) => {
         log(`shutdown failed: ${err && err.stack ? err.stack : err}`);
+        logger.error({ err }, 'shutdown failed');
         process.exit(1);
       });
   };
@@ -58,6 +75,7 @@ async function main() {
 
 process.on('uncaughtException', (err) => {
   log(`uncaught exception, exiting (the primary starts a replacement): ${err && err.stack ? err.stack : err}`);
+  logger.fatal({ err }, 'uncaught exception, exiting (the primary starts a replacement)');
   process.exit(1);
 });
 
