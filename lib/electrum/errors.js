@@ -50,4 +50,16 @@ class RpcError extends AddrIndexError {
 const badRequest = (message, opts) => new RpcError(RPC.BAD_REQUEST, message, opts);
 const invalidParams = (message) => new RpcError(RPC.INVALID_PARAMS, message);
 
-module.exports = { RPC, RpcError, badRequest, invalidParams };
+/**
+ * A history (or unspent list) over the server's bound: ElectrumX answers "history too large"
+ * with BAD_REQUEST at protocol 1.4, and so does this server.
+ * @param {'history'|'unspent outputs'} what
+ * @param {number} max
+ */
+function tooLarge(what, max) {
+  return badRequest(what === 'history'
+    ? `history too large: more than ${max} transactions (this server's --electrum-max-history)`
+    : `too many unspent outputs: more than ${max} (this server's --electrum-max-history)`);
+}
+
+module.exports = { RPC, RpcError, badRequest, invalidParams, tooLarge };
