@@ -56,12 +56,19 @@ class BlocksDirBodies {
    * @returns {Promise<Buffer>}
    */
   async rawTx({ txid, height, position }) {
-    const block = await this.block(height);
-    const tx = block.txs[position];
-    if (!tx || !tx.txid.equals(txid)) {
-      throw new StoreError('ERR_BLOCK_MISMATCH', `block ${block.hash} in the blocks dir is not the index's block ${height}`);
+    for (let attempt = 1; ; attempt++) {
+      const block = await this.block(height);
+      const tx = block.txs[position];
+      if (tx && tx.txid.equals(txid)) return Buffer.from(tx.raw);
+      // the dir's best chain as last scanned is not the index's here: a reorg the scan has not seen yet
+      if (attempt === 2) throw new StoreError('ERR_BLOCK_MISMATCH', `block ${block.hash} in the blocks dir is not the index's block ${height}`);
+      await this.refresh();
     }
-    return Buffer.from(tx.raw);
+  }
+
+  /** Rescans the directory (new blocks, another best chain). */
+  async refresh() {
+    await this.source.scan();
   }
 
   async block(height) {

@@ -25,6 +25,14 @@ const { sha256d, fromDisplayHex } = require('../chain/hash');
  * @property {number} height  0, or -1 when one of its inputs is unconfirmed
  * @property {number} fee     satoshis
  *
+ * @typedef {object} Bodies
+ * @property {(from: number, count: number) => Promise<Buffer[]>} headers the 80-byte headers
+ *   of the chain at from..from+count-1 (heights the index holds)
+ * @property {(loc: {txid: Buffer, height: number, position: number}) => Promise<Buffer|null>} [rawTx]
+ *   the serialized transaction at a place of the index's chain
+ * @property {() => Promise<void>} [refresh] look again (a blocks dir that a sync extends or
+ *   reorganizes): called once when a header disagrees with the index
+ *
  * @typedef {object} ElectrumUtxo
  * @property {Buffer} txid
  * @property {number} vout
@@ -42,17 +50,13 @@ class StoreReader {
   /**
    * @param {object} opts
    * @param {import('../stores/abstract').AbstractStore} opts.store open (read-only is enough)
-   * @param {(from: number, count: number) => Promise<Buffer[]>} opts.headers the 80-byte
-   *   headers of the index's chain at from..from+count-1, all of which the index holds. The
-   *   store keeps no headers yet: they come from elsewhere (a blocks dir) and each one is
-   *   checked against the index's block hash before it is answered.
-   * @param {(loc: {txid: Buffer, height: number, position: number}) => Promise<Buffer|null>} [opts.rawTx]
-   *   the serialized transaction at a place of the index's chain (null: none such)
+   * @param {Bodies} opts.bodies where block headers (and raw transactions) come from: the
+   *   store keeps neither yet. Every header is checked against the index's block hash before
+   *   it is answered.
    */
-  constructor({ store, headers, rawTx }) {
+  constructor({ store, bodies }) {
     this.store = store;
-    this.headersFrom = headers;
-    this.rawTxAt = rawTx || null;
+    this.bodies = bodies;
     /**
      * Whether a script hash means exactly sha256 of the output script. The store files P2PK
      * outputs under their key's P2PKH script hash (the REST API's address rule) and keeps no
@@ -62,7 +66,7 @@ class StoreReader {
     this.exactScripthash = false;
     /** The store keeps no mempool: unconfirmed parts are empty. */
     this.hasMempool = false;
-    this.hasRawTx = Boolean(rawTx);
+    this.hasRawTx = typeof bodies.rawTx === 'function';
     /** @type {Map<string, Buffer[]>} block hash → txids, least recently used first */
     this.txidCache = new Map();
   }
@@ -122,13 +126,16 @@ class StoreReader {
   }
 
   async checkedHeaders(from, count) {
-    const [headers, hashes] = await Promise.all([this.headersFrom(from, count), this.blockHashes(from, count)]);
-    for (let i = 0; i < count; i++) {
-      if (!headers[i] || headers[i].length !== 80 || !sha256d(headers[i]).equals(hashes[i])) {
-        throw new StoreError('ERR_HEADER_MISMATCH', `the header source's block at height ${from + i} is not the index's`);
+    const hashes = await this.blockHashes(from, count);
+    for (let attempt = 1; ; attempt++) {
+      const headers = await this.bodies.headers(from, count);
+      const bad = hashes.findIndex((h, i) => !headers[i] || headers[i].length !== 80 || !sha256d(headers[i]).equals(h));
+      if (bad === -1) return headers;
+      if (attempt === 2 || !this.bodies.refresh) {
+        throw new StoreError('ERR_HEADER_MISMATCH', `the header source's block at height ${from + bad} is not the index's`);
       }
+      await this.bodies.refresh();
     }
-    return headers;
   }
 
   /**
@@ -232,10 +239,10 @@ class StoreReader {
    * @returns {Promise<Buffer|null>} null when the index does not know the txid
    */
   async rawTx(txid) {
-    if (!this.rawTxAt) return null;
+    if (!this.hasRawTx) return null;
     const loc = await this.store.getTx(txid);
     if (!loc) return null;
-    return this.rawTxAt({ txid, height: loc.height, position: loc.position });
+    return this.bodies.rawTx({ txid, height: loc.height, position: loc.position });
   }
 }
 

@@ -69,8 +69,9 @@ class ElectrumApp {
    * client that sees the new header has already been told every status that changed with it.
    */
   async onTip(change) {
-    const changed = await this.subscriptions.onTip(change);
+    // the header first: a failure here leaves the subscriptions untouched for the next attempt
     const tip = this.sessionsWithHeaders().length ? await this.reader.tipHeader() : null;
+    const changed = await this.subscriptions.onTip(change);
     for (const e of changed) {
       for (const s of e.sessions) {
         s.notify('blockchain.scripthash.subscribe', [e.hex, e.status]);

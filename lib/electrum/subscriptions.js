@@ -96,7 +96,9 @@ class Subscriptions {
   }
 
   /**
-   * Brings every entry to the new tip and returns those whose status changed.
+   * Brings every entry to the new tip and returns those whose status changed. Nothing is
+   * changed until every read has succeeded: a failed read leaves the entries as they were,
+   * and the next attempt at the same move finds the same changes to announce.
    * @param {{previous: {height: number, hash: string}|null, tip: {height: number, hash: string}, forkHeight: number}} change
    * @returns {Promise<Array<{hex: string, status: string|null, sessions: Set<object>}>>}
    */
@@ -109,30 +111,38 @@ class Subscriptions {
       if (e.tipHash === prevHash) atPrevious.push(e);
       else candidates.push(e);
     }
+    const unchanged = [];
     for (let i = 0; i < atPrevious.length; i += CHUNK) {
       const chunk = atPrevious.slice(i, i + CHUNK);
       const heights = await this.reader.lastHeights(chunk.map((e) => e.sh));
       chunk.forEach((e, k) => {
+        // nothing above the fork, before or after: the status holds
         if (e.lastHeight > forkHeight || heights[k] > forkHeight) candidates.push(e);
-        else e.tipHash = tip.hash; // nothing above the fork, before or after: the status holds
+        else unchanged.push(e);
       });
     }
-    const changed = [];
+    const updates = [];
+    const overLimit = [];
     for (const e of candidates) {
-      if (this.entries.get(e.hex) !== e) continue; // unsubscribed meanwhile
-      let next;
       try {
-        next = await this.compute(e.sh);
+        updates.push([e, await this.compute(e.sh)]);
       } catch (err) {
         if (err.rpcCode === undefined) throw err;
-        // grew past the bound: the subscription ends (a status could no longer be answered)
-        this.log(`electrum: dropping the subscription to ${e.hex}: ${err.message}`);
-        for (const s of [...e.sessions]) this.unsubscribe(s, e.hex);
-        continue;
+        overLimit.push([e, err]);
       }
+    }
+    for (const e of unchanged) e.tipHash = tip.hash;
+    const changed = [];
+    for (const [e, next] of updates) {
+      if (this.entries.get(e.hex) !== e) continue; // unsubscribed meanwhile
       const was = e.status;
       Object.assign(e, next);
       if (next.status !== was) changed.push(e);
+    }
+    for (const [e, err] of overLimit) {
+      // grew past the bound: the subscription ends (its status could no longer be answered)
+      this.log(`electrum: dropping the subscription to ${e.hex}: ${err.message}`);
+      for (const s of [...e.sessions]) this.unsubscribe(s, e.hex);
     }
     return changed;
   }

@@ -25,7 +25,7 @@ async function startElectrum(datadir, { blocksDir, network = 'main', limits = {}
   const { ElectrumApp, ElectrumServer } = require('../../lib/electrum/server');
   const store = await openStore({ store: 'lmdb', datadir, network, readOnly: true });
   const bodies = await new BlocksDirBodies({ dir: blocksDir, network }).open();
-  const reader = new StoreReader({ store, headers: (f, c) => bodies.headers(f, c), rawTx: (loc) => bodies.rawTx(loc) });
+  const reader = new StoreReader({ store, bodies });
   const logs = [];
   const app = new ElectrumApp({ reader, network, limits, log: (m) => logs.push(m) });
   await app.start();
