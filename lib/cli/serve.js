@@ -4,6 +4,7 @@ const os = require('node:os');
 const { UsageError } = require('../errors');
 const { getNetwork } = require('../chain/networks');
 const { LIMITS } = require('../api/validate');
+const { LIMITS: ELECTRUM } = require('../electrum/limits');
 
 const usage = `usage: addrindex serve --datadir DIR [options]
 
@@ -23,6 +24,18 @@ and exits 0; a worker that dies is replaced.
   --port N             listen port (default 3000; 0 picks a free port)
   --timeout-ms N       a request not answered within N ms gets 503 (default ${LIMITS.requestTimeoutMs})
   --grace-ms N         on shutdown, wait up to N ms for requests in flight (default 10000)
+
+Electrum protocol 1.4 (off unless a port is given), served by the same workers:
+  --electrum-port N          plain TCP (50001 is the custom; 0 picks a free port)
+  --electrum-tls-port N      TLS (50002 is the custom), with --tls-cert and --tls-key
+  --tls-cert FILE            PEM certificate (chain) for --electrum-tls-port
+  --tls-key FILE             PEM private key for --electrum-tls-port
+  --blocks-dir DIR           the Bitcoin Core blocks dir the index was synced from: Electrum
+                             reads block headers and raw transactions there (the index keeps
+                             neither yet); required with an Electrum port
+  --electrum-max-history N   longer histories (and unspent lists) get an error instead of an
+                             answer (default ${ELECTRUM.maxHistory}, Fulcrum's)
+  --electrum-poll-ms N       how often each worker looks for new blocks to notify (default ${ELECTRUM.pollMs})
 `;
 
 const options = {
@@ -35,6 +48,13 @@ const options = {
   port: { type: 'string', default: '3000' },
   'timeout-ms': { type: 'string' },
   'grace-ms': { type: 'string' },
+  'electrum-port': { type: 'string' },
+  'electrum-tls-port': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'blocks-dir': { type: 'string' },
+  'electrum-max-history': { type: 'string' },
+  'electrum-poll-ms': { type: 'string' },
 };
 
 function intValue(values, name, min, max, def) {
@@ -47,9 +67,43 @@ function intValue(values, name, min, max, def) {
 }
 
 /**
+ * The Electrum part of the configuration: null when no Electrum port is given.
+ * @returns {{port: number|null, tlsPort: number|null, tlsCert?: string, tlsKey?: string, blocksDir: string,
+ *   maxHistory: number, pollMs: number}|null}
+ */
+function electrumConfig(values) {
+  const port = intValue(values, 'electrum-port', 0, 65535, null);
+  const tlsPort = intValue(values, 'electrum-tls-port', 0, 65535, null);
+  const dependent = ['tls-cert', 'tls-key', 'blocks-dir', 'electrum-max-history', 'electrum-poll-ms'].filter((k) => values[k] !== undefined);
+  if (port === null && tlsPort === null) {
+    if (dependent.length) throw new UsageError('ERR_USAGE', `--${dependent[0]} goes with --electrum-port or --electrum-tls-port\n${usage}`);
+    return null;
+  }
+  if (tlsPort !== null && (!values['tls-cert'] || !values['tls-key'])) {
+    throw new UsageError('ERR_USAGE', `--electrum-tls-port needs --tls-cert and --tls-key\n${usage}`);
+  }
+  if (tlsPort === null && (values['tls-cert'] || values['tls-key'])) {
+    throw new UsageError('ERR_USAGE', `--tls-cert and --tls-key go with --electrum-tls-port\n${usage}`);
+  }
+  if (!values['blocks-dir']) {
+    throw new UsageError('ERR_USAGE', 'the Electrum server needs --blocks-dir: the index keeps no block headers or ' +
+      `transactions yet, and Electrum clients ask for both\n${usage}`);
+  }
+  return {
+    port,
+    tlsPort,
+    tlsCert: values['tls-cert'],
+    tlsKey: values['tls-key'],
+    blocksDir: values['blocks-dir'],
+    maxHistory: intValue(values, 'electrum-max-history', 1, 25000000, ELECTRUM.maxHistory),
+    pollMs: intValue(values, 'electrum-poll-ms', 10, 600000, ELECTRUM.pollMs),
+  };
+}
+
+/**
  * The validated serve configuration from command-line values.
  * @returns {{store: string, datadir: string, mongodbUrl?: string, network?: string, workers: number,
- *   host: string, port: number, timeoutMs: number, graceMs: number}}
+ *   host: string, port: number, timeoutMs: number, graceMs: number, electrum: ReturnType<typeof electrumConfig>}}
  */
 function serveConfig(values) {
   const store = values.store;
@@ -67,6 +121,7 @@ function serveConfig(values) {
     port: intValue(values, 'port', 0, 65535, 3000),
     timeoutMs: intValue(values, 'timeout-ms', 100, 600000, LIMITS.requestTimeoutMs),
     graceMs: intValue(values, 'grace-ms', 0, 600000, 10000),
+    electrum: electrumConfig(values),
   };
 }
 
@@ -97,13 +152,14 @@ async function serve(cfg, io, hooks = {}) {
   } finally {
     if (!keep) await store.close();
   }
+  if (cfg.electrum) await checkElectrum(cfg.electrum, network.name);
 
   const primary = new ClusterPrimary({
     workers: cfg.workers,
     store: keep ? store : null,
     worker: {
       store: cfg.store, strategy, datadir: cfg.datadir, mongodbUrl: cfg.mongodbUrl, network: network.name,
-      host: cfg.host, port: cfg.port, timeoutMs: cfg.timeoutMs, graceMs: cfg.graceMs,
+      host: cfg.host, port: cfg.port, timeoutMs: cfg.timeoutMs, graceMs: cfg.graceMs, electrum: cfg.electrum,
     },
   });
   const say = (msg) => io.stderr.write(`addrindex serve: ${msg}\n`);
@@ -142,7 +198,13 @@ async function serve(cfg, io, hooks = {}) {
     io.stdout.write(`addrindex serve: ${network.name} index, ${tip ? `tip ${tip.height} ${tip.hash}` : 'empty'}; ` +
       `${cfg.workers} worker${cfg.workers === 1 ? '' : 's'} (${cfg.store}, ${strategy === 'forward' ? 'reads forwarded to this process' : 'read-only'}) ` +
       `listening on ${url}\n`);
-    if (hooks.onReady) hooks.onReady({ url, network: network.name, tip });
+    const electrum = address.electrum || null;
+    if (electrum) {
+      const at = (a) => `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
+      io.stdout.write(`addrindex serve: electrum ${[electrum.tcp && `tcp ${at(electrum.tcp)}`, electrum.tls && `tls ${at(electrum.tls)}`].filter(Boolean).join(', ')} ` +
+        `(headers and transactions from ${cfg.electrum.blocksDir})\n`);
+    }
+    if (hooks.onReady) hooks.onReady({ url, network: network.name, tip, electrum });
     await stopped;
     await primary.stop();
     if (keep) await store.close();
@@ -151,6 +213,34 @@ async function serve(cfg, io, hooks = {}) {
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+  }
+}
+
+/**
+ * Before forking: the blocks dir reads as one of the index's network, and the certificate and
+ * key load, so a mistake is one clear error instead of one per worker.
+ */
+async function checkElectrum(e, network) {
+  const fs = require('node:fs');
+  const tls = require('node:tls');
+  const { BlocksDirBodies } = require('../electrum/blocksdir-bodies');
+  const bodies = new BlocksDirBodies({ dir: e.blocksDir, network });
+  try {
+    await bodies.open();
+  } finally {
+    await bodies.close();
+  }
+  if (e.tlsPort === null) return;
+  let pem;
+  try {
+    pem = { cert: fs.readFileSync(e.tlsCert), key: fs.readFileSync(e.tlsKey) };
+  } catch (err) {
+    throw new UsageError('ERR_TLS_FILES', `cannot read the TLS certificate or key: ${err.message}`);
+  }
+  try {
+    tls.createSecureContext(pem);
+  } catch (err) {
+    throw new UsageError('ERR_TLS_FILES', `--tls-cert ${e.tlsCert} and --tls-key ${e.tlsKey} do not load as a PEM certificate and its key: ${err.message}`);
   }
 }
 

@@ -3,14 +3,16 @@
 /**
  * One HTTP worker of `addrindex serve`, started by lib/cluster/primary.js with node:cluster.
  * It opens the store for reading (or forwards to the primary), serves the API on the shared
- * port, and on shutdown drains: stops accepting, answers what is in flight, closes the store,
- * exits 0. Its configuration arrives in the ADDRINDEX_WORKER environment variable (JSON).
+ * port (and the Electrum protocol on its shared ports when configured), and on shutdown
+ * drains: stops accepting, answers what is in flight, closes the store, exits 0. Its
+ * configuration arrives in the ADDRINDEX_WORKER environment variable (JSON).
  */
 
 const { ApiApp, createServer, closeGracefully } = require('../api/server');
 const { ForwardedStore } = require('./forward');
 const { openReadStore } = require('./stores');
 const { MSG } = require('./messages');
+const { startElectrum } = require('./electrum');
 
 function log(msg) {
   process.stderr.write(`addrindex worker ${process.pid}: ${msg}\n`);
@@ -21,6 +23,7 @@ async function main() {
   let store = null;
   let server = null;
   let app = null;
+  let electrum = null;
   try {
     store = config.strategy === 'forward' ? new ForwardedStore(process) : await openReadStore(config);
     app = new ApiApp({ store, network: config.network, storeKind: config.store, timeoutMs: config.timeoutMs, log });
@@ -32,7 +35,9 @@ async function main() {
         resolve();
       });
     });
+    if (config.electrum) electrum = await startElectrum(config, store, log);
   } catch (err) {
+    if (electrum) await electrum.close().catch(() => {});
     if (store) await store.close().catch(() => {});
     process.send({ type: MSG.fatal, error: { name: err.name, code: err.code, message: err.message } }, () => process.exit(1));
     return;
@@ -41,7 +46,7 @@ async function main() {
   let stopping = null;
   const stop = () => {
     if (stopping) return;
-    stopping = closeGracefully(server, app, config.graceMs)
+    stopping = Promise.all([closeGracefully(server, app, config.graceMs), electrum && electrum.close()])
       .then(() => store.close())
       .then(() => process.exit(0), (err) => {
         log(`shutdown failed: ${err && err.stack ? err.stack : err}`);
@@ -53,7 +58,7 @@ async function main() {
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   process.on('disconnect', stop);
-  process.send({ type: MSG.listening, address: server.address() });
+  process.send({ type: MSG.listening, address: server.address(), electrum: electrum && electrum.addresses });
 }
 
 process.on('uncaughtException', (err) => {

@@ -44,6 +44,8 @@ async function startElectrum(datadir, { blocksDir, network = 'main', limits = {}
 /** A connected @mempool/electrum-client (no reconnects, no console logging). */
 async function connectClient(port, protocol = 'tcp') {
   const client = new ElectrumClient(port, '127.0.0.1', protocol, undefined, { onLog: () => {}, onError: () => {} });
+  // no reconnecting when the server closes the connection (the tests close servers on purpose)
+  client.persistencePolicy = { retryPeriod: 1, maxRetry: 0, callback: () => {} };
   await client.connect();
   return client;
 }

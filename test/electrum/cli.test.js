@@ -1,0 +1,115 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const bitcore = require('bitcore-lib');
+const { syncedFixture, referenceIndex, SATOSHI } = require('../api/helpers');
+const { MAINNET_439 } = require('../helpers/fixtures');
+const { startCli, runCli, tmpDir } = require('../helpers/chains');
+const { connectClient, scripthashOf } = require('./helpers');
+
+/** Resolves with the first match of `re` in the process's stdout. */
+function waitOutput(child, re, ms = 30000) {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const m = child.output.stdout.match(re);
+      if (m) {
+        clearInterval(iv);
+        clearTimeout(t);
+        resolve(m);
+      }
+    };
+    const iv = setInterval(check, 20);
+    const t = setTimeout(() => {
+      clearInterval(iv);
+      reject(new Error(`timed out waiting for ${re}:\n${child.output.stdout}\n${child.output.stderr}`));
+    }, ms);
+    child.on('exit', () => setTimeout(check, 0));
+  });
+}
+
+describe('electrum: addrindex serve --electrum-port with clustered workers', function () {
+  this.timeout(60000);
+  let fixture;
+  let serve;
+  let tcp;
+  let tlsPort;
+  let certDir;
+
+  before(async () => {
+    fixture = await syncedFixture(300);
+    certDir = tmpDir('electrum-cert');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+      '-keyout', path.join(certDir, 'key.pem'), '-out', path.join(certDir, 'cert.pem'), '-days', '2', '-subj', '/CN=127.0.0.1'], { stdio: 'pipe' });
+    serve = startCli(['serve', '--datadir', fixture.datadir, '--workers', '2', '--port', '0', '--electrum-port', '0',
+      '--electrum-tls-port', '0', '--tls-cert', path.join(certDir, 'cert.pem'), '--tls-key', path.join(certDir, 'key.pem'),
+      '--blocks-dir', fixture.blocksDir, '--electrum-poll-ms', '50', '--grace-ms', '2000']);
+    const m = await waitOutput(serve, /electrum tcp 127\.0\.0\.1:(\d+), tls 127\.0\.0\.1:(\d+)/);
+    tcp = Number(m[1]);
+    tlsPort = Number(m[2]);
+  });
+  after(async () => {
+    if (serve && serve.exitCode === null) {
+      serve.kill('SIGKILL');
+      await serve.done;
+    }
+    if (fixture) await fixture.cleanup();
+  });
+
+  it('every worker answers and notifies its own connections when a sync process adds blocks', async () => {
+    const ref = referenceIndex();
+    const sh = scripthashOf(bitcore.Script.fromAddress(SATOSHI).toBuffer());
+    // connections are spread over both workers (round robin): each must hear the new tip
+    const clients = [];
+    for (let i = 0; i < 4; i++) clients.push(await connectClient(i % 2 ? tlsPort : tcp, i % 2 ? 'tls' : 'tcp'));
+    const heard = clients.map((c) => new Promise((resolve) => {
+      c.subscribe.on('blockchain.headers.subscribe', ([h]) => { if (h.height === 438) resolve(h); });
+    }));
+    for (const c of clients) {
+      assert.equal((await c.server_version('cli-test', '1.4'))[1], '1.4');
+      assert.equal((await c.blockchainHeaders_subscribe()).height, 299);
+      assert.equal((await c.blockchainScripthash_getBalance(sh)).confirmed, ref.at(SATOSHI, 299).summary.balance);
+    }
+    const blk = path.join(fixture.blocksDir, 'blk00000.dat');
+    fs.appendFileSync(blk, fs.readFileSync(MAINNET_439).subarray(fs.statSync(blk).size));
+    const r = await runCli(['sync', '--blocks-dir', fixture.blocksDir, '--datadir', fixture.datadir, '--threads', '0', '--quiet']);
+    assert.equal(r.code, 0, r.stderr);
+    for (const h of await Promise.all(heard)) assert.equal(h.hex, ref.blocks[438].header.toBuffer().toString('hex'));
+    for (const c of clients) {
+      assert.equal((await c.blockchainScripthash_getBalance(sh)).confirmed, ref.at(SATOSHI).summary.balance);
+      c.close();
+    }
+  });
+
+  it('SIGTERM stops it with Electrum connections open: exit 0', async () => {
+    const c = await connectClient(tcp);
+    assert.equal((await c.server_version('cli-test', '1.4'))[1], '1.4');
+    const closed = new Promise((resolve) => c.conn.once('close', resolve));
+    serve.kill('SIGTERM');
+    const r = await serve.done;
+    assert.equal(r.code, 0, r.stderr);
+    await closed;
+    c.close();
+  });
+
+  it('refuses what it cannot run, with one clear error', async () => {
+    const base = ['serve', '--datadir', fixture.datadir, '--port', '0', '--workers', '1'];
+    const cases = [
+      [['--electrum-port', '0'], /needs --blocks-dir/],
+      [['--electrum-tls-port', '0', '--blocks-dir', fixture.blocksDir], /--electrum-tls-port needs --tls-cert and --tls-key/],
+      [['--tls-cert', 'x', '--tls-key', 'y', '--electrum-port', '0', '--blocks-dir', fixture.blocksDir], /--tls-cert and --tls-key go with --electrum-tls-port/],
+      [['--electrum-max-history', '10'], /--electrum-max-history goes with --electrum-port/],
+      [['--electrum-port', '0', '--blocks-dir', fixture.blocksDir, '--electrum-max-history', '0'], /--electrum-max-history must be an integer from 1/],
+      [['--electrum-tls-port', '0', '--blocks-dir', fixture.blocksDir, '--tls-cert', path.join(certDir, 'key.pem'), '--tls-key', path.join(certDir, 'key.pem')],
+        /do not load as a PEM certificate and its key.*\[ERR_TLS_FILES\]/],
+      [['--electrum-port', '0', '--blocks-dir', certDir], /ERR_NO_BLOCK_FILES/],
+    ];
+    for (const [args, re] of cases) {
+      const r = await runCli([...base, ...args]);
+      assert.notEqual(r.code, 0, args.join(' '));
+      assert.match(r.stderr, re, args.join(' '));
+    }
+  });
+});
