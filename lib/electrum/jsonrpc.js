@@ -76,12 +76,23 @@ function invalid(id, notification, message) {
 }
 
 /**
+ * A result already serialized (large answers written by lib/electrum/encode.js).
+ */
+class RawJson {
+  /** @param {string} text valid JSON */
+  constructor(text) {
+    this.text = text;
+  }
+}
+
+/**
  * @param {string|number|null} id
- * @param {unknown} result
+ * @param {unknown} result a value for JSON.stringify, or a RawJson
  * @returns {string}
  */
 function resultText(id, result) {
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result === undefined ? 'null' : JSON.stringify(result)}}`;
+  const body = result instanceof RawJson ? result.text : result === undefined ? 'null' : JSON.stringify(result);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${body}}`;
 }
 
 /**
@@ -102,4 +113,4 @@ function notificationText(method, params) {
   return `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`;
 }
 
-module.exports = { parseLine, resultText, errorText, notificationText };
+module.exports = { parseLine, resultText, errorText, notificationText, RawJson };

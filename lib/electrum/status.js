@@ -1,6 +1,7 @@
 'use strict';
 
 const { sha256, toDisplayHex } = require('../chain/hash');
+const { statusText } = require('./encode');
 
 /**
  * The status of a script hash as the protocol defines it: sha256 of the concatenated
@@ -22,11 +23,8 @@ const { sha256, toDisplayHex } = require('../chain/hash');
  */
 function statusHash(confirmed, mempool = []) {
   if (confirmed.length === 0 && mempool.length === 0) return null;
-  const parts = new Array(confirmed.length + mempool.length);
-  let n = 0;
-  for (const e of confirmed) parts[n++] = `${toDisplayHex(e.txid)}:${e.height}:`;
-  for (const e of orderMempool(mempool)) parts[n++] = `${e.hash}:${e.height}:`;
-  return sha256(Buffer.from(parts.join(''), 'latin1')).toString('hex');
+  const text = mempool.length ? Buffer.concat([statusText(confirmed), statusText(orderMempool(mempool))]) : statusText(confirmed);
+  return sha256(text).toString('hex');
 }
 
 /**

@@ -4,6 +4,7 @@ const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const { merkleBranch, HeaderMerkle } = require('../../lib/electrum/merkle');
 const { statusHash } = require('../../lib/electrum/status');
+const { historyJSON, statusText } = require('../../lib/electrum/encode');
 const { merkleRoot } = require('../../lib/chain/merkle');
 const { sha256d, fromDisplayHex, toDisplayHex } = require('../../lib/chain/hash');
 const { mainnet439Blocks } = require('../helpers/fixtures');
@@ -102,5 +103,16 @@ describe('electrum: status hash', () => {
     const txid = crypto.randomBytes(32);
     const want = crypto.createHash('sha256').update(`${toDisplayHex(txid)}:170:`).digest('hex');
     assert.equal(statusHash([{ txid, height: 170 }]), want);
+  });
+});
+
+describe('electrum: answers written into bytes', () => {
+  it('historyJSON and statusText equal what JSON.stringify and string concatenation give', () => {
+    const rnd = prng(13);
+    for (const n of [0, 1, 2, 17, 500]) {
+      const entries = randomHashes(n, rnd).map((txid) => ({ txid, height: Math.floor(rnd() * 3e6) - 2 }));
+      assert.equal(historyJSON(entries), JSON.stringify(entries.map((e) => ({ tx_hash: toDisplayHex(e.txid), height: e.height }))));
+      assert.equal(statusText(entries).toString('latin1'), entries.map((e) => `${toDisplayHex(e.txid)}:${e.height}:`).join(''));
+    }
   });
 });

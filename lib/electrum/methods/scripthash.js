@@ -3,6 +3,8 @@
 const { tooLarge } = require('../errors');
 const { orderMempool } = require('../status');
 const { toDisplayHex } = require('../../chain/hash');
+const { historyJSON } = require('../encode');
+const { RawJson } = require('../jsonrpc');
 
 const SCRIPTHASH = [{ name: 'scripthash', type: 'scripthash' }];
 
@@ -23,7 +25,9 @@ module.exports = {
       const { entries, more } = await app.reader.history(sh, app.limits.maxHistory);
       if (more) throw tooLarge('history', app.limits.maxHistory);
       const mempool = await mempoolEntries(app, sh);
-      return entries.map((e) => ({ tx_hash: toDisplayHex(e.txid), height: e.height })).concat(mempool);
+      const confirmed = historyJSON(entries);
+      if (!mempool.length) return new RawJson(confirmed);
+      return new RawJson(`${confirmed.slice(0, -1)}${entries.length ? ',' : ''}${JSON.stringify(mempool).slice(1)}`);
     },
   },
 
