@@ -62,4 +62,18 @@ function tooLarge(what, max) {
     : `too many unspent outputs: more than ${max} (this server's --electrum-max-history)`);
 }
 
-module.exports = { RPC, RpcError, badRequest, invalidParams, tooLarge };
+/**
+ * A failure of the node behind the server (README.md: the node object), as ElectrumX answers
+ * it: a transaction the node refused is BAD_REQUEST with the node's reason; anything else
+ * (unreachable, timed out) is DAEMON_ERROR.
+ * @param {unknown} err
+ * @returns {RpcError}
+ */
+function nodeError(err) {
+  if (err instanceof RpcError) return err;
+  const message = err && err.message ? err.message : String(err);
+  if (err && err.code === 'ERR_NODE_REJECTED') return badRequest(`the transaction was rejected by network rules.\n\n${message}`);
+  return new RpcError(RPC.DAEMON_ERROR, `daemon error: ${message}`);
+}
+
+module.exports = { RPC, RpcError, badRequest, invalidParams, tooLarge, nodeError };

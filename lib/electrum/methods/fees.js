@@ -1,5 +1,7 @@
 'use strict';
 
+const { nodeError } = require('../errors');
+
 /**
  * Fees come from the node. Without one the server says it has no estimate (-1, the
  * protocol's "not enough information") and an empty mempool, and answers relayfee with
@@ -8,17 +10,19 @@
  */
 const DEFAULT_RELAY_FEE = 0.00001;
 
+const ask = (promise) => promise.catch((e) => { throw nodeError(e); });
+
 module.exports = {
   'blockchain.estimatefee': {
     params: [{ name: 'number', type: 'uint' }],
-    handler: ({ app }, blocks) => (app.node ? app.node.estimateFee(blocks) : -1),
+    handler: ({ app }, blocks) => (app.node ? ask(app.node.estimateFee(blocks)) : -1),
   },
   'blockchain.relayfee': {
     params: [],
-    handler: ({ app }) => (app.node ? app.node.relayFee() : DEFAULT_RELAY_FEE),
+    handler: ({ app }) => (app.node ? ask(app.node.relayFee()) : DEFAULT_RELAY_FEE),
   },
   'mempool.get_fee_histogram': {
     params: [],
-    handler: ({ app }) => (app.node ? app.node.feeHistogram() : []),
+    handler: ({ app }) => (app.node ? ask(app.node.feeHistogram()) : []),
   },
 };

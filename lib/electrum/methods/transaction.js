@@ -1,6 +1,6 @@
 'use strict';
 
-const { RPC, RpcError, badRequest } = require('../errors');
+const { RPC, RpcError, badRequest, nodeError } = require('../errors');
 const { merkleBranch } = require('../merkle');
 const { toDisplayHex } = require('../../chain/hash');
 
@@ -14,7 +14,7 @@ module.exports = {
     handler: async ({ app }, txid, verbose) => {
       // Esplora's electrs answers this, and wallets (BlueWallet among them) fall back to the raw form on it
       if (verbose) throw badRequest('verbose transactions are currently unsupported');
-      const raw = (await app.reader.rawTx(txid)) || (app.node ? await app.node.rawTx(txid) : null);
+      const raw = (await app.reader.rawTx(txid)) || (app.node ? await app.node.rawTx(txid).catch((e) => { throw nodeError(e); }) : null);
       if (raw) return raw.toString('hex');
       if (!app.reader.hasRawTx && !app.node) {
         throw badRequest('this server reads no transaction bodies: it was started without a blocks dir or a node');
@@ -53,7 +53,7 @@ module.exports = {
     params: [{ name: 'raw_tx', type: 'hex' }],
     handler: async ({ app }, raw) => {
       if (!app.node) throw new RpcError(RPC.DAEMON_ERROR, 'this server has no node to broadcast through');
-      return app.node.broadcast(raw);
+      return app.node.broadcast(raw).catch((e) => { throw nodeError(e); });
     },
   },
 };
