@@ -24,17 +24,28 @@ function writeDisplayHex(out, at, hash) {
 
 /** Writes an integer (any sign) in decimal ASCII at `at`; returns the offset after it. */
 function writeInt(out, at, n) {
-  return at + out.write(String(n), at, 'latin1');
+  if (n < 0 || n > 0xffffffff) return at + out.write(String(n), at, 'latin1');
+  let digits = 1;
+  for (let v = n; v >= 10; v = Math.floor(v / 10)) digits++;
+  for (let i = at + digits - 1, v = n; i >= at; i--, v = Math.floor(v / 10)) out[i] = 0x30 + (v % 10);
+  return at + digits;
 }
+
+/** Reused for statuses (hashed at once, never handed out): no allocation per status. */
+let scratch = Buffer.allocUnsafe(64 * 1024);
 
 /**
  * The status preimage: "txid:height:" for each entry, in the order given.
  * @param {Array<{txid: Buffer, height: number}>} entries
+ * @param {boolean} [shared=false] write into a buffer reused by the next call (the caller
+ *   hashes it at once)
  * @returns {Buffer}
  */
-function statusText(entries) {
+function statusText(entries, shared = false) {
   // 64 hex + 2 colons + up to 11 characters of height
-  const out = Buffer.allocUnsafe(entries.length * 77);
+  const size = entries.length * 77;
+  if (shared && scratch.length < size) scratch = Buffer.allocUnsafe(size);
+  const out = shared ? scratch : Buffer.allocUnsafe(size);
   let at = 0;
   for (const e of entries) {
     at = writeDisplayHex(out, at, e.txid);

@@ -183,17 +183,16 @@ class StoreReader {
   }
 
   /**
-   * Confirmed history in chain order, at most `limit` entries.
+   * Confirmed history in chain order, at most `limit` entries (one store call: one snapshot).
    * @param {Buffer} scripthash
    * @param {number} limit
-   * @returns {Promise<{entries: ElectrumHistoryEntry[], more: boolean, tip: import('../stores/abstract').Tip|null}>}
+   * @returns {Promise<{entries: ElectrumHistoryEntry[], more: boolean}>}
    *   more: the history holds more than `limit` entries (they are not returned)
    */
   async history(scripthash, limit) {
-    const { tip, value } = await this.consistent(() => this.store.getHistory(scripthash, { limit: limit + 1 }));
-    const more = value.entries.length > limit;
-    const entries = more ? [] : value.entries.map((e) => ({ txid: e.txid, height: e.height }));
-    return { entries, more, tip };
+    const page = await this.store.getHistory(scripthash, { limit: limit + 1 });
+    const more = page.entries.length > limit;
+    return { entries: more ? [] : page.entries.map((e) => ({ txid: e.txid, height: e.height })), more };
   }
 
   /**

@@ -41,9 +41,12 @@ class ElectrumApp {
     this.hosts = {};
     this.sessions = new Set();
     this.stats = { connections: 0, dropped: 0, notifications: 0 };
-    this.subscriptions = new Subscriptions({ reader: this.reader, maxHistory: this.limits.maxHistory, log: this.log });
-    this.headerMerkle = new HeaderMerkle((from, count) => this.reader.blockHashes(from, count));
     this.watcher = new TipWatcher({ reader: this.reader, pollMs: this.limits.pollMs, onChange: (c) => this.onTip(c), log: this.log });
+    this.subscriptions = new Subscriptions({
+      reader: this.reader, maxHistory: this.limits.maxHistory, log: this.log,
+      seenTip: () => (this.watcher.current ? this.watcher.current.hash : null),
+    });
+    this.headerMerkle = new HeaderMerkle((from, count) => this.reader.blockHashes(from, count));
   }
 
   /** server.features */

@@ -8,6 +8,9 @@ const { RPC, RpcError, badRequest } = require('./errors');
 const { METHODS } = require('./methods');
 const { AddrIndexError } = require('../errors');
 
+/** Answers written as one group at most, when requests are pipelined. */
+const CORK_LINES = 64;
+
 /** Marks the place of an oversized line in the queue: answered in turn, then the connection closes. */
 const OVERSIZED = Symbol('oversized');
 
@@ -69,8 +72,15 @@ class Session {
   async pump() {
     if (this.busy) return;
     this.busy = true;
+    // answers to pipelined requests leave in groups (one write call for many small answers)
+    let corked = 0;
     try {
       while (this.queue.length && !this.closed) {
+        if (corked === 0) this.socket.cork();
+        if (++corked === CORK_LINES) {
+          corked = 0;
+          this.socket.uncork();
+        }
         const line = this.queue.shift();
         if (line === OVERSIZED) {
           this.send(errorText(null, new RpcError(RPC.INVALID_REQUEST,
@@ -85,6 +95,7 @@ class Session {
         }
       }
     } finally {
+      if (corked) this.socket.uncork();
       this.busy = false;
     }
   }

@@ -23,7 +23,7 @@ const { statusText } = require('./encode');
  */
 function statusHash(confirmed, mempool = []) {
   if (confirmed.length === 0 && mempool.length === 0) return null;
-  const text = mempool.length ? Buffer.concat([statusText(confirmed), statusText(orderMempool(mempool))]) : statusText(confirmed);
+  const text = mempool.length ? Buffer.concat([statusText(confirmed), statusText(orderMempool(mempool))]) : statusText(confirmed, true);
   return sha256(text).toString('hex');
 }
 

@@ -17,13 +17,23 @@ const CHUNK = 2000;
  * So an entry read at P needs a new status only if it had a transaction above F, or has one
  * now: one summary read per entry (its last height), in chunks, then the history of those
  * few. Entries read at neither P nor N (subscribed while the tip moved) are recomputed.
+ *
+ * An entry is labelled with the tip the watcher had seen when its read began, not the one the
+ * read met: the index may already be further on, never behind. That is enough for the rule
+ * above (a status read at a later state than its label is checked against a fork at or below
+ * that state) and spares two tip reads per subscription.
  */
 class Subscriptions {
   /**
-   * @param {{reader: import('./reader').StoreReader, maxHistory: number, log: (msg: string) => void}} opts
+   * @param {object} opts
+   * @param {import('./reader').StoreReader} opts.reader
+   * @param {number} opts.maxHistory
+   * @param {() => string|null} opts.seenTip the hash of the tip the watcher has seen last
+   * @param {(msg: string) => void} opts.log
    */
-  constructor({ reader, maxHistory, log }) {
+  constructor({ reader, maxHistory, seenTip, log }) {
     this.reader = reader;
+    this.seenTip = seenTip;
     this.maxHistory = maxHistory;
     this.log = log;
     /** @type {Map<string, {hex: string, sh: Buffer, status: string|null, lastHeight: number, tipHash: string|null, sessions: Set<object>}>} */
@@ -81,17 +91,18 @@ class Subscriptions {
   }
 
   /**
-   * Status, last height and the tip they belong to, from one consistent read.
+   * Status and last height, labelled with the tip seen before reading them.
    * @param {Buffer} sh
    */
   async compute(sh) {
-    const { entries, more, tip } = await this.reader.history(sh, this.maxHistory);
+    const tipHash = this.seenTip();
+    const { entries, more } = await this.reader.history(sh, this.maxHistory);
     if (more) throw tooLarge('history', this.maxHistory);
     const mempool = await this.reader.mempool(sh);
     return {
       status: statusHash(entries, mempool),
       lastHeight: entries.length ? entries[entries.length - 1].height : -1,
-      tipHash: tip ? tip.hash : null,
+      tipHash,
     };
   }
 
