@@ -34,6 +34,11 @@ const LIMITS = Object.freeze({
   maxHistory: 125000,
   /** How often each worker reads the index tip to notice new blocks. */
   pollMs: 1000,
+  /**
+   * A connection that sends nothing for this long is closed (ElectrumX's session timeout;
+   * wallets send server.ping well within it).
+   */
+  idleMs: 600000,
 });
 
 module.exports = { LIMITS };

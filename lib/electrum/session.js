@@ -45,6 +45,8 @@ class Session {
     this.headersSubscribed = false;
     this.ctx = { app, session: this };
     socket.setNoDelay(true);
+    // the timer restarts with every read or write: a subscribed client that hears notifications stays
+    socket.setTimeout(this.limits.idleMs, () => this.destroy());
     socket.on('data', (chunk) => this.onData(chunk));
     socket.on('error', () => {}); // 'close' follows; a reset client is nobody else's problem
     socket.on('close', () => this.onClose());

@@ -187,6 +187,18 @@ describe('electrum: bad input, slow readers, limits and TLS', function () {
     other.close();
   });
 
+  it('a connection that stays silent is closed (the idle bound, 10 minutes by default)', async () => {
+    const idle = await startElectrum(fixture.datadir, { blocksDir: fixture.blocksDir, limits: { idleMs: 200 } });
+    try {
+      const c = await rawClient(idle.port);
+      assert.equal((await c.call('server.ping')).result, null);
+      await c.closed; // nothing more sent: the server closes it
+      while (idle.app.sessions.size) await new Promise((r) => setImmediate(r)); // and forgets it
+    } finally {
+      await idle.close();
+    }
+  });
+
   it('TLS with a self-signed certificate: the real client over SSL, and the certificate is the one configured', async () => {
     const c = await connectClient(srv.tlsPort, 'tls');
     assert.equal((await c.server_version('tls-test', '1.4'))[1], '1.4');
