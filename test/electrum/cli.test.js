@@ -113,3 +113,38 @@ describe('electrum: addrindex serve --electrum-port with clustered workers', fun
     }
   });
 });
+
+describe('electrum: addrindex serve --store level --electrum-port (reads forwarded to the owning primary)', function () {
+  this.timeout(60000);
+
+  it('answers balances, histories, merkle branches and headers through the forwarded store', async () => {
+    const fixture = await syncedFixture(200);
+    const datadir = tmpDir('electrum-level');
+    let serve = null;
+    try {
+      const sync = await runCli(['sync', '--store', 'level', '--blocks-dir', fixture.blocksDir, '--datadir', datadir, '--threads', '0', '--quiet']);
+      assert.equal(sync.code, 0, sync.stderr);
+      serve = startCli(['serve', '--store', 'level', '--datadir', datadir, '--workers', '2', '--port', '0', '--electrum-port', '0',
+        '--blocks-dir', fixture.blocksDir, '--grace-ms', '2000']);
+      const [, port] = await waitOutput(serve, /electrum tcp 127\.0\.0\.1:(\d+)/);
+      const ref = referenceIndex();
+      const c = await connectClient(Number(port));
+      const sh = scripthashOf(bitcore.Script.fromAddress(SATOSHI).toBuffer());
+      assert.equal((await c.blockchainScripthash_getBalance(sh)).confirmed, ref.at(SATOSHI, 199).summary.balance);
+      assert.deepEqual(await c.blockchainScripthash_getHistory(sh), ref.at(SATOSHI, 199).history.map((e) => ({ tx_hash: e.txid, height: e.height })));
+      assert.deepEqual(await c.blockchainHeaders_subscribe(), { hex: ref.blocks[199].header.toBuffer().toString('hex'), height: 199 });
+      const m = await c.blockchainTransaction_getMerkle(ref.blocks[170].transactions[1].hash, 170);
+      assert.deepEqual([m.pos, m.merkle], [1, [ref.blocks[170].transactions[0].hash]]);
+      c.close();
+      serve.kill('SIGTERM');
+      assert.equal((await serve.done).code, 0);
+      serve = null;
+    } finally {
+      if (serve) {
+        serve.kill('SIGKILL');
+        await serve.done;
+      }
+      await fixture.cleanup();
+    }
+  });
+});
