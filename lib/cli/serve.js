@@ -152,7 +152,7 @@ async function serve(cfg, io, hooks = {}) {
   } finally {
     if (!keep) await store.close();
   }
-  if (cfg.electrum) await checkElectrum(cfg.electrum, network.name);
+  if (cfg.electrum) checkElectrum(cfg.electrum);
 
   const primary = new ClusterPrimary({
     workers: cfg.workers,
@@ -217,20 +217,14 @@ async function serve(cfg, io, hooks = {}) {
 }
 
 /**
- * Before forking: the blocks dir reads as one of the index's network, and the certificate and
- * key load, so a mistake is one clear error instead of one per worker.
+ * Before forking: the certificate and key load, so a mistake is one clear error instead of
+ * one per worker. (A blocks dir that does not read fails the first worker's start, with its
+ * error: checking it here would scan it once more.)
  */
-async function checkElectrum(e, network) {
+function checkElectrum(e) {
+  if (e.tlsPort === null) return;
   const fs = require('node:fs');
   const tls = require('node:tls');
-  const { BlocksDirBodies } = require('../electrum/blocksdir-bodies');
-  const bodies = new BlocksDirBodies({ dir: e.blocksDir, network });
-  try {
-    await bodies.open();
-  } finally {
-    await bodies.close();
-  }
-  if (e.tlsPort === null) return;
   let pem;
   try {
     pem = { cert: fs.readFileSync(e.tlsCert), key: fs.readFileSync(e.tlsKey) };
