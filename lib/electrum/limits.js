@@ -19,8 +19,12 @@ const LIMITS = Object.freeze({
   maxSendBytes: 8 << 20,
   /** Requests in one batch array. */
   maxBatch: 1000,
-  /** Lines read ahead of the one being answered; above this the socket is paused. */
+  /**
+   * Lines (and their bytes) read ahead of the one being answered; above either the socket is
+   * paused, so a client that sends faster than it is answered is held at the kernel's buffers.
+   */
   maxPendingLines: 1000,
+  maxPendingBytes: 4 << 20,
   /** Protocol errors (unparsable lines, invalid request objects) before the connection is closed. */
   maxProtocolErrors: 20,
   /** Script hash subscriptions one connection may hold. */

@@ -32,6 +32,8 @@ class Session {
     this.framer = new LineFramer(this.limits.maxLineBytes);
     /** @type {Array<Buffer|symbol>} */
     this.queue = [];
+    this.queuedBytes = 0;
+    this.oversized = false;
     this.busy = false;
     this.paused = false;
     this.closed = false;
@@ -59,16 +61,24 @@ class Session {
   onData(chunk) {
     if (this.closed) return;
     const { lines, oversized } = this.framer.push(chunk);
-    for (const line of lines) this.queue.push(line);
+    for (const line of lines) {
+      this.queue.push(line);
+      this.queuedBytes += line.length;
+    }
     if (oversized) {
+      this.oversized = true;
       this.queue.push(OVERSIZED);
       this.socket.pause(); // nothing after it is read
       this.paused = true;
-    } else if (this.queue.length > this.limits.maxPendingLines && !this.paused) {
+    } else if (!this.paused && this.backlogged()) {
       this.socket.pause();
       this.paused = true;
     }
     this.pump();
+  }
+
+  backlogged() {
+    return this.queue.length > this.limits.maxPendingLines || this.queuedBytes > this.limits.maxPendingBytes;
   }
 
   async pump() {
@@ -90,8 +100,10 @@ class Session {
           this.end();
           return;
         }
+        this.queuedBytes -= line.length;
         await this.handleLine(line);
-        if (this.paused && !this.closed && this.queue.length <= this.limits.maxPendingLines >> 1 && !this.queue.includes(OVERSIZED)) {
+        if (this.paused && !this.closed && !this.oversized && this.queue.length <= this.limits.maxPendingLines >> 1
+          && this.queuedBytes <= this.limits.maxPendingBytes >> 1) {
           this.paused = false;
           this.socket.resume();
         }
@@ -203,6 +215,7 @@ class Session {
     if (this.closed) return;
     this.closed = true;
     this.queue.length = 0;
+    this.queuedBytes = 0;
     this.socket.end();
   }
 

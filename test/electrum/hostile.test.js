@@ -187,6 +187,22 @@ describe('electrum: bad input, slow readers, limits and TLS', function () {
     other.close();
   });
 
+  it('a client sending faster than it is answered is paused, not buffered, and loses no request', async () => {
+    const held = await startElectrum(fixture.datadir, { blocksDir: fixture.blocksDir, limits: { maxPendingLines: 8, maxPendingBytes: 2048 } });
+    try {
+      const c = await rawClient(held.port);
+      const n = 3000;
+      c.send(Array.from({ length: n }, (_, i) => `${JSON.stringify({ id: i, method: 'blockchain.block.header', params: [i % 439] })}\n`).join(''));
+      const raw = referenceIndex().blocks.map((b) => b.header.toBuffer().toString('hex'));
+      for (let i = 0; i < n; i++) assert.deepEqual(await c.next(), { jsonrpc: '2.0', id: i, result: raw[i % 439] });
+      const [session] = held.app.sessions;
+      assert.ok(session.queuedBytes === 0 && session.queue.length === 0);
+      c.socket.end();
+    } finally {
+      await held.close();
+    }
+  });
+
   it('a connection that stays silent is closed (the idle bound, 10 minutes by default)', async () => {
     const idle = await startElectrum(fixture.datadir, { blocksDir: fixture.blocksDir, limits: { idleMs: 200 } });
     try {
