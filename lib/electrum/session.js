@@ -128,8 +128,18 @@ class Session {
       if (out !== null) this.send(out);
       return;
     }
-    const outs = await Promise.all(parsed.calls.map((c) => this.answer(c)));
-    const parts = outs.filter((o) => o !== null);
+    // One after another, with a budget: the answers of one batch (a thousand histories, say)
+    // could otherwise grow without bound before the send bound sees any of them.
+    const parts = [];
+    let size = 0;
+    for (const call of parsed.calls) {
+      const out = size > this.limits.maxSendBytes && !call.notification
+        ? errorText(call.id, new RpcError(RPC.BAD_REQUEST, `batch answer too large: its answers pass ${this.limits.maxSendBytes} bytes; ask for fewer at a time`))
+        : await this.answer(call);
+      if (out === null) continue;
+      parts.push(out);
+      size += out.length;
+    }
     if (parts.length) this.send(`[${parts.join(',')}]`);
   }
 

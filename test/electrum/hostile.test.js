@@ -110,6 +110,11 @@ describe('electrum: bad input, slow readers, limits and TLS', function () {
     c.send(`${JSON.stringify([{ method: 'server.ping' }])}\n`); // only a notification: no answer at all
     c.send(`${JSON.stringify(Array.from({ length: 5 }, (_, i) => ({ id: i, method: 'server.ping' })))}\n`);
     assert.deepEqual((await c.next()).error, { code: -32600, message: 'invalid request: a batch of 5 requests; at most 4 are answered' });
+    // answers of one batch past the send bound (64 KiB here): the rest get an error, not an answer
+    c.send(`${JSON.stringify(Array.from({ length: 3 }, (_, i) => ({ id: i, method: 'blockchain.block.headers', params: [0, 439] })))}\n`);
+    const big = await c.next();
+    assert.equal(big[0].result.count, 439);
+    for (const r of big.slice(1)) assert.deepEqual(r.error, { code: 1, message: 'batch answer too large: its answers pass 65536 bytes; ask for fewer at a time' });
     c.socket.end();
   });
 
