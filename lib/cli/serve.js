@@ -201,8 +201,8 @@ async function serve(cfg, io, hooks = {}) {
     const electrum = address.electrum || null;
     if (electrum) {
       const at = (a) => `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
-      io.stdout.write(`addrindex serve: electrum ${[electrum.tcp && `tcp ${at(electrum.tcp)}`, electrum.tls && `tls ${at(electrum.tls)}`].filter(Boolean).join(', ')} ` +
-        `(headers and transactions from ${cfg.electrum.blocksDir})\n`);
+      const ports = [electrum.tcp && `tcp ${at(electrum.tcp)}`, electrum.tls && `tls ${at(electrum.tls)}`].filter(Boolean);
+      io.stdout.write(`addrindex serve: electrum ${ports.join(', ')} (headers and transactions from ${cfg.electrum.blocksDir})\n`);
     }
     if (hooks.onReady) hooks.onReady({ url, network: network.name, tip, electrum });
     await stopped;
@@ -234,7 +234,8 @@ function checkElectrum(e) {
   try {
     tls.createSecureContext(pem);
   } catch (err) {
-    throw new UsageError('ERR_TLS_FILES', `--tls-cert ${e.tlsCert} and --tls-key ${e.tlsKey} do not load as a PEM certificate and its key: ${err.message}`);
+    throw new UsageError('ERR_TLS_FILES',
+      `--tls-cert ${e.tlsCert} and --tls-key ${e.tlsKey} do not load as a PEM certificate and its key: ${err.message}`);
   }
 }
 

@@ -85,7 +85,8 @@ class StoreReader {
       const after = await this.store.getTip();
       if (before === after || (before && after && before.hash === after.hash)) return { tip: before, value };
       if (attempt === READ_ATTEMPTS) {
-        throw new StoreError('ERR_INDEX_MOVING', `the index committed new blocks during each of ${READ_ATTEMPTS} attempts to read a consistent answer`);
+        throw new StoreError('ERR_INDEX_MOVING',
+          `the index committed new blocks during each of ${READ_ATTEMPTS} attempts to read a consistent answer`);
       }
     }
   }

@@ -134,7 +134,7 @@ class Session {
     let size = 0;
     for (const call of parsed.calls) {
       const out = size > this.limits.maxSendBytes && !call.notification
-        ? errorText(call.id, new RpcError(RPC.BAD_REQUEST, `batch answer too large: its answers pass ${this.limits.maxSendBytes} bytes; ask for fewer at a time`))
+        ? errorText(call.id, badRequest(`batch answer too large: its answers pass ${this.limits.maxSendBytes} bytes; ask for fewer at a time`))
         : await this.answer(call);
       if (out === null) continue;
       parts.push(out);
@@ -194,7 +194,8 @@ class Session {
     this.protocolErrors++;
     this.send(errorText(null, err));
     if (this.protocolErrors > this.limits.maxProtocolErrors) {
-      this.send(errorText(null, new RpcError(RPC.INVALID_REQUEST, `more than ${this.limits.maxProtocolErrors} malformed messages; closing the connection`)));
+      this.send(errorText(null, new RpcError(RPC.INVALID_REQUEST,
+        `more than ${this.limits.maxProtocolErrors} malformed messages; closing the connection`)));
       this.end();
     }
   }

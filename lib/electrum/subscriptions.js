@@ -110,7 +110,7 @@ class Subscriptions {
    * Brings every entry to the new tip and returns those whose status changed. Nothing is
    * changed until every read has succeeded: a failed read leaves the entries as they were,
    * and the next attempt at the same move finds the same changes to announce.
-   * @param {{previous: {height: number, hash: string}|null, tip: {height: number, hash: string}, forkHeight: number}} change
+   * @param {import('./tip-watcher').TipChange} change
    * @returns {Promise<Array<{hex: string, status: string|null, sessions: Set<object>}>>}
    */
   async onTip({ previous, tip, forkHeight }) {

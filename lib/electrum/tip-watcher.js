@@ -1,5 +1,12 @@
 'use strict';
 
+/**
+ * @typedef {object} TipChange
+ * @property {{height: number, hash: string}|null} previous
+ * @property {{height: number, hash: string}} tip
+ * @property {number} forkHeight the highest height whose block both chains share (-1: unknown)
+ */
+
 /** Block hashes remembered below the tip, to find where a reorg forked. */
 const REMEMBER = 64;
 
@@ -14,7 +21,7 @@ class TipWatcher {
    * @param {object} opts
    * @param {import('./reader').StoreReader} opts.reader
    * @param {number} opts.pollMs
-   * @param {(change: {previous: {height: number, hash: string}|null, tip: {height: number, hash: string}, forkHeight: number}) => Promise<void>} opts.onChange
+   * @param {(change: TipChange) => Promise<void>} opts.onChange
    * @param {(msg: string) => void} opts.log
    */
   constructor({ reader, pollMs, onChange, log }) {
