@@ -149,7 +149,8 @@ class Session {
    */
   async answer(call) {
     if (call.error) {
-      this.protocolErrors++;
+      // counted like unparsable lines: a client sending nothing but these is cut off too
+      if (++this.protocolErrors > this.limits.maxProtocolErrors) setImmediate(() => this.end());
       return errorText(call.id, call.error);
     }
     // a notification asks for no answer, and the protocol defines none a client sends
