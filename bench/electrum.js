@@ -287,6 +287,7 @@ async function cannon(url, requests) {
 
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-bench-electrum-'));
+  const loadBefore = os.loadavg();
   let serve = null;
   try {
     process.stderr.write(`building the index (${CHAIN.txs} txs, seed ${CHAIN.seed}) ...\n`);
@@ -323,10 +324,11 @@ async function main() {
     const worstCold = Math.max(...subscribe.filter((s) => s.mode === 'pipelined' && s.round < 2).map((s) => s.ms));
     const result = {
       date: new Date().toISOString(),
-      machine: { cpus: os.cpus().length, model: os.cpus()[0].model, node: process.version },
+      // the machine is shared: the load averages tell how quiet it was
+      machine: { cpus: os.cpus().length, model: os.cpus()[0].model, node: process.version, loadBefore, loadAfter: os.loadavg() },
       settings: { workers: WORKERS, connections: CONNECTIONS, batch: BATCH, durationS: DURATION, chain: CHAIN, subscribed: SUBSCRIBE },
       subscribe, restSummaries,
-      history, restHistory: { ...restHistory, entries: restHistory.entries },
+      history, restHistory,
       balances, restOne, restBatch: { ...restBatch, items: restBatch.rps * BATCH },
       targets: {
         subscribe10k: { target: '<= 1000 ms', value: worstCold, met: worstCold <= 1000 },
@@ -352,6 +354,7 @@ async function main() {
       { what: `REST POST summary of ${BATCH}`, 'requests/s': (restBatch.rps * BATCH).toFixed(0), 'p50 ms': restBatch.p50, 'p99 ms': restBatch.p99 },
     ]);
     console.log(`\nelectrum batches / REST one-by-one = ${(balances.rps / restOne.rps).toFixed(2)}x; / REST batches = ${(balances.rps / (restBatch.rps * BATCH)).toFixed(2)}x`);
+    console.log(`load average before ${loadBefore.map((l) => l.toFixed(1)).join(' ')}, after ${result.machine.loadAfter.map((l) => l.toFixed(1)).join(' ')}`);
     for (const [k, t] of Object.entries(result.targets)) {
       console.log(`  ${t.met ? 'met    ' : 'MISSED '} ${k}: ${Number(t.value).toFixed(k === 'balanceRps' ? 0 : 2)} (${t.target})`);
     }
