@@ -6,6 +6,7 @@ const { getNetwork } = require('../chain/networks');
 const { LIMITS } = require('../api/validate');
 const { DEFAULTS: COMPRESSION, ENCODINGS } = require('../api/compress');
 const { logOptions, logUsage, logSettings, errorFields } = require('../ops/log');
+const { LIMITS: ELECTRUM } = require('../electrum/limits');
 
 const usage = `usage: addrindex serve --datadir DIR [options]
 
@@ -41,6 +42,16 @@ known, lag under --max-lag), GET /metrics (Prometheus, every worker merged by th
   --rate-window-s N    the rate limit's window in seconds (default 60)
   --trust-proxy        the client is the last X-Forwarded-For address (behind one reverse proxy)
   --cors-origin O      let browser pages from origin O read the API ('*': any page); repeatable
+
+Electrum protocol 1.4 (off unless a port is given), served by the same workers:
+  --electrum-port N          plain TCP (50001 is the custom; 0 picks a free port)
+  --electrum-tls-port N      TLS (50002 is the custom), with --tls-cert and --tls-key
+  --tls-cert FILE            PEM certificate (chain) for --electrum-tls-port
+  --tls-key FILE             PEM private key for --electrum-tls-port
+  (--blocks-dir, above, is where Electrum reads raw transactions: required with an Electrum port)
+  --electrum-max-history N   longer histories (and unspent lists) get an error instead of an
+                             answer (default ${ELECTRUM.maxHistory}, Fulcrum's)
+  --electrum-poll-ms N       how often each worker looks for new blocks to notify (default ${ELECTRUM.pollMs})
 ${logUsage}`;
 
 const options = {
@@ -63,6 +74,12 @@ const options = {
   'trust-proxy': { type: 'boolean', default: false },
   'cors-origin': { type: 'string', multiple: true },
   ...logOptions,
+  'electrum-port': { type: 'string' },
+  'electrum-tls-port': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'electrum-max-history': { type: 'string' },
+  'electrum-poll-ms': { type: 'string' },
 };
 
 function intValue(values, name, min, max, def) {
@@ -75,9 +92,43 @@ function intValue(values, name, min, max, def) {
 }
 
 /**
+ * The Electrum part of the configuration: null when no Electrum port is given.
+ * @returns {{port: number|null, tlsPort: number|null, tlsCert?: string, tlsKey?: string, blocksDir: string,
+ *   maxHistory: number, pollMs: number}|null}
+ */
+function electrumConfig(values) {
+  const port = intValue(values, 'electrum-port', 0, 65535, null);
+  const tlsPort = intValue(values, 'electrum-tls-port', 0, 65535, null);
+  const dependent = ['tls-cert', 'tls-key', 'electrum-max-history', 'electrum-poll-ms'].filter((k) => values[k] !== undefined);
+  if (port === null && tlsPort === null) {
+    if (dependent.length) throw new UsageError('ERR_USAGE', `--${dependent[0]} goes with --electrum-port or --electrum-tls-port\n${usage}`);
+    return null;
+  }
+  if (tlsPort !== null && (!values['tls-cert'] || !values['tls-key'])) {
+    throw new UsageError('ERR_USAGE', `--electrum-tls-port needs --tls-cert and --tls-key\n${usage}`);
+  }
+  if (tlsPort === null && (values['tls-cert'] || values['tls-key'])) {
+    throw new UsageError('ERR_USAGE', `--tls-cert and --tls-key go with --electrum-tls-port\n${usage}`);
+  }
+  if (!values['blocks-dir']) {
+    throw new UsageError('ERR_USAGE', 'the Electrum server needs --blocks-dir: the index keeps no block headers or ' +
+      `transactions yet, and Electrum clients ask for both\n${usage}`);
+  }
+  return {
+    port,
+    tlsPort,
+    tlsCert: values['tls-cert'],
+    tlsKey: values['tls-key'],
+    blocksDir: values['blocks-dir'],
+    maxHistory: intValue(values, 'electrum-max-history', 1, 25000000, ELECTRUM.maxHistory),
+    pollMs: intValue(values, 'electrum-poll-ms', 10, 600000, ELECTRUM.pollMs),
+  };
+}
+
+/**
  * The validated serve configuration from command-line values.
  * @returns {{store: string, datadir: string, mongodbUrl?: string, network?: string, workers: number,
- *   host: string, port: number, timeoutMs: number, graceMs: number}}
+ *   host: string, port: number, timeoutMs: number, graceMs: number, electrum: ReturnType<typeof electrumConfig>}}
  */
 function serveConfig(values) {
   const store = values.store;
@@ -96,6 +147,7 @@ function serveConfig(values) {
     timeoutMs: intValue(values, 'timeout-ms', 100, 600000, LIMITS.requestTimeoutMs),
     graceMs: intValue(values, 'grace-ms', 0, 600000, 10000),
     ...opsConfig(values),
+    electrum: electrumConfig(values),
   };
 }
 
@@ -174,6 +226,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
   } finally {
     if (!keep) await store.close();
   }
+  if (cfg.electrum) checkElectrum(cfg.electrum);
 
   const say = (msg) => io.stderr.write(`addrindex serve: ${msg}\n`);
   const metrics = new Metrics({ scope: 'primary' });
@@ -201,7 +254,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       store: cfg.store, strategy, datadir: cfg.datadir, mongodbUrl: cfg.mongodbUrl, network: network.name,
       host: cfg.host, port: cfg.port, timeoutMs: cfg.timeoutMs, graceMs: cfg.graceMs,
       logJson: logs.json, logLevel: logs.level, nodeConfigured: Boolean(watcher), maxLag: cfg.maxLag,
-      compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors,
+      compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors, electrum: cfg.electrum,
     },
   });
   const ops = new PrimaryOps(primary, metrics);
@@ -259,11 +312,17 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     (logs.json ? io.stderr : io.stdout).write(`addrindex serve: ${network.name} index, ${tip ? `tip ${tip.height} ${tip.hash}` : 'empty'}; ` +
       `${cfg.workers} worker${cfg.workers === 1 ? '' : 's'} (${cfg.store}, ${strategy === 'forward' ? 'reads forwarded to this process' : 'read-only'}) ` +
       `listening on ${url}\n`);
+    const electrum = address.electrum || null;
+    if (electrum) {
+      const at = (a) => `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
+      const ports = [electrum.tcp && `tcp ${at(electrum.tcp)}`, electrum.tls && `tls ${at(electrum.tls)}`].filter(Boolean);
+      (logs.json ? io.stderr : io.stdout).write(`addrindex serve: electrum ${ports.join(', ')} (transactions from ${cfg.electrum.blocksDir})\n`);
+    }
     logger.info({
       url, network: network.name, tip: tip ? { height: tip.height, hash: tip.hash } : null, workers: cfg.workers, store: cfg.store,
-      nodeTip: watcher ? watcher.tip : undefined,
+      nodeTip: watcher ? watcher.tip : undefined, electrum: electrum || undefined,
     }, 'serving');
-    if (hooks.onReady) hooks.onReady({ url, network: network.name, tip });
+    if (hooks.onReady) hooks.onReady({ url, network: network.name, tip, electrum });
     await stopped;
     await primary.stop();
     if (keep) await store.close();
@@ -275,6 +334,29 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     process.off('SIGINT', onSignal);
     if (watcher) watcher.stop();
     if (nodeReader) await nodeReader.close();
+  }
+}
+
+/**
+ * Before forking: the certificate and key load, so a mistake is one clear error instead of
+ * one per worker. (A blocks dir that does not read fails the first worker's start, with its
+ * error: checking it here would scan it once more.)
+ */
+function checkElectrum(e) {
+  if (e.tlsPort === null) return;
+  const fs = require('node:fs');
+  const tls = require('node:tls');
+  let pem;
+  try {
+    pem = { cert: fs.readFileSync(e.tlsCert), key: fs.readFileSync(e.tlsKey) };
+  } catch (err) {
+    throw new UsageError('ERR_TLS_FILES', `cannot read the TLS certificate or key: ${err.message}`);
+  }
+  try {
+    tls.createSecureContext(pem);
+  } catch (err) {
+    throw new UsageError('ERR_TLS_FILES',
+      `--tls-cert ${e.tlsCert} and --tls-key ${e.tlsKey} do not load as a PEM certificate and its key: ${err.message}`);
   }
 }
 

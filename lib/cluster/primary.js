@@ -28,7 +28,7 @@ class ClusterPrimary extends EventEmitter {
    * @param {object} opts
    * @param {number} [opts.workers] default: one per core
    * @param {object} opts.worker configuration each worker receives (JSON): store, strategy,
-   *   datadir, network, mongodbUrl, host, port, timeoutMs, graceMs
+   *   datadir, network, mongodbUrl, host, port, timeoutMs, graceMs, electrum
    * @param {import('../stores/abstract').AbstractStore} [opts.store] the open store the
    *   primary answers forwarded reads from (strategy 'forward')
    * @param {'rr'|'none'} [opts.scheduling] who spreads connections: the primary, round robin
@@ -49,7 +49,8 @@ class ClusterPrimary extends EventEmitter {
 
   /**
    * Forks the workers and resolves once every one listens.
-   * @returns {Promise<{address: string, port: number}>} the shared listening address
+   * @returns {Promise<{address: string, port: number, electrum?: {tcp: object|null, tls: object|null}}>}
+   *   the shared listening address (and the Electrum ones, when configured)
    * @throws the first worker's startup error (the others are stopped)
    */
   async start() {
@@ -83,7 +84,7 @@ class ClusterPrimary extends EventEmitter {
       if (!msg) return;
       if (msg.type === MSG.listening) {
         worker.listening = true;
-        this.emit('listening', worker, msg.address);
+        this.emit('listening', worker, msg.electrum ? { ...msg.address, electrum: msg.electrum } : msg.address);
       } else if (msg.type === MSG.fatal) {
         worker.fatal = msg.error;
         this.emit('fatal', worker, msg.error);
