@@ -87,6 +87,12 @@ export interface BlockInfo {
   time: number;
   firstTxNum: number;
   txCount: number;
+  /** the 80 header bytes */
+  header: Buffer;
+  size: number;
+  weight: number;
+  /** where the sync read it in a blocks dir; null when it came from a node */
+  locator: { file: number; offset: number; length: number } | null;
 }
 
 export interface Prevout {
@@ -140,6 +146,18 @@ export interface TxLocation {
   height: number;
   blockHash: string;
   position: number;
+  /** its first byte within its block's bytes */
+  offset: number;
+  length: number;
+}
+
+export interface Spender {
+  vout: number;
+  txNum: number;
+  txid: Buffer;
+  /** null: a coinbase that reused the txid took the output (BIP30) */
+  vin: number | null;
+  height: number;
 }
 
 export interface Stats {
@@ -187,6 +205,14 @@ export abstract class AbstractStore {
   getTip(): Promise<Tip | null>;
   getBlockHash(height: number): Promise<string | null>;
   getBlock(height: number): Promise<BlockInfo | null>;
+  getBlockByHash(hash: string): Promise<BlockInfo | null>;
+  /** 80 bytes per height of [from, from + count), fewer past the tip */
+  getHeaders(from: number, count: number): Promise<Buffer>;
+  /** 32 bytes per TxNum of [from, from + count), fewer past the tip */
+  getTxids(from: number, count: number): Promise<Buffer>;
+  getSpenders(txid: Buffer): Promise<Spender[] | null>;
+  /** the script hashes a block touched, 32 bytes each; null below the undo kept */
+  getTouched(height: number): Promise<Buffer | null>;
   /** 36 bytes per outpoint: txid (internal order) + vout (uint32 LE) */
   getPrevouts(outpoints: Buffer): Promise<Array<Prevout | null>>;
   apply(blocks: BlockDelta[]): Promise<void>;
@@ -198,6 +224,10 @@ export abstract class AbstractStore {
   getUtxos(scripthash: Buffer, opts?: { cursor?: string | null; limit?: number }): Promise<{ utxos: Utxo[]; next: string | null }>;
   getTx(txid: Buffer): Promise<TxLocation | null>;
   getTxid(txNum: number): Promise<Buffer | null>;
+  /** replaces the mempool snapshot (lib/codec/mempool.js) while the tip is the one it names */
+  putMempool(snapshot: Buffer): Promise<boolean>;
+  getMempoolHead(): Promise<{ seq: number; tip: string } | null>;
+  getMempool(): Promise<Buffer | null>;
   stats(): Promise<Stats>;
   verify(opts?: { maxProblems?: number }): Promise<VerifyResult>;
   digest(opts?: { undo?: boolean }): Promise<string>;

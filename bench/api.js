@@ -25,10 +25,10 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const http = require('node:http');
-const { spawn } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const autocannon = require('autocannon');
 const { printTable } = require('./lib/table');
+const { CHAIN, buildIndex, startProcess, stopProcess, percentile } = require('./lib/api-index');
 
 const ROOT = path.join(__dirname, '..');
 const { values: args } = parseArgs({
@@ -44,72 +44,6 @@ const WORKERS = Number(args.workers);
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const N_ADDRESSES = Number(args.addresses);
-const CHAIN = { seed: 'api-bench', blocks: 150, txsPerBlock: 100 };
-
-async function buildIndex(tmp) {
-  const { writeChain } = require('../tools/generator');
-  const { openStore } = require('../lib/stores');
-  const { BlocksDirSource } = require('../lib/sources/blocksdir');
-  const { SyncService } = require('../lib/sync/service');
-  const { parseBlock } = require('../lib/chain/block');
-  const { encodeAddress, decodeAddress } = require('../lib/chain/address');
-  const blocksDir = path.join(tmp, 'blocks');
-  const datadir = path.join(tmp, 'index');
-  fs.mkdirSync(blocksDir);
-  fs.mkdirSync(datadir);
-  const chain = await writeChain({ dir: blocksDir, ...CHAIN });
-  const store = await openStore({ store: 'lmdb', datadir, network: 'regtest' });
-  const source = new BlocksDirSource({ dir: blocksDir, network: 'regtest' });
-  try {
-    await new SyncService({ source, store, network: 'regtest', threads: 0 }).run();
-    const seen = new Set();
-    const all = [];
-    for await (const b of source.blocks(0)) {
-      for (const tx of parseBlock(b.raw).txs) {
-        for (const out of tx.outputs) {
-          const a = encodeAddress(out.script, 'regtest');
-          if (a && !seen.has(a)) {
-            seen.add(a);
-            all.push(a);
-          }
-        }
-      }
-    }
-    const summaries = await store.getSummaries(all.map((a) => decodeAddress(a, 'regtest').scripthash));
-    const two = all.filter((a, i) => summaries[i] && summaries[i].txCount === 2);
-    const step = Math.floor(two.length / N_ADDRESSES);
-    if (step < 1) throw new Error(`only ${two.length} addresses have two transactions; need ${N_ADDRESSES}`);
-    const picked = [];
-    for (let i = 0; picked.length < N_ADDRESSES; i += step) picked.push(two[i]);
-    return { datadir, addresses: picked, txs: chain.txs, withTwo: two.length };
-  } finally {
-    await source.close();
-    await store.close();
-  }
-}
-
-/** Starts a server process and resolves with its URL (the line "... listening on URL"). */
-function startProcess(argv) {
-  const proc = spawn(process.execPath, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const onData = (d) => {
-      out += d;
-      const m = out.match(/listening on (http:\/\/\S+)/);
-      if (m) resolve({ proc, url: m[1] });
-    };
-    proc.stdout.on('data', onData);
-    proc.stderr.on('data', (d) => { out += d; });
-    proc.on('exit', (code) => reject(new Error(`${argv.join(' ')} exited with ${code}:\n${out}`)));
-  });
-}
-
-async function stopProcess({ proc }) {
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
-  proc.kill('SIGTERM');
-  await exited;
-}
-
 /** One request; resolves with its latency in ms and the body length. */
 function once(agent, url, method, body) {
   return new Promise((resolve, reject) => {
@@ -125,10 +59,6 @@ function once(agent, url, method, body) {
     req.on('error', reject);
     req.end(body);
   });
-}
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 async function multiHistory(url, addresses) {
@@ -186,7 +116,7 @@ async function main() {
   try {
     process.stderr.write(`building the index (${CHAIN.blocks} blocks x ${CHAIN.txsPerBlock} txs, seed ${CHAIN.seed}) ...\n`);
     const t0 = Date.now();
-    const idx = await buildIndex(tmp);
+    const idx = await buildIndex(tmp, N_ADDRESSES);
     process.stderr.write(`  ${idx.txs} txs, ${idx.withTwo} addresses with exactly 2 txs, ${Date.now() - t0} ms\n`);
 
     const api = await startProcess([path.join(ROOT, 'bin', 'addrindex.js'), 'serve', '--datadir', idx.datadir, '--workers', String(WORKERS), '--port', '0']);

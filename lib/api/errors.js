@@ -42,6 +42,11 @@ function toHttpError(err) {
   if (err instanceof AddrIndexError && CLIENT_STORE_CODES.has(err.code)) {
     return { status: 400, code: 'ERR_BAD_CURSOR', message: 'the cursor is not one this index issued (pass "next" from a previous page unchanged)', internal: false };
   }
+  if (err instanceof AddrIndexError && err.code === 'ERR_BLOCK_UNAVAILABLE') {
+    // the blk file moved or was pruned and no node could stand in: say so, without file paths
+    const hash = err.details && err.details.hash;
+    return { status: 503, code: 'ERR_BLOCK_UNAVAILABLE', message: `block ${hash} cannot be read now, neither from the blocks dir nor from a node; retry later`, internal: true };
+  }
   if (err instanceof AddrIndexError && (err.code === 'ERR_STORE_CLOSED' || err.code === 'ERR_CLOSED')) {
     return { status: 503, code: 'ERR_UNAVAILABLE', message: 'the server is shutting down; retry', internal: false };
   }

@@ -1,14 +1,23 @@
 'use strict';
 
 const http = require('node:http');
+const { randomUUID } = require('node:crypto');
 const { getNetwork } = require('../chain/networks');
 const { Router } = require('./router');
 const { ApiError, toHttpError } = require('./errors');
 const { LIMITS } = require('./validate');
 const { json } = require('./reply');
+const { negotiate, compress, compressionConfig } = require('./compress');
+const { RateLimiter } = require('./ratelimit');
+const { Cors, isPreflight } = require('./cors');
+const { Metrics } = require('../ops/metrics');
+const { watchIndex } = require('../ops/index-metrics');
+const { HttpMetrics } = require('../ops/http-metrics');
+const { createLogger } = require('../ops/log');
 const native = require('./routes/native');
 const esplora = require('./routes/esplora');
 const insight = require('./routes/insight');
+const ops = require('./routes/ops');
 
 const VERSION = require('../../package.json').version;
 
@@ -28,7 +37,16 @@ class ApiApp {
    * @param {string|import('../chain/networks').Network} opts.network the index's network
    * @param {string} opts.storeKind 'lmdb' | 'level' | 'mongo'
    * @param {number} [opts.timeoutMs] answer 503 when a request takes longer
-   * @param {(msg: string) => void} [opts.log] where unexpected failures are reported
+   * @param {(msg: string) => void} [opts.log] where unexpected failures are reported (readable text)
+   * @param {import('pino').Logger} [opts.logger] the JSON log (every request at debug, with its id)
+   * @param {import('../ops/metrics').Metrics} [opts.metrics] scope 'api' (default: a registry of its own)
+   * @param {() => Promise<string>} [opts.scrape] what GET /metrics answers (default: this
+   *   process's metrics; a cluster worker asks the primary for every worker's, merged)
+   * @param {boolean} [opts.nodeConfigured] a node's tip is fed through setNodeTip() (for /ready)
+   * @param {number} [opts.maxLag] /ready: most blocks the index may be behind the node
+   * @param {{minBytes?: number, encodings?: string[]}} [opts.compression] see compress.js
+   * @param {{limit: number, windowMs: number, trustProxy?: boolean}} [opts.rateLimit] per client; none by default
+   * @param {string[]} [opts.cors] allowed origins ('*' for any); none by default
    */
   constructor(opts) {
     this.store = opts.store;
@@ -37,12 +55,23 @@ class ApiApp {
     this.version = VERSION;
     this.timeoutMs = opts.timeoutMs || LIMITS.requestTimeoutMs;
     this.log = opts.log || ((msg) => process.stderr.write(`${msg}\n`));
+    this.logger = opts.logger || createLogger({ json: false });
+    this.metrics = opts.metrics || new Metrics({ scope: 'api', processMetrics: false });
+    this.scrape = opts.scrape || (() => this.metrics.text());
+    this.node = { configured: Boolean(opts.nodeConfigured), tip: null };
+    this.maxLag = opts.maxLag === undefined ? null : opts.maxLag;
+    this.compression = compressionConfig(opts.compression);
+    this.limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : null;
+    this.cors = opts.cors && opts.cors.length ? new Cors(opts.cors) : null;
+    this.httpMetrics = new HttpMetrics(this.metrics);
+    watchIndex(this.metrics, this.store, () => this.node.tip);
     this.draining = false;
     this.inFlight = 0;
     this.router = new Router();
     native.register(this.router, this);
     esplora.register(this.router, this);
     insight.register(this.router, this);
+    ops.register(this.router, this);
     // mempool.space serves other networks' Esplora API under /testnet/api, /testnet4/api and
     // /signet/api,
     // and @mempool/mempool.js builds its URLs that way: accept that prefix for our network.
@@ -90,31 +119,62 @@ class ApiApp {
     return out;
   }
 
+  /** The node's tip as last read (a cluster worker gets it from the primary). */
+  setNodeTip(tip) {
+    this.node.tip = tip ? { height: tip.height, hash: tip.hash } : null;
+  }
+
   /**
    * The node:http request listener.
    * @param {http.IncomingMessage} req
    * @param {http.ServerResponse} res
    */
   handle(req, res) {
+    const started = process.hrtime.bigint();
+    // per request: the route it matched (for metrics) and headers every answer carries
+    const state = { id: requestId(req), route: null, headers: null };
+    state.headers = { 'x-request-id': state.id };
+    if (this.cors) Object.assign(state.headers, this.cors.headers(req.headers.origin));
     this.inFlight++;
     let done = false;
     const finish = (reply, extraHeaders) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      this.inFlight--;
-      send(res, reply, extraHeaders, this.draining);
-      if (this.inFlight === 0 && this.onIdle) this.onIdle();
+      if (extraHeaders) Object.assign(state.headers, extraHeaders);
+      const settled = () => {
+        this.inFlight--;
+        if (this.inFlight === 0 && this.onIdle) this.onIdle();
+      };
+      // the answer is out (or its socket gone); only its accounting failed
+      const failed = (err) => this.log(`addrindex api: after answering ${req.method} ${req.url} [${state.id}]: ${err && err.stack ? err.stack : err}`);
+      let compressing;
+      try {
+        compressing = this.respond(req, res, reply, state, started);
+      } catch (err) {
+        failed(err);
+      }
+      if (compressing) compressing.catch(failed).finally(settled);
+      else settled();
     };
     const timer = setTimeout(() => {
+      this.logger.warn({ reqId: state.id, method: req.method, url: req.url, ms: this.timeoutMs }, 'request timed out');
       finish(json(errorBody('ERR_TIMEOUT', `the request did not complete within ${this.timeoutMs} ms`), 503));
     }, this.timeoutMs);
-    this.dispatch(req).then(
+    if (this.cors && isPreflight(req)) {
+      state.route = 'preflight';
+      finish(NO_CONTENT, this.cors.preflight(req));
+      return;
+    }
+    this.dispatch(req, state).then(
       (reply) => finish(reply),
       (err) => {
         const e = toHttpError(err);
-        if (e.internal) this.log(`addrindex api: ${req.method} ${req.url}: ${err && err.stack ? err.stack : err}`);
-        let headers;
+        if (e.internal) {
+          this.log(`addrindex api: ${req.method} ${req.url} [${state.id}]: ${err && err.stack ? err.stack : err}`);
+          this.logger.error({ reqId: state.id, method: req.method, url: req.url, err }, 'internal error');
+        }
+        let headers = err && err.headers ? err.headers : undefined;
         if (err && err.allowed) headers = { allow: err.allowed.join(', ') };
         // a body too large is not read to its end: close the connection after the answer
         if (e.status === 413) headers = { connection: 'close' };
@@ -122,8 +182,74 @@ class ApiApp {
       });
   }
 
+  /**
+   * Writes an answer, compressed when it is large enough and the client accepts it, then
+   * counts it and logs it.
+   * @param {http.IncomingMessage} req
+   * @param {http.ServerResponse} res
+   * @param {import('./reply').Reply} reply
+   * @param {{id: string, route: string|null, headers: object}} state
+   * @param {bigint} started
+   * @returns {Promise<void>|undefined} a promise only while compressing: most answers are
+   *   small, and go out without one
+   */
+  respond(req, res, reply, state, started) {
+    const headers = state.headers;
+    if (this.compression.encodings.length && reply.body.length >= this.compression.minBytes) {
+      headers.vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
+      const chosen = negotiate(req.headers['accept-encoding'], this.compression.encodings);
+      if (chosen) {
+        return compress(reply.body, chosen).then(
+          (body) => {
+            headers['content-encoding'] = chosen;
+            this.deliver(req, res, reply, { status: reply.status, type: reply.type, body }, chosen, state, started);
+          },
+          (err) => {
+            // the plain answer is still right; only the bytes saved are lost
+            this.logger.error({ reqId: state.id, err }, 'compression failed');
+            this.deliver(req, res, reply, reply, 'identity', state, started);
+          });
+      }
+    }
+    this.deliver(req, res, reply, reply, 'identity', state, started);
+    return undefined;
+  }
+
+  /** Sends `sent` (the answer `reply`, encoded or not), counts it and logs it. */
+  deliver(req, res, reply, sent, encoding, state, started) {
+    send(res, sent, state.headers, this.draining);
+    const route = state.route || 'none';
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const body = sent.body;
+    this.httpMetrics.record(route, req.method, reply.status, seconds, encoding, reply.body.length, body.length);
+    if (this.logger.isLevelEnabled('debug')) {
+      this.logger.debug({
+        reqId: state.id, method: req.method, url: req.url, route, status: reply.status,
+        ms: Math.round(seconds * 1e5) / 100, bytes: body.length, encoding,
+      }, 'request');
+    }
+  }
+
+  /**
+   * Counts a request against its client's rate limit; past it, a 429 to throw.
+   * @param {http.IncomingMessage} req
+   * @param {{headers: object}} state
+   */
+  rateLimit(req, state) {
+    const r = this.limiter.take(this.limiter.clientOf(req));
+    state.headers['ratelimit-limit'] = String(r.limit);
+    state.headers['ratelimit-remaining'] = String(r.remaining);
+    state.headers['ratelimit-reset'] = String(r.resetS);
+    if (r.allowed) return;
+    this.metrics.httpRateLimited.inc();
+    const err = new ApiError(429, 'ERR_RATE_LIMITED',
+      `more than ${r.limit} requests in ${this.limiter.windowMs / 1000} s from this client; retry in ${r.resetS} s`);
+    err.headers = { 'retry-after': String(r.resetS) };
+    throw err;
+  }
+
   /** @returns {Promise<import('./reply').Reply>} */
-  async dispatch(req) {
+  async dispatch(req, state) {
     const url = req.url;
     const q = url.indexOf('?');
     let path = q === -1 ? url : url.slice(0, q);
@@ -134,6 +260,9 @@ class ApiApp {
     } catch (err) {
       throw new ApiError(400, 'ERR_BAD_PATH', 'the path holds malformed percent-encoding');
     }
+    if (found && found.route) state.route = found.route.pattern;
+    // health checks and scrapes are never limited: a monitor must see a busy server
+    if (this.limiter && !(found && found.route && found.route.meta.ops)) this.rateLimit(req, state);
     if (!found) throw new ApiError(404, 'ERR_NOT_FOUND', `no route ${req.method} ${truncate(path)} (see /api/v1/openapi.json)`);
     if (found.allowed) {
       const err = new ApiError(405, 'ERR_METHOD_NOT_ALLOWED', `${truncate(path)} answers ${found.allowed.join(', ')}, not ${req.method}`);
@@ -158,6 +287,16 @@ class ApiApp {
 }
 
 const EMPTY_QUERY = new URLSearchParams();
+const NO_CONTENT = { status: 204, type: null, body: Buffer.alloc(0) };
+
+/**
+ * The request's id: the client's (or the proxy's) X-Request-Id when it is a sane token, so
+ * one id follows a request through every hop; otherwise a new UUID. Echoed in the answer.
+ */
+function requestId(req) {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,64}$/.test(given) ? given : randomUUID();
+}
 
 function sameTip(a, b) {
   if (!a || !b) return a === b;
@@ -180,7 +319,7 @@ function truncate(s) {
  */
 function send(res, reply, extra, draining) {
   if (res.headersSent || res.destroyed) return;
-  const headers = { 'content-type': reply.type, 'content-length': reply.body.length };
+  const headers = reply.type ? { 'content-type': reply.type, 'content-length': reply.body.length } : { 'content-length': reply.body.length };
   if (extra) Object.assign(headers, extra);
   if (draining) headers.connection = 'close';
   res.writeHead(reply.status, headers);

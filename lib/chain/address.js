@@ -66,6 +66,11 @@ function encodeAddress(script, network) {
   }
 }
 
+/**
+ * @param {number} version base58 version byte
+ * @param {Uint8Array} hash 20 bytes
+ * @returns {string}
+ */
 function base58Address(version, hash) {
   const payload = Buffer.allocUnsafe(21);
   payload[0] = version;
@@ -73,6 +78,12 @@ function base58Address(version, hash) {
   return base58.encodeCheck(payload);
 }
 
+/**
+ * @param {string} hrp
+ * @param {number} version witness version 0..16 (bech32 for 0, bech32m above, per BIP350)
+ * @param {Uint8Array} program
+ * @returns {string}
+ */
 function segwitAddress(hrp, version, program) {
   return bech32.encode(hrp, [version, ...bech32.toWords(program)], version === 0 ? 'bech32' : 'bech32m');
 }
@@ -194,4 +205,4 @@ function parseTarget(str, network) {
   return { scripthash: decoded.scripthash, address: encodeAddress(decoded.script, net) };
 }
 
-module.exports = { encodeAddress, decodeAddress, parseTarget };
+module.exports = { encodeAddress, decodeAddress, parseTarget, base58Address, segwitAddress };

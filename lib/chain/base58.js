@@ -1,12 +1,13 @@
 'use strict';
 
 /**
- * Base58 and base58check (legacy P2PKH/P2SH addresses). Plain schoolbook base conversion:
- * quadratic in the length, which is nothing for 25-byte addresses and keeps the code obvious.
+ * Base58 and base58check (legacy P2PKH/P2SH addresses). Schoolbook base conversion,
+ * quadratic in the length, which is nothing for 25-byte addresses.
  */
 
 const { AddressError } = require('../errors');
 const { sha256d } = require('./hash');
+const { sha256Into, SINGLE_BLOCK_MAX } = require('./sha256-small');
 
 const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const ALPHABET_REV = new Int8Array(128).fill(-1);
@@ -15,6 +16,14 @@ for (let i = 0; i < ALPHABET.length; i++) ALPHABET_REV[ALPHABET.charCodeAt(i)] =
 /** Longer strings are refused before any arithmetic: no address comes near this. */
 const MAX_DECODE_LENGTH = 128;
 
+// Encoding works in limbs of five base58 digits (58^5 < 2^30): a limb times 256 plus a carry
+// stays far below 2^53, so plain doubles hold it exactly and each input byte costs a fifth of
+// the digit-by-digit loop. Serving a transaction encodes an address per input and output.
+const LIMB = 58 ** 5;
+const LIMB_DIGITS = 5;
+let limbScratch = new Float64Array(32);
+const digitScratch = [];
+
 /**
  * @param {Uint8Array} bytes
  * @returns {string}
@@ -22,20 +31,37 @@ const MAX_DECODE_LENGTH = 128;
 function encode(bytes) {
   let zeros = 0;
   while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
-  // log(256) / log(58) ≈ 1.366 digits per byte
-  const digits = new Uint8Array((((bytes.length - zeros) * 1366) / 1000 | 0) + 1);
+  // log(256) / log(58) ≈ 1.366 digits per byte; limbs hold the number least significant first
+  const need = Math.ceil((((bytes.length - zeros) * 1366) / 1000 + 1) / LIMB_DIGITS) + 1;
+  if (limbScratch.length < need) limbScratch = new Float64Array(need);
+  const limbs = limbScratch;
+  let used = 0;
   for (let i = zeros; i < bytes.length; i++) {
     let carry = bytes[i];
-    for (let k = digits.length - 1; k >= 0; k--) {
-      carry += digits[k] << 8;
-      digits[k] = carry % 58;
-      carry = (carry / 58) | 0;
+    for (let k = 0; k < used; k++) {
+      carry += limbs[k] * 256;
+      const q = Math.floor(carry / LIMB);
+      limbs[k] = carry - q * LIMB;
+      carry = q;
+    }
+    while (carry > 0) {
+      const q = Math.floor(carry / LIMB);
+      limbs[used++] = carry - q * LIMB;
+      carry = q;
     }
   }
-  let k = 0;
-  while (k < digits.length && digits[k] === 0) k++;
-  let out = '1'.repeat(zeros);
-  for (; k < digits.length; k++) out += ALPHABET[digits[k]];
+  const digits = digitScratch;
+  let n = 0;
+  for (let k = 0; k < used; k++) {
+    let v = limbs[k];
+    for (let d = 0; d < LIMB_DIGITS && (k < used - 1 || v > 0); d++) {
+      const q = Math.floor(v / 58);
+      digits[n++] = v - q * 58;
+      v = q;
+    }
+  }
+  let out = zeros ? '1'.repeat(zeros) : '';
+  while (n > 0) out += ALPHABET[digits[--n]];
   return out;
 }
 
@@ -92,9 +118,18 @@ function decode(str) {
 function encodeCheck(payload) {
   const buf = Buffer.allocUnsafe(payload.length + 4);
   buf.set(payload, 0);
-  sha256d(payload).copy(buf, payload.length, 0, 4);
+  if (payload.length <= SINGLE_BLOCK_MAX) {
+    // an address payload: two single-block hashes in JS, without node:crypto's per-call cost
+    sha256Into(payload, CHECK_SCRATCH, 0);
+    sha256Into(CHECK_SCRATCH, CHECK_SCRATCH, 0);
+    CHECK_SCRATCH.copy(buf, payload.length, 0, 4);
+  } else {
+    sha256d(payload).copy(buf, payload.length, 0, 4);
+  }
   return encode(buf);
 }
+
+const CHECK_SCRATCH = Buffer.alloc(32);
 
 /**
  * @param {string} str

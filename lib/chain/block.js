@@ -76,4 +76,15 @@ function checkMerkle(header, txs) {
   }
 }
 
-module.exports = { parseBlock, checkMerkle };
+/**
+ * BIP141 block weight: every byte counts 4, except witness bytes, which count 1.
+ * @param {Block} block
+ * @returns {number}
+ */
+function blockWeight(block) {
+  let witness = 0;
+  for (const tx of block.txs) witness += tx.witnessSize;
+  return 4 * block.size - 3 * witness;
+}
+
+module.exports = { parseBlock, checkMerkle, blockWeight };

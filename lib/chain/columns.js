@@ -1,6 +1,6 @@
 'use strict';
 
-const { parseBlock } = require('./block');
+const { parseBlock, blockWeight } = require('./block');
 const { classify, writeOutputScripthash, ADDR_TYPE_CODE } = require('./script');
 
 /**
@@ -14,11 +14,15 @@ const { classify, writeOutputScripthash, ADDR_TYPE_CODE } = require('./script');
  * @property {string} hash        block hash, display hex
  * @property {string} prev        previous block hash, display hex
  * @property {number} time
+ * @property {Buffer} header      the 80 header bytes (its own copy)
  * @property {number} size        serialized block size in bytes
+ * @property {number} weight      BIP141 weight
  * @property {number} txCount
  * @property {Buffer} txids       32 bytes per tx, internal order
  * @property {Uint32Array} inStart  tx i's inputs are [inStart[i], inStart[i+1]) (coinbase: none)
  * @property {Uint32Array} outStart tx i's outputs are [outStart[i], outStart[i+1])
+ * @property {Uint32Array} txOffsets tx i's bytes are [txOffsets[i], txOffsets[i+1]) of the block
+ *                                (txOffsets[txCount] = size): its place, for reading it alone
  * @property {Buffer} prevouts    36 bytes per input: spent txid (internal order) + vout LE, as serialized
  * @property {Float64Array} values satoshis per output
  * @property {Uint8Array} idType  address-identity code per output (ADDR_TYPE_CODE); 0 = not indexed (OP_RETURN)
@@ -56,6 +60,9 @@ function toColumns(block) {
   const txids = ownedBuffer(32 * T);
   const inStart = new Uint32Array(T + 1);
   const outStart = new Uint32Array(T + 1);
+  const txOffsets = new Uint32Array(T + 1);
+  // tx.offset counts from the start of the parsed buffer, which may hold more than this block
+  const blockStart = block.raw.byteOffset - txs[0].buf.byteOffset;
   const prevouts = ownedBuffer(36 * I);
   const values = new Float64Array(O);
   const idType = new Uint8Array(O);
@@ -67,6 +74,7 @@ function toColumns(block) {
   for (let i = 0; i < T; i++) {
     const tx = txs[i];
     tx.txid.copy(txids, 32 * i);
+    txOffsets[i] = tx.offset - blockStart;
     inStart[i] = ii;
     outStart[i] = oo;
     const inputs = tx.inputs;
@@ -93,9 +101,12 @@ function toColumns(block) {
   }
   inStart[T] = ii;
   outStart[T] = oo;
+  txOffsets[T] = block.size;
+  const header = ownedBuffer(80);
+  block.raw.copy(header);
   return {
-    hash: block.hash, prev: block.prev, time: block.time, size: block.size, txCount: T,
-    txids, inStart, outStart, prevouts, values, idType, idLen, idHash, scripthashes,
+    hash: block.hash, prev: block.prev, time: block.time, header, size: block.size, weight: blockWeight(block), txCount: T,
+    txids, inStart, outStart, txOffsets, prevouts, values, idType, idLen, idHash, scripthashes,
   };
 }
 
@@ -116,7 +127,7 @@ function parseColumns(raw, opts) {
  */
 function transferList(cols) {
   const list = [];
-  for (const a of [cols.txids, cols.inStart, cols.outStart, cols.prevouts, cols.values, cols.idType, cols.idLen, cols.idHash, cols.scripthashes]) {
+  for (const a of [cols.header, cols.txids, cols.inStart, cols.outStart, cols.txOffsets, cols.prevouts, cols.values, cols.idType, cols.idLen, cols.idHash, cols.scripthashes]) {
     if (a.byteLength > 0 && !list.includes(a.buffer)) list.push(a.buffer);
   }
   return list;

@@ -16,6 +16,7 @@ const HEADER_SIZE = 80;
  * @property {number} time
  * @property {number} bits
  * @property {number} nonce
+ * @property {Buffer} raw         the 80 header bytes (a view into the block)
  */
 
 /**
@@ -42,6 +43,7 @@ function parseHeader(buf, offset = 0) {
     time: raw.readUInt32LE(68),
     bits: raw.readUInt32LE(72),
     nonce: raw.readUInt32LE(76),
+    raw,
   };
 }
 

@@ -38,9 +38,32 @@ class TxOutput {
   }
 }
 
+/**
+ * Everything about one input, as a served transaction shows it (detail mode only; the sync
+ * never needs it). Buffers are views into the transaction's bytes.
+ */
+class TxInputDetail {
+  /**
+   * @param {Buffer} txid 32 bytes, internal order (all zero for a coinbase)
+   * @param {number} vout 0xffffffff for a coinbase
+   * @param {Buffer} script scriptSig (a coinbase's script for a coinbase)
+   * @param {number} sequence
+   */
+  constructor(txid, vout, script, sequence) {
+    this.txid = txid;
+    this.vout = vout;
+    this.script = script;
+    this.sequence = sequence;
+    /** @type {Buffer[]} witness stack items, empty when the input has none */
+    this.witness = EMPTY_WITNESS;
+  }
+}
+
+const EMPTY_WITNESS = Object.freeze([]);
+
 /** A parsed transaction. Hex forms and the wtxid are computed only when asked for. */
 class Tx {
-  constructor(buf, offset, size, txid, hasWitness, coinbase, inputs, outputs) {
+  constructor(buf, offset, size, txid, hasWitness, coinbase, inputs, outputs, witnessSize) {
     /** @type {Buffer} the buffer the tx lives in */
     this.buf = buf;
     /** @type {number} byte offset of the tx within `buf` */
@@ -57,6 +80,35 @@ class Tx {
     this.inputs = inputs;
     /** @type {TxOutput[]} */
     this.outputs = outputs;
+    /** @type {number} bytes of segwit marker, flag and witness data (0 without witness) */
+    this.witnessSize = witnessSize;
+    /** @type {TxInputDetail[]|null} every input, the coinbase's included: parseTxDetail() only */
+    this.details = null;
+  }
+
+  /** @returns {number} nVersion as the 4 bytes say it, unsigned */
+  get version() {
+    return this.buf.readUInt32LE(this.offset);
+  }
+
+  /** @returns {number} nLockTime */
+  get locktime() {
+    return this.buf.readUInt32LE(this.offset + this.size - 4);
+  }
+
+  /** @returns {number} size without witness data (what the txid hashes) */
+  get baseSize() {
+    return this.size - this.witnessSize;
+  }
+
+  /** @returns {number} BIP141 weight: base size × 3 + total size */
+  get weight() {
+    return this.baseSize * 3 + this.size;
+  }
+
+  /** @returns {number} virtual size: weight / 4, rounded up */
+  get vsize() {
+    return Math.ceil(this.weight / 4);
   }
 
   /** @returns {string} txid in display hex */
@@ -139,9 +191,12 @@ const state = { pos: 0 };
  * @param {number} offset
  * @param {number} end      parsing never reads at or past this offset
  * @param {boolean} coinbase whether this is a block's first tx (must then spend the null outpoint)
+ * @param {boolean} [detail=false] also record every input's script, sequence and witness
+ *   (tx.details): what serving a transaction needs and indexing does not
+ * @param {Buffer} [knownTxid] the txid, when these bytes were parsed before: not hashed again
  * @returns {Tx}
  */
-function parseTx(buf, offset, end, coinbase) {
+function parseTx(buf, offset, end, coinbase, detail = false, knownTxid = undefined) {
   const st = state;
   let pos = offset;
   if (pos + 10 > end) throw truncated('transaction', pos, 10, end);
@@ -162,11 +217,13 @@ function parseTx(buf, offset, end, coinbase) {
   pos = st.pos;
 
   let inputs;
+  const details = detail ? new Array(nIn) : null;
   if (coinbase) {
     if (nIn !== 1 || !isNullOutpoint(buf, pos)) {
       throw new ParseError('ERR_BAD_COINBASE', `first transaction at offset ${offset} is not a coinbase`, { offset });
     }
     inputs = [];
+    const at = pos;
     st.pos = pos + 36;
     const len = readVarint(buf, st, end, 'coinbase script length');
     if (len < 2 || len > 100) {
@@ -174,6 +231,7 @@ function parseTx(buf, offset, end, coinbase) {
     }
     pos = st.pos + len + 4;
     if (pos > end) throw truncated('coinbase input', st.pos, len + 4, end);
+    if (detail) details[0] = inputDetail(buf, at, st.pos, len);
   } else {
     inputs = new Array(nIn);
     for (let i = 0; i < nIn; i++) {
@@ -183,10 +241,12 @@ function parseTx(buf, offset, end, coinbase) {
         throw new ParseError('ERR_BAD_TX', `transaction at offset ${offset} spends the null outpoint but is not a block's coinbase`, { offset });
       }
       inputs[i] = new TxInput(buf.subarray(pos, pos + 32), vout);
+      const at = pos;
       st.pos = pos + 36;
       const len = readVarint(buf, st, end, 'script length');
       pos = st.pos + len + 4;
       if (pos > end) throw truncated('input script', st.pos, len + 4, end);
+      if (detail) details[i] = inputDetail(buf, at, st.pos, len);
     }
   }
 
@@ -218,11 +278,14 @@ function parseTx(buf, offset, end, coinbase) {
       st.pos = pos;
       const items = readVarint(buf, st, end, 'witness item count');
       if (items > end - st.pos) throw truncated('witness items', st.pos, items, end);
+      const stack = detail && items ? new Array(items) : null;
       for (let k = 0; k < items; k++) {
         const len = readVarint(buf, st, end, 'witness item length');
         if (st.pos + len > end) throw truncated('witness item', st.pos, len, end);
+        if (stack) stack[k] = buf.subarray(st.pos, st.pos + len);
         st.pos += len;
       }
+      if (stack) details[i].witness = stack;
       if (items) anyItem = true;
       pos = st.pos;
     }
@@ -233,8 +296,12 @@ function parseTx(buf, offset, end, coinbase) {
   if (pos + 4 > end) throw truncated('locktime', pos, 4, end);
   pos += 4;
 
+  // marker and flag, plus everything between the outputs and the locktime
+  const witnessSize = hasWitness ? pos - 4 - ioEnd + 2 : 0;
   let txid;
-  if (hasWitness) {
+  if (knownTxid !== undefined) {
+    txid = knownTxid;
+  } else if (hasWitness) {
     const len = 4 + (ioEnd - ioStart) + 4;
     if (scratch.length < len) scratch = Buffer.allocUnsafe(Math.max(len, scratch.length * 2));
     buf.copy(scratch, 0, offset, offset + 4);
@@ -244,20 +311,42 @@ function parseTx(buf, offset, end, coinbase) {
   } else {
     txid = hashOnce(hashOnce(buf.subarray(offset, pos)));
   }
-  return new Tx(buf, offset, pos - offset, txid, hasWitness, coinbase, inputs, outputs);
+  const tx = new Tx(buf, offset, pos - offset, txid, hasWitness, coinbase, inputs, outputs, witnessSize);
+  if (detail) tx.details = details;
+  return tx;
+}
+
+function inputDetail(buf, at, scriptAt, scriptLen) {
+  return new TxInputDetail(buf.subarray(at, at + 32), buf.readUInt32LE(at + 32),
+    buf.subarray(scriptAt, scriptAt + scriptLen), buf.readUInt32LE(scriptAt + scriptLen));
 }
 
 /**
- * Parses a buffer that holds exactly one transaction.
+ * The same transaction parsed again in detail mode: every input with its script, sequence and
+ * witness (tx.details). For serving one transaction; the sync never pays for it.
+ * @param {Tx} tx
+ * @returns {Tx} a new Tx over the same bytes, with `details` set
+ */
+function parseTxDetail(tx) {
+  if (tx.details) return tx;
+  return parseTx(tx.buf, tx.offset, tx.offset + tx.size, tx.coinbase, true, tx.txid);
+}
+
+/**
+ * Parses a buffer that holds exactly one transaction (a node's getrawtransaction, say). A
+ * coinbase is recognised by its single input spending the null outpoint.
  * @param {Buffer} buf
+ * @param {{detail?: boolean}} [opts] detail: as parseTx
  * @returns {Tx}
  */
-function parseTransaction(buf) {
-  const tx = parseTx(buf, 0, buf.length, false);
+function parseTransaction(buf, opts = {}) {
+  const at = buf.length > 6 && buf[4] === 0 && buf[5] === 1 ? 6 : 4;
+  const coinbase = buf.length >= at + 37 && buf[at] === 1 && isNullOutpoint(buf, at + 1);
+  const tx = parseTx(buf, 0, buf.length, coinbase, Boolean(opts.detail));
   if (tx.size !== buf.length) {
     throw new ParseError('ERR_TRAILING_BYTES', `${buf.length - tx.size} bytes follow the transaction`, { offset: tx.size });
   }
   return tx;
 }
 
-module.exports = { parseTx, parseTransaction, readVarint, Tx, TxInput, TxOutput, MAX_MONEY };
+module.exports = { parseTx, parseTxDetail, parseTransaction, readVarint, Tx, TxInput, TxInputDetail, TxOutput, MAX_MONEY };

@@ -4,6 +4,9 @@ const os = require('node:os');
 const { UsageError } = require('../errors');
 const { getNetwork } = require('../chain/networks');
 const { LIMITS } = require('../api/validate');
+const { DEFAULTS: COMPRESSION, ENCODINGS } = require('../api/compress');
+const { logOptions, logUsage, logSettings, errorFields } = require('../ops/log');
+const { LIMITS: ELECTRUM } = require('../electrum/limits');
 
 const usage = `usage: addrindex serve --datadir DIR [options]
 
@@ -23,7 +26,33 @@ and exits 0; a worker that dies is replaced.
   --port N             listen port (default 3000; 0 picks a free port)
   --timeout-ms N       a request not answered within N ms gets 503 (default ${LIMITS.requestTimeoutMs})
   --grace-ms N         on shutdown, wait up to N ms for requests in flight (default 10000)
-`;
+
+Operations (see docs/DEPLOY.md): GET /health (the process is up), GET /ready (index open, tip
+known, lag under --max-lag), GET /metrics (Prometheus, every worker merged by the primary).
+  --blocks-dir DIR     the node's blocks dir: its best chain's tip is the node's tip, read every
+                       --poll-ms, for the lag in /ready, /api/v1/status and the metrics. Without it
+                       the lag is unknown and /ready checks only that the index is open with a tip
+  --poll-ms N          how often the node's tip is read (default 2000)
+  --max-lag N          /ready answers 503 when the index is more than N blocks behind the node
+                       (default 3; needs --blocks-dir)
+  --compression LIST   content encodings offered, preferred first: br,gzip (default) | gzip | br | off
+  --compress-min-bytes N  answers smaller than N bytes are never compressed (default ${COMPRESSION.minBytes})
+  --rate-limit N       at most N requests per client per window, then 429 (default: no limit).
+                       Counted per worker process: see docs/API.md
+  --rate-window-s N    the rate limit's window in seconds (default 60)
+  --trust-proxy        the client is the last X-Forwarded-For address (behind one reverse proxy)
+  --cors-origin O      let browser pages from origin O read the API ('*': any page); repeatable
+
+Electrum protocol 1.4 (off unless a port is given), served by the same workers:
+  --electrum-port N          plain TCP (50001 is the custom; 0 picks a free port)
+  --electrum-tls-port N      TLS (50002 is the custom), with --tls-cert and --tls-key
+  --tls-cert FILE            PEM certificate (chain) for --electrum-tls-port
+  --tls-key FILE             PEM private key for --electrum-tls-port
+  (--blocks-dir, above, is where Electrum reads raw transactions: required with an Electrum port)
+  --electrum-max-history N   longer histories (and unspent lists) get an error instead of an
+                             answer (default ${ELECTRUM.maxHistory}, Fulcrum's)
+  --electrum-poll-ms N       how often each worker looks for new blocks to notify (default ${ELECTRUM.pollMs})
+${logUsage}`;
 
 const options = {
   datadir: { type: 'string' },
@@ -35,6 +64,22 @@ const options = {
   port: { type: 'string', default: '3000' },
   'timeout-ms': { type: 'string' },
   'grace-ms': { type: 'string' },
+  'blocks-dir': { type: 'string' },
+  'poll-ms': { type: 'string' },
+  'max-lag': { type: 'string' },
+  compression: { type: 'string' },
+  'compress-min-bytes': { type: 'string' },
+  'rate-limit': { type: 'string' },
+  'rate-window-s': { type: 'string' },
+  'trust-proxy': { type: 'boolean', default: false },
+  'cors-origin': { type: 'string', multiple: true },
+  ...logOptions,
+  'electrum-port': { type: 'string' },
+  'electrum-tls-port': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'electrum-max-history': { type: 'string' },
+  'electrum-poll-ms': { type: 'string' },
 };
 
 function intValue(values, name, min, max, def) {
@@ -47,9 +92,43 @@ function intValue(values, name, min, max, def) {
 }
 
 /**
+ * The Electrum part of the configuration: null when no Electrum port is given.
+ * @returns {{port: number|null, tlsPort: number|null, tlsCert?: string, tlsKey?: string, blocksDir: string,
+ *   maxHistory: number, pollMs: number}|null}
+ */
+function electrumConfig(values) {
+  const port = intValue(values, 'electrum-port', 0, 65535, null);
+  const tlsPort = intValue(values, 'electrum-tls-port', 0, 65535, null);
+  const dependent = ['tls-cert', 'tls-key', 'electrum-max-history', 'electrum-poll-ms'].filter((k) => values[k] !== undefined);
+  if (port === null && tlsPort === null) {
+    if (dependent.length) throw new UsageError('ERR_USAGE', `--${dependent[0]} goes with --electrum-port or --electrum-tls-port\n${usage}`);
+    return null;
+  }
+  if (tlsPort !== null && (!values['tls-cert'] || !values['tls-key'])) {
+    throw new UsageError('ERR_USAGE', `--electrum-tls-port needs --tls-cert and --tls-key\n${usage}`);
+  }
+  if (tlsPort === null && (values['tls-cert'] || values['tls-key'])) {
+    throw new UsageError('ERR_USAGE', `--tls-cert and --tls-key go with --electrum-tls-port\n${usage}`);
+  }
+  if (!values['blocks-dir']) {
+    throw new UsageError('ERR_USAGE', 'the Electrum server needs --blocks-dir: the index keeps no block headers or ' +
+      `transactions yet, and Electrum clients ask for both\n${usage}`);
+  }
+  return {
+    port,
+    tlsPort,
+    tlsCert: values['tls-cert'],
+    tlsKey: values['tls-key'],
+    blocksDir: values['blocks-dir'],
+    maxHistory: intValue(values, 'electrum-max-history', 1, 25000000, ELECTRUM.maxHistory),
+    pollMs: intValue(values, 'electrum-poll-ms', 10, 600000, ELECTRUM.pollMs),
+  };
+}
+
+/**
  * The validated serve configuration from command-line values.
  * @returns {{store: string, datadir: string, mongodbUrl?: string, network?: string, workers: number,
- *   host: string, port: number, timeoutMs: number, graceMs: number}}
+ *   host: string, port: number, timeoutMs: number, graceMs: number, electrum: ReturnType<typeof electrumConfig>}}
  */
 function serveConfig(values) {
   const store = values.store;
@@ -67,6 +146,41 @@ function serveConfig(values) {
     port: intValue(values, 'port', 0, 65535, 3000),
     timeoutMs: intValue(values, 'timeout-ms', 100, 600000, LIMITS.requestTimeoutMs),
     graceMs: intValue(values, 'grace-ms', 0, 600000, 10000),
+    ...opsConfig(values),
+    electrum: electrumConfig(values),
+  };
+}
+
+/** The operations half of the serve configuration (node tip, compression, limits, CORS, logs). */
+function opsConfig(values) {
+  const blocksDir = values['blocks-dir'];
+  if (!blocksDir && values['max-lag'] !== undefined) {
+    throw new UsageError('ERR_USAGE', `--max-lag needs --blocks-dir: without the node's tip the lag is unknown\n${usage}`);
+  }
+  const compression = values.compression === undefined ? COMPRESSION.encodings.join(',') : values.compression;
+  const encodings = compression === 'off' ? [] : compression.split(',').map((e) => e.trim());
+  if (!encodings.every((e) => ENCODINGS.includes(e)) || new Set(encodings).size !== encodings.length || (compression !== 'off' && !encodings.length)) {
+    throw new UsageError('ERR_USAGE', `--compression must be "off" or a list of ${ENCODINGS.join(', ')}, got "${compression}"\n${usage}`);
+  }
+  const limit = intValue(values, 'rate-limit', 1, 1e9, undefined);
+  if (limit === undefined && (values['rate-window-s'] !== undefined || values['trust-proxy'])) {
+    throw new UsageError('ERR_USAGE', `--rate-window-s and --trust-proxy go with --rate-limit\n${usage}`);
+  }
+  const origins = values['cors-origin'] || [];
+  for (const o of origins) {
+    if (o !== '*' && !/^https?:\/\/[^/\s]+\/?$/.test(o)) {
+      throw new UsageError('ERR_USAGE', `--cors-origin must be "*" or an origin such as https://explorer.example, got "${o}"\n${usage}`);
+    }
+  }
+  return {
+    blocksDir,
+    pollMs: intValue(values, 'poll-ms', 10, 3600000, 2000),
+    maxLag: blocksDir ? intValue(values, 'max-lag', 0, 1e6, 3) : undefined,
+    compression: { encodings, minBytes: intValue(values, 'compress-min-bytes', 0, 1 << 30, COMPRESSION.minBytes) },
+    rateLimit: limit === undefined ? undefined
+      : { limit, windowMs: 1000 * intValue(values, 'rate-window-s', 1, 86400, 60), trustProxy: Boolean(values['trust-proxy']) },
+    cors: origins,
+    log: { format: values['log-format'], level: values['log-level'] },
   };
 }
 
@@ -78,8 +192,23 @@ function serveConfig(values) {
  * @returns {Promise<number>} exit code
  */
 async function serve(cfg, io, hooks = {}) {
+  const { createLogger } = require('../ops/log');
+  const logs = logSettings(cfg.log ? { 'log-format': cfg.log.format, 'log-level': cfg.log.level } : {}, io.stdout);
+  const logger = createLogger({ ...logs, dest: io.stdout === process.stdout ? 1 : io.stdout });
+  try {
+    return await serveWith(cfg, io, hooks, logs, logger);
+  } catch (err) {
+    logger.fatal(errorFields(err), 'serve failed');
+    throw err;
+  }
+}
+
+async function serveWith(cfg, io, hooks, logs, logger) {
   const { readStrategy, openReadStore } = require('../cluster/stores');
   const { ClusterPrimary } = require('../cluster/primary');
+  const { PrimaryOps } = require('../cluster/ops');
+  const { Metrics } = require('../ops/metrics');
+  const { NodeTipWatcher, blocksDirTip } = require('../ops/node-tip');
   const strategy = readStrategy(cfg.store);
 
   // Open once here before forking: a missing or foreign index fails with one clear error
@@ -97,6 +226,26 @@ async function serve(cfg, io, hooks = {}) {
   } finally {
     if (!keep) await store.close();
   }
+  if (cfg.electrum) checkElectrum(cfg.electrum);
+
+  const say = (msg) => io.stderr.write(`addrindex serve: ${msg}\n`);
+  const metrics = new Metrics({ scope: 'primary' });
+  metrics.nodeTip.set(-1);
+  // The node's tip: read once before forking (a wrong --blocks-dir fails here, clearly),
+  // then every --poll-ms; the workers get each new tip.
+  let watcher = null;
+  let nodeReader = null;
+  if (cfg.blocksDir) {
+    nodeReader = blocksDirTip({ dir: cfg.blocksDir, network: network.name });
+    try {
+      await nodeReader.read();
+    } catch (err) {
+      await nodeReader.close();
+      if (keep) await store.close();
+      throw err;
+    }
+    watcher = new NodeTipWatcher({ read: nodeReader.read, pollMs: cfg.pollMs, metrics, logger, say });
+  }
 
   const primary = new ClusterPrimary({
     workers: cfg.workers,
@@ -104,14 +253,32 @@ async function serve(cfg, io, hooks = {}) {
     worker: {
       store: cfg.store, strategy, datadir: cfg.datadir, mongodbUrl: cfg.mongodbUrl, network: network.name,
       host: cfg.host, port: cfg.port, timeoutMs: cfg.timeoutMs, graceMs: cfg.graceMs,
+      logJson: logs.json, logLevel: logs.level, nodeConfigured: Boolean(watcher), maxLag: cfg.maxLag,
+      compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors, electrum: cfg.electrum,
     },
   });
-  const say = (msg) => io.stderr.write(`addrindex serve: ${msg}\n`);
-  primary.on('listening', (w) => say(`worker ${w.process.pid} listening`));
-  primary.on('fatal', (w, e) => say(`worker ${w.process.pid} could not start: ${e.message}${e.code ? ` [${e.code}]` : ''}`));
+  const ops = new PrimaryOps(primary, metrics);
+  if (watcher) {
+    watcher.on('tip', (t) => {
+      ops.setNodeTip(t);
+      logger.debug({ nodeTip: t }, 'node tip');
+    });
+    await watcher.start();
+  }
+  primary.on('listening', (w) => {
+    say(`worker ${w.process.pid} listening`);
+    logger.info({ worker: w.process.pid }, 'worker listening');
+  });
+  primary.on('fatal', (w, e) => {
+    say(`worker ${w.process.pid} could not start: ${e.message}${e.code ? ` [${e.code}]` : ''}`);
+    logger.error({ worker: w.process.pid, code: e.code, error: e.message }, 'worker could not start');
+  });
   primary.on('exit', (w, code, signal, delay) => {
     const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
     say(delay === null ? `worker ${w.process.pid} ${how}` : `worker ${w.process.pid} ${how}; starting a replacement${delay ? ` in ${delay} ms` : ''}`);
+    const fields = { worker: w.process.pid, code, signal, replacementInMs: delay };
+    if (delay === null) logger.info(fields, 'worker exited');
+    else logger.warn(fields, 'worker died; starting a replacement');
   });
 
   let stopRequested = null;
@@ -121,6 +288,7 @@ async function serve(cfg, io, hooks = {}) {
     signals++;
     if (signals === 1) {
       say(`${sig}: draining requests in flight (again to stop at once)`);
+      logger.info({ signal: sig }, 'draining requests in flight');
       stopRequested();
     } else {
       for (const pid of primary.pids()) process.kill(pid, 'SIGKILL');
@@ -139,18 +307,56 @@ async function serve(cfg, io, hooks = {}) {
     }
     const host = address.address.includes(':') ? `[${address.address}]` : address.address;
     const url = `http://${host}:${address.port}`;
-    io.stdout.write(`addrindex serve: ${network.name} index, ${tip ? `tip ${tip.height} ${tip.hash}` : 'empty'}; ` +
+    // The banner is for people and scripts reading the URL; with the JSON log on stdout it goes
+    // to stderr, so stdout holds nothing but JSON lines.
+    (logs.json ? io.stderr : io.stdout).write(`addrindex serve: ${network.name} index, ${tip ? `tip ${tip.height} ${tip.hash}` : 'empty'}; ` +
       `${cfg.workers} worker${cfg.workers === 1 ? '' : 's'} (${cfg.store}, ${strategy === 'forward' ? 'reads forwarded to this process' : 'read-only'}) ` +
       `listening on ${url}\n`);
-    if (hooks.onReady) hooks.onReady({ url, network: network.name, tip });
+    const electrum = address.electrum || null;
+    if (electrum) {
+      const at = (a) => `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
+      const ports = [electrum.tcp && `tcp ${at(electrum.tcp)}`, electrum.tls && `tls ${at(electrum.tls)}`].filter(Boolean);
+      (logs.json ? io.stderr : io.stdout).write(`addrindex serve: electrum ${ports.join(', ')} (transactions from ${cfg.electrum.blocksDir})\n`);
+    }
+    logger.info({
+      url, network: network.name, tip: tip ? { height: tip.height, hash: tip.hash } : null, workers: cfg.workers, store: cfg.store,
+      nodeTip: watcher ? watcher.tip : undefined, electrum: electrum || undefined,
+    }, 'serving');
+    if (hooks.onReady) hooks.onReady({ url, network: network.name, tip, electrum });
     await stopped;
     await primary.stop();
     if (keep) await store.close();
     say('stopped');
+    logger.info('stopped');
     return 0;
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+    if (watcher) watcher.stop();
+    if (nodeReader) await nodeReader.close();
+  }
+}
+
+/**
+ * Before forking: the certificate and key load, so a mistake is one clear error instead of
+ * one per worker. (A blocks dir that does not read fails the first worker's start, with its
+ * error: checking it here would scan it once more.)
+ */
+function checkElectrum(e) {
+  if (e.tlsPort === null) return;
+  const fs = require('node:fs');
+  const tls = require('node:tls');
+  let pem;
+  try {
+    pem = { cert: fs.readFileSync(e.tlsCert), key: fs.readFileSync(e.tlsKey) };
+  } catch (err) {
+    throw new UsageError('ERR_TLS_FILES', `cannot read the TLS certificate or key: ${err.message}`);
+  }
+  try {
+    tls.createSecureContext(pem);
+  } catch (err) {
+    throw new UsageError('ERR_TLS_FILES',
+      `--tls-cert ${e.tlsCert} and --tls-key ${e.tlsKey} do not load as a PEM certificate and its key: ${err.message}`);
   }
 }
 

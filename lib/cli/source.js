@@ -36,10 +36,11 @@ const sourceUsage = `  --blocks-dir DIR     the node's blocks directory (holds b
  * @param {string} [opts.command='sync'] for messages
  * @param {NodeJS.ProcessEnv} [opts.env=process.env]
  * @param {AbortSignal} [opts.signal] stops RPC retries
- * @param {(line: string) => void} [opts.log] told when the node stops answering (retries)
+ * @param {(line: string) => void} [opts.log] told when the node stops answering (retries; at most one line per 10 s)
+ * @param {(code: string) => void} [opts.onNodeError] told of every failed call of the node that is retried
  * @returns {{scan: Function, tip: Function, hashAt: Function, blocks: Function, close: Function}}
  */
-function openSource(values, network, { command = 'sync', env = process.env, signal, log } = {}) {
+function openSource(values, network, { command = 'sync', env = process.env, signal, log, onNodeError } = {}) {
   const { resolveEndpoint } = require('../node/endpoint');
   const endpoint = resolveEndpoint({
     rpcUrl: values['rpc-url'], rpcCookie: values['rpc-cookie'], rpcHost: values['rpc-host'], network, env,
@@ -60,12 +61,13 @@ function openSource(values, network, { command = 'sync', env = process.env, sign
   const client = NodeClient.fromEndpoint(endpoint, {
     retryMs: retry === undefined ? undefined : retry * 1000,
     signal,
-    onRetry: log && (({ error, what }) => {
+    onRetry: ({ error, what }) => {
+      if (onNodeError) onNodeError(error.code || error.name);
       // one line per outage, not one per request in flight
-      if (Date.now() - lastLog < 10000) return;
+      if (!log || Date.now() - lastLog < 10000) return;
       lastLog = Date.now();
       log(`the node at ${endpoint.display} does not answer ${what}: ${error.message}; retrying for up to ${retry === undefined ? 60 : retry} s`);
-    }),
+    },
   });
   if (dir) {
     const { CombinedSource } = require('../sources/combined');

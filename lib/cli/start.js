@@ -6,6 +6,7 @@ const path = require('node:path');
 const { SourceError } = require('../errors');
 const { getNetwork } = require('../chain/networks');
 const { serve, serveConfig } = require('./serve');
+const { logOptions, logUsage } = require('../ops/log');
 
 const DATA = path.join(__dirname, '..', '..', 'test', 'fixtures', 'mainnet', 'blk-first-439.dat');
 const TIP = { height: 438, hash: '0000000025c6b644f8add734be7e666fa4afa43ca0204d623a0c0b1fd2104c7a' };
@@ -26,13 +27,14 @@ Ctrl-C stops it.
   --host ADDR          listen address (default 127.0.0.1)
   --port N             listen port (default 3000)
   --workers N          HTTP worker processes (default: one per core)
-`;
+${logUsage}`;
 
 const options = {
   datadir: { type: 'string', default: path.join('data', 'mainnet-439') },
   host: { type: 'string', default: '127.0.0.1' },
   port: { type: 'string', default: '3000' },
   workers: { type: 'string' },
+  ...logOptions,
 };
 
 /**

@@ -5,6 +5,7 @@ const { BATCH_DEFAULTS, batchLimits } = require('../sync/batch');
 const { intOption, indexLocation, resolveNetwork, storeOptions } = require('./datadir');
 const { openIndex } = require('../stores');
 const { sourceOptions, sourceUsage, openSource } = require('./source');
+const { logOptions, logUsage, logSettings, errorFields } = require('../ops/log');
 
 const usage = `usage: addrindex sync (--blocks-dir DIR | --rpc-url URL | --rpc-cookie FILE) (--datadir DIR | --store mongo --mongodb-url URL)
                       [--network NET] [options]
@@ -30,8 +31,12 @@ ${sourceUsage}  --datadir DIR        where the index lives (created when missing
   --batch-mb N         raw block megabytes per commit, at most (default ${BATCH_DEFAULTS.maxBytes / 1048576})
   --batch-ms N         milliseconds a batch may collect blocks before it commits (default ${BATCH_DEFAULTS.maxMs})
   --threads N          parse worker threads (default: one per core but one; 0 parses on the main thread)
-  --quiet              no progress output
-`;
+  --quiet              no progress output on stderr (the JSON log, when on, still has it)
+  --metrics-port N     serve Prometheus metrics on this port at /metrics, and /health (blocks and
+                       txs per second, batch and commit times, reorgs, tips and lag, node errors;
+                       see docs/DEPLOY.md); 0 picks a free port, printed on stderr
+  --metrics-host ADDR  the metrics listen address (default 127.0.0.1)
+${logUsage}`;
 
 const options = {
   ...sourceOptions,
@@ -44,9 +49,24 @@ const options = {
   'batch-ms': { type: 'string' },
   threads: { type: 'string' },
   quiet: { type: 'boolean', default: false },
+  'metrics-port': { type: 'string' },
+  'metrics-host': { type: 'string', default: '127.0.0.1' },
+  ...logOptions,
 };
 
 async function run(positionals, values, io) {
+  const { createLogger } = require('../ops/log');
+  const logger = createLogger({ ...logSettings(values, io.stdout), dest: io.stdout === process.stdout ? 1 : io.stdout });
+  try {
+    return await sync(positionals, values, io, logger);
+  } catch (err) {
+    // the JSON log says why the process stopped, like stderr's one line does
+    logger.fatal(errorFields(err), 'sync failed');
+    throw err;
+  }
+}
+
+async function sync(positionals, values, io, logger) {
   if (positionals.length) throw new UsageError('ERR_USAGE', `sync takes no positional arguments (see "addrindex sync --help")`);
   const location = indexLocation(values, 'sync');
   const batchMb = intOption(values, 'batch-mb', 1);
@@ -58,6 +78,8 @@ async function run(positionals, values, io) {
   const undoDepth = intOption(values, 'undo-depth', 0);
   const threads = intOption(values, 'threads', 0);
   const pollMs = intOption(values, 'poll-ms', 1);
+  const metricsPort = intOption(values, 'metrics-port', 0);
+  if (metricsPort !== undefined && metricsPort > 65535) throw new UsageError('ERR_USAGE', `--metrics-port must be at most 65535, got ${metricsPort}`);
 
   // Everything that can be checked without writing is checked first: a wrong network, an
   // unreadable blocks dir or an unreachable node must not leave a fresh, empty datadir behind.
@@ -66,13 +88,27 @@ async function run(positionals, values, io) {
   const say = (line) => {
     if (!values.quiet) io.stderr.write(`${io.stderr.isTTY ? '\n' : ''}${line}\n`);
   };
-  const source = openSource(values, network, { env: io.env || process.env, signal: controller.signal, log: say });
+  let metrics = null;
+  const source = openSource(values, network, {
+    env: io.env || process.env,
+    signal: controller.signal,
+    log: (line) => {
+      say(line);
+      logger.warn(line);
+    },
+    // every failed call of the node, retries included (docs/DEPLOY.md, node errors)
+    onNodeError: (code) => {
+      if (metrics) metrics.nodeErrors.inc({ code });
+    },
+  });
   let store = null;
+  let metricsServer = null;
   let signals = 0;
   const onSignal = (sig) => {
     signals++;
     if (signals === 1) {
       say(`${sig}: stopping after the batch being committed (again to stop now)`);
+      logger.info({ signal: sig }, 'stopping after the batch being committed');
       controller.abort();
     } else {
       // the index is crash-safe: stopping mid-batch only loses that batch's work
@@ -82,6 +118,15 @@ async function run(positionals, values, io) {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
+    if (metricsPort !== undefined) {
+      // before anything is written: a port in use fails the command with nothing created
+      const { Metrics } = require('../ops/metrics');
+      metrics = new Metrics({ scope: 'sync' });
+      const { startMetricsServer } = require('../ops/metrics-server');
+      metricsServer = await startMetricsServer({ metrics, host: values['metrics-host'], port: metricsPort });
+      io.stderr.write(`metrics on ${metricsServer.url}/metrics\n`);
+      logger.info({ url: `${metricsServer.url}/metrics` }, 'serving metrics');
+    }
     try {
       await source.scan();
     } catch (err) {
@@ -91,17 +136,32 @@ async function run(positionals, values, io) {
     store = await openIndex({ ...location, network, undoDepth, readOnly: false });
     const { SyncService } = require('../sync/service');
     const { ProgressReporter } = require('../sync/progress');
+    const { syncLog } = require('../ops/sync-log');
     const reporter = values.quiet ? null : new ProgressReporter({ stream: io.stderr, follow: values.follow });
+    const jsonLog = syncLog(logger);
+    const observers = [jsonLog];
+    if (reporter) observers.push(reporter);
+    if (metrics) {
+      const { syncMetrics } = require('../ops/sync-metrics');
+      const { watchIndex } = require('../ops/index-metrics');
+      // addrindex_node_errors_total is fed by a node source (see docs/DEPLOY.md, metrics)
+      const fed = syncMetrics(metrics);
+      watchIndex(metrics, store, fed.nodeTip);
+      observers.push(fed);
+    }
+    logger.info({ network: network.name, store: location.store, follow: values.follow }, 'sync starting');
     const service = new SyncService({
       source, store, network, batch, threads, pollMs, undoDepth,
-      onProgress: reporter ? (p) => reporter.update(p) : undefined,
+      onProgress: (p) => { for (const o of observers) o.update(p); },
     });
     const summary = await service.run({ follow: values.follow, signal: controller.signal });
     if (reporter) reporter.finish(summary);
+    jsonLog.finish(summary);
     return 0;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    if (metricsServer) await metricsServer.close();
     await source.close();
     if (store) await store.close();
   }

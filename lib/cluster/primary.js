@@ -19,15 +19,16 @@ const MAX_BACKOFF_MS = 30000;
  * listening port), replaces a worker that dies, and on stop() drains them: each stops
  * accepting, answers its requests in flight and exits; the primary resolves when all have.
  *
- * Events: 'listening' (worker, address), 'exit' (worker, code, signal, replacedInMs|null),
- * 'fatal' (worker, error) — a worker that could not start.
+ * Events: 'fork' (worker, {replacement}), 'listening' (worker, address),
+ * 'exit' (worker, code, signal, replacedInMs|null), 'fatal' (worker, error) — a worker that
+ * could not start.
  */
 class ClusterPrimary extends EventEmitter {
   /**
    * @param {object} opts
    * @param {number} [opts.workers] default: one per core
    * @param {object} opts.worker configuration each worker receives (JSON): store, strategy,
-   *   datadir, network, mongodbUrl, host, port, timeoutMs, graceMs
+   *   datadir, network, mongodbUrl, host, port, timeoutMs, graceMs, electrum
    * @param {import('../stores/abstract').AbstractStore} [opts.store] the open store the
    *   primary answers forwarded reads from (strategy 'forward')
    * @param {'rr'|'none'} [opts.scheduling] who spreads connections: the primary, round robin
@@ -48,7 +49,8 @@ class ClusterPrimary extends EventEmitter {
 
   /**
    * Forks the workers and resolves once every one listens.
-   * @returns {Promise<{address: string, port: number}>} the shared listening address
+   * @returns {Promise<{address: string, port: number, electrum?: {tcp: object|null, tls: object|null}}>}
+   *   the shared listening address (and the Electrum ones, when configured)
    * @throws the first worker's startup error (the others are stopped)
    */
   async start() {
@@ -68,17 +70,21 @@ class ClusterPrimary extends EventEmitter {
     }
   }
 
-  /** @returns {import('node:cluster').Worker} */
-  spawn() {
+  /**
+   * @param {boolean} [replacement] it replaces a worker that died
+   * @returns {import('node:cluster').Worker}
+   */
+  spawn(replacement = false) {
     const worker = cluster.fork({ ADDRINDEX_WORKER: JSON.stringify(this.config) });
     worker.startedAt = Date.now();
     this.workers.add(worker);
+    this.emit('fork', worker, { replacement });
     if (this.config.strategy === 'forward') serveStore(worker, this.store);
     worker.on('message', (msg) => {
       if (!msg) return;
       if (msg.type === MSG.listening) {
         worker.listening = true;
-        this.emit('listening', worker, msg.address);
+        this.emit('listening', worker, msg.electrum ? { ...msg.address, electrum: msg.electrum } : msg.address);
       } else if (msg.type === MSG.fatal) {
         worker.fatal = msg.error;
         this.emit('fatal', worker, msg.error);
@@ -121,7 +127,7 @@ class ClusterPrimary extends EventEmitter {
     if (!this.started) return; // start() fails instead, with this worker's error
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      if (!this.stopping) this.spawn();
+      if (!this.stopping) this.spawn(true);
     }, this.backoff);
     this.timers.add(timer);
   }
@@ -148,6 +154,14 @@ class ClusterPrimary extends EventEmitter {
     clearTimeout(timer);
     for (const w of this.workers) w.process.kill('SIGKILL');
     if (this.workers.size) await allExited;
+  }
+
+  /**
+   * Sends a message to every worker that is connected.
+   * @param {object} msg
+   */
+  broadcast(msg) {
+    for (const w of this.workers) if (w.isConnected()) w.send(msg);
   }
 
   /** Process ids of the live workers. */

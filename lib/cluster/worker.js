@@ -3,27 +3,46 @@
 /**
  * One HTTP worker of `addrindex serve`, started by lib/cluster/primary.js with node:cluster.
  * It opens the store for reading (or forwards to the primary), serves the API on the shared
- * port, and on shutdown drains: stops accepting, answers what is in flight, closes the store,
- * exits 0. Its configuration arrives in the ADDRINDEX_WORKER environment variable (JSON).
+ * port (and the Electrum protocol on its shared ports when configured), and on shutdown
+ * drains: stops accepting, answers what is in flight, closes the store, exits 0. Its
+ * configuration arrives in the ADDRINDEX_WORKER environment variable (JSON).
  */
 
 const { ApiApp, createServer, closeGracefully } = require('../api/server');
+const { Metrics } = require('../ops/metrics');
+const { createLogger } = require('../ops/log');
 const { ForwardedStore } = require('./forward');
 const { openReadStore } = require('./stores');
+const { WorkerOps } = require('./ops');
 const { MSG } = require('./messages');
+const { startElectrum } = require('./electrum');
+
+const config = JSON.parse(process.env.ADDRINDEX_WORKER || '{}');
+const logger = createLogger({ json: Boolean(config.logJson), level: config.logLevel }).child({ worker: process.pid });
 
 function log(msg) {
   process.stderr.write(`addrindex worker ${process.pid}: ${msg}\n`);
 }
 
 async function main() {
-  const config = JSON.parse(process.env.ADDRINDEX_WORKER || '{}');
+  // listening for the primary's messages from the start: a node tip sent early is kept
+  const metrics = new Metrics({ scope: 'api' });
+  const ops = new WorkerOps(metrics);
+  let nodeTip = null;
+  ops.onNodeTip = (tip) => { nodeTip = tip; };
   let store = null;
   let server = null;
   let app = null;
+  let electrum = null;
   try {
     store = config.strategy === 'forward' ? new ForwardedStore(process) : await openReadStore(config);
-    app = new ApiApp({ store, network: config.network, storeKind: config.store, timeoutMs: config.timeoutMs, log });
+    app = new ApiApp({
+      store, network: config.network, storeKind: config.store, timeoutMs: config.timeoutMs, log, logger,
+      metrics, scrape: ops.scrape, nodeConfigured: Boolean(config.nodeConfigured), maxLag: config.maxLag,
+      compression: config.compression, rateLimit: config.rateLimit, cors: config.cors,
+    });
+    app.setNodeTip(nodeTip);
+    ops.onNodeTip = (tip) => app.setNodeTip(tip);
     server = createServer(app);
     await new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -32,7 +51,9 @@ async function main() {
         resolve();
       });
     });
+    if (config.electrum) electrum = await startElectrum(config, store, log);
   } catch (err) {
+    if (electrum) await electrum.close().catch(() => {});
     if (store) await store.close().catch(() => {});
     process.send({ type: MSG.fatal, error: { name: err.name, code: err.code, message: err.message } }, () => process.exit(1));
     return;
@@ -41,10 +62,11 @@ async function main() {
   let stopping = null;
   const stop = () => {
     if (stopping) return;
-    stopping = closeGracefully(server, app, config.graceMs)
+    stopping = Promise.all([closeGracefully(server, app, config.graceMs), electrum && electrum.close()])
       .then(() => store.close())
       .then(() => process.exit(0), (err) => {
         log(`shutdown failed: ${err && err.stack ? err.stack : err}`);
+        logger.error({ err }, 'shutdown failed');
         process.exit(1);
       });
   };
@@ -53,11 +75,12 @@ async function main() {
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   process.on('disconnect', stop);
-  process.send({ type: MSG.listening, address: server.address() });
+  process.send({ type: MSG.listening, address: server.address(), electrum: electrum && electrum.addresses });
 }
 
 process.on('uncaughtException', (err) => {
   log(`uncaught exception, exiting (the primary starts a replacement): ${err && err.stack ? err.stack : err}`);
+  logger.fatal({ err }, 'uncaught exception, exiting (the primary starts a replacement)');
   process.exit(1);
 });
 

@@ -16,7 +16,7 @@ const { PAGE_ENTRIES, INLINE_UTXOS, MAX_TXNUM, sealedCount, utxosInline } = requ
  * version changes when its value bytes change; decoders read exactly this version.
  */
 const VERSION = Object.freeze({
-  meta: 1, tip: 1, block: 1, txids: 1, tx: 2, outputs: 1, account: 1, page: 1, utxo: 1, undo: 1,
+  meta: 1, tip: 1, block: 2, blockHash: 1, locator: 1, txids: 2, tx: 2, outputs: 2, account: 1, page: 1, utxo: 1, undo: 1, touched: 1,
 });
 
 /** TxNums in one txids row. */
@@ -77,64 +77,177 @@ function decodeTip(buf) {
 // blocks and txids
 
 /**
- * @param {import('./io').Writer} w
- * @param {Uint8Array} hash internal order
- * @param {number} firstTxNum
- * @param {number} txCount
- * @param {number} time
+ * A block row (format 2): its hash, its 80 header bytes, its TxNums, size and weight.
+ * @typedef {object} BlockRow
+ * @property {Buffer} hash       32 bytes, internal order
+ * @property {Buffer} header     80 bytes (a view into the row)
+ * @property {number} firstTxNum
+ * @property {number} txCount
+ * @property {number} time       from the header
+ * @property {number} size       serialized bytes
+ * @property {number} weight     BIP141
  */
-function encodeBlock(w, hash, firstTxNum, txCount, time) {
+
+/**
+ * @param {import('./io').Writer} w
+ * @param {{hash: Uint8Array, header: Uint8Array, firstTxNum: number, txCount: number, size: number, weight: number}} b
+ */
+function encodeBlock(w, b) {
   w.begin();
   w.u8(VERSION.block);
-  w.bytes(hash);
-  w.varint(firstTxNum);
-  w.varint(txCount);
-  w.varint(time);
+  w.bytes(b.hash);
+  w.bytes(b.header);
+  w.varint(b.firstTxNum);
+  w.varint(b.txCount);
+  w.varint(b.size);
+  w.varint(b.weight);
+  return w.end();
+}
+
+/**
+ * @param {Uint8Array} buf
+ * @returns {BlockRow}
+ */
+function decodeBlock(buf) {
+  const r = openValue(buf, 'block', VERSION.block);
+  const hash = r.copy(32);
+  const at = r.skip(80);
+  const header = r.buf.subarray(at, at + 80);
+  const firstTxNum = r.varint();
+  const txCount = r.varint();
+  const size = r.varint();
+  const weight = r.varint();
+  r.done();
+  if (txCount === 0) throw r.error('ERR_BAD_VALUE', 'a block with no transactions');
+  if (size < 80 + txCount * 10) throw r.error('ERR_BAD_VALUE', `${txCount} transactions cannot fit ${size} bytes`);
+  return { hash, header, firstTxNum, txCount, time: header.readUInt32LE(68), size, weight };
+}
+
+/**
+ * A locator row: where the blocks dir the sync read holds a block's bytes (blk file number
+ * and the offset of the block itself; its length is the block row's size).
+ * @param {import('./io').Writer} w
+ * @param {{file: number, offset: number}} l
+ */
+function encodeLocator(w, l) {
+  w.begin();
+  w.u8(VERSION.locator);
+  w.varint(l.file);
+  w.varint(l.offset);
+  return w.end();
+}
+
+/**
+ * @param {Uint8Array} buf
+ * @returns {{file: number, offset: number}}
+ */
+function decodeLocator(buf) {
+  const r = openValue(buf, 'locator', VERSION.locator);
+  const file = r.varint();
+  const offset = r.varint();
+  r.done();
+  if (file > 99999) throw r.error('ERR_BAD_VALUE', `blk file number ${file}`);
+  return { file, offset };
+}
+
+/**
+ * A block-hash row: the height of the block with that hash (the key holds the hash).
+ * @param {import('./io').Writer} w
+ * @param {number} height
+ */
+function encodeBlockHeight(w, height) {
+  w.begin();
+  w.u8(VERSION.blockHash);
+  w.varint(height);
   return w.end();
 }
 
 /** @param {Uint8Array} buf */
-function decodeBlock(buf) {
-  const r = openValue(buf, 'block', VERSION.block);
-  const hash = r.copy(32);
-  const firstTxNum = r.varint();
-  const txCount = r.varint();
-  const time = r.varint();
+function decodeBlockHeight(buf) {
+  const r = openValue(buf, 'block hash', VERSION.blockHash);
+  const h = r.varint();
   r.done();
-  if (txCount === 0) throw r.error('ERR_BAD_VALUE', 'a block with no transactions');
-  return { hash, firstTxNum, txCount, time };
+  if (h > 0xffffffff) throw r.error('ERR_BAD_VALUE', `height ${h}`);
+  return h;
 }
 
 /**
- * A txids row: the txids of TxNums [rowStart, rowStart + n), 32 bytes each, internal order.
+ * A txids row (format 2): the txids of TxNums [rowStart, rowStart + n), 32 bytes each,
+ * internal order, then each one's byte offset within its block (a varint each), so a
+ * transaction can be read alone from its block's bytes.
  * @param {import('./io').Writer} w
- * @param {Uint8Array|null} prior an existing row whose txids come first (a row filled over
+ * @param {Uint8Array|null} prior an existing row whose entries come first (a row filled over
  *   several batches), or null
  * @param {Uint8Array} txids
  * @param {number} from byte offset of the first new txid
  * @param {number} count new txids
+ * @param {ArrayLike<number>} offsets the new transactions' offsets, `count` of them from `offsetsFrom`
+ * @param {number} offsetsFrom
  */
-function encodeTxids(w, prior, txids, from, count) {
+function encodeTxids(w, prior, txids, from, count, offsets, offsetsFrom) {
+  const old = prior ? readTxidsRow(prior) : null;
   w.begin();
   w.u8(VERSION.txids);
-  if (prior) w.bytes(prior, 1, prior.length);
+  w.u8((old ? old.count : 0) + count);
+  if (old) w.bytes(prior, 2, 2 + 32 * old.count);
   w.bytes(txids, from, from + 32 * count);
+  if (old) for (let i = 0; i < old.count; i++) w.varint(old.offsets[i]);
+  for (let i = 0; i < count; i++) w.varint(offsets[offsetsFrom + i]);
   return w.end();
 }
 
 /**
- * Checks a txids row and says how many txids it holds (txid i is at bytes 1 + 32 i).
+ * A txids row's count, txids (txid i at bytes 2 + 32 i of the row) and offsets.
+ * @param {Uint8Array} buf
+ * @returns {{count: number, offsets: number[]}}
+ */
+function readTxidsRow(buf) {
+  const r = openValue(buf, 'txids', VERSION.txids);
+  const n = r.u8();
+  if (n < 1 || n > TXIDS_PER_ROW) throw r.error('ERR_BAD_VALUE', `${n} is not 1..${TXIDS_PER_ROW} txids`);
+  r.skip(32 * n);
+  const offsets = new Array(n);
+  for (let i = 0; i < n; i++) {
+    offsets[i] = r.varint();
+    if (offsets[i] < 81) throw r.error('ERR_BAD_VALUE', `a transaction at byte ${offsets[i]} of its block, inside the header`);
+  }
+  r.done();
+  return { count: n, offsets };
+}
+
+/**
+ * Checks a txids row's count byte and says how many txids it holds (txid i is at bytes
+ * 2 + 32 i): the cheap check of the hot paths; readTxidsRow reads the offsets too.
  * @param {Uint8Array} buf
  * @returns {number}
  */
 function txidsCount(buf) {
   const r = openValue(buf, 'txids', VERSION.txids);
-  const n = r.left() / 32;
-  if (n < 1 || n > TXIDS_PER_ROW || n !== Math.floor(n)) {
-    throw r.error('ERR_BAD_VALUE', `${r.left()} bytes is not 1..${TXIDS_PER_ROW} txids`);
+  const n = r.u8();
+  if (n < 1 || n > TXIDS_PER_ROW || r.left() < 32 * n + n) {
+    throw r.error('ERR_BAD_VALUE', `${r.left()} bytes is not ${n} txids and their offsets`);
   }
   return n;
 }
+
+/**
+ * A txids row cut to its first `keep` entries (a revert into the middle of a row).
+ * @param {import('./io').Writer} w
+ * @param {Uint8Array} row
+ * @param {number} keep 1..its count
+ */
+function truncateTxids(w, row, keep) {
+  const { offsets } = readTxidsRow(row);
+  w.begin();
+  w.u8(VERSION.txids);
+  w.u8(keep);
+  w.bytes(row, TXIDS_AT, TXIDS_AT + 32 * keep);
+  for (let i = 0; i < keep; i++) w.varint(offsets[i]);
+  return w.end();
+}
+
+/** Byte offset of the first txid in a txids row (txid i at TXIDS_AT + 32 i). */
+const TXIDS_AT = 2;
 
 // ---------------------------------------------------------------------------------------
 // transactions: txid prefix -> TxNums, and TxNum -> unspent indexed outputs
@@ -176,17 +289,21 @@ function decodeTxNums(buf) {
 }
 
 /**
- * The outputs of one transaction that are unspent and indexed, in vout order.
+ * The indexed outputs of one transaction: those unspent (vout, value, script hash) and those
+ * spent (vout, the spending TxNum and input), each in vout order.
  * @typedef {object} Outputs
  * @property {number} txNum
- * @property {number} count
+ * @property {number} count          unspent
  * @property {number[]} vouts
  * @property {number[]} values
- * @property {Buffer} scripthashes 32 bytes per output
+ * @property {Buffer} scripthashes   32 bytes per unspent output
+ * @property {{count: number, vouts: number[], txNums: number[], vins: number[]}} spent
+ *   vin -1: taken by a coinbase that reused the txid (BIP30), no input spent it
  */
 
 /**
- * Starts an outputs row of `count` outputs (at least one); add them with writeOutput, then w.end().
+ * Starts an outputs row with `count` unspent outputs; add them with writeOutput, then the
+ * spent ones with writeSpentHead/writeSpent, then endOutputs.
  * @param {import('./io').Writer} w
  * @param {number} count
  */
@@ -211,6 +328,28 @@ function writeOutput(w, prevVout, vout, value, shs, at) {
 }
 
 /**
+ * @param {import('./io').Writer} w
+ * @param {number} count spent outputs that follow
+ */
+function writeSpentHead(w, count) {
+  w.varint(count);
+}
+
+/**
+ * @param {import('./io').Writer} w
+ * @param {number} prevVout
+ * @param {number} vout
+ * @param {number} txNum the row's TxNum
+ * @param {number} spender the spending TxNum, above txNum
+ * @param {number} vin its input, -1 for none (BIP30)
+ */
+function writeSpent(w, prevVout, vout, txNum, spender, vin) {
+  w.varint(vout - prevVout - 1);
+  w.varint(spender - txNum - 1);
+  w.varint(vin + 1);
+}
+
+/**
  * Ends an outputs row: its stored form (compressed when the policy says so).
  * @param {import('./io').Writer} w
  * @returns {Buffer}
@@ -227,7 +366,6 @@ function endOutputs(w) {
 function decodeOutputs(buf, txNum) {
   const r = openValue(buf, 'outputs', VERSION.outputs, true);
   const count = r.count(r.varint(), 34);
-  if (count === 0) throw r.error('ERR_BAD_VALUE', 'an outputs row with no outputs');
   const vouts = new Array(count);
   const values = new Array(count);
   const scripthashes = Buffer.allocUnsafe(32 * count);
@@ -240,8 +378,20 @@ function decodeOutputs(buf, txNum) {
     const at = r.skip(32);
     scripthashes.set(r.buf.subarray(at, at + 32), 32 * i);
   }
+  const n = r.count(r.varint(), 3);
+  if (count + n === 0) throw r.error('ERR_BAD_VALUE', 'an outputs row with no outputs');
+  const spent = { count: n, vouts: new Array(n), txNums: new Array(n), vins: new Array(n) };
+  prev = -1;
+  for (let i = 0; i < n; i++) {
+    prev = prev + 1 + r.varint();
+    if (prev > 0xffffffff) throw r.error('ERR_BAD_VALUE', 'vout out of range');
+    spent.vouts[i] = prev;
+    spent.txNums[i] = txNum + 1 + r.varint();
+    spent.vins[i] = r.varint() - 1;
+    if (spent.txNums[i] > MAX_TXNUM || spent.vins[i] > 0xffffffff) throw r.error('ERR_BAD_VALUE', 'spender out of range');
+  }
   r.done();
-  return { txNum, count, vouts, values, scripthashes };
+  return { txNum, count, vouts, values, scripthashes, spent };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -498,12 +648,40 @@ function decodeUndo(buf) {
   return { count: n, txNums, vouts, values, shs, dups };
 }
 
+// ---------------------------------------------------------------------------------------
+// touched: the script hashes a block changed, for subscribers
+
+/**
+ * @param {import('./io').Writer} w
+ * @param {Buffer} shs 32 bytes each
+ */
+function encodeTouched(w, shs) {
+  w.begin();
+  w.u8(VERSION.touched);
+  w.varint(shs.length / 32);
+  // random hashes: nothing for LZ4 to find
+  w.bytes(shs);
+  return w.end();
+}
+
+/**
+ * @param {Uint8Array} buf
+ * @returns {Buffer} 32 bytes each
+ */
+function decodeTouched(buf) {
+  const r = openValue(buf, 'touched', VERSION.touched);
+  const n = r.count(r.varint(), 32);
+  const out = r.copy(32 * n);
+  r.done();
+  return out;
+}
+
 module.exports = {
   VERSION, PAGE_ENTRIES, INLINE_UTXOS, TXIDS_PER_ROW, MAX_TXNUM,
   encodeMeta, decodeMeta, encodeTip, decodeTip,
-  encodeBlock, decodeBlock, encodeTxids, txidsCount,
-  encodeTxNums, decodeTxNums, writeOutputsHead, writeOutput, endOutputs, decodeOutputs,
+  encodeBlock, decodeBlock, encodeBlockHeight, decodeBlockHeight, encodeLocator, decodeLocator, encodeTxids, truncateTxids, readTxidsRow, txidsCount, TXIDS_AT,
+  encodeTxNums, decodeTxNums, writeOutputsHead, writeOutput, writeSpentHead, writeSpent, endOutputs, decodeOutputs,
   Account, sealedCount, utxosInline, encodeAccount, decodeAccount, accountSummary,
   encodePage, decodePage, encodeUtxo, decodeUtxo,
-  encodeUndo, decodeUndo,
+  encodeUndo, decodeUndo, encodeTouched, decodeTouched,
 };

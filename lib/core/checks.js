@@ -56,6 +56,32 @@ function checkHashes(list, method) {
   return list;
 }
 
+/**
+ * A block hash as the contract takes it: display hex (64 digits).
+ * @param {unknown} hash
+ * @returns {Buffer} internal order
+ */
+function checkBlockHash(hash) {
+  if (typeof hash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(hash)) {
+    throw new UsageError('ERR_BAD_BLOCK_HASH', 'a block hash is 64 hex digits');
+  }
+  return Buffer.from(hash, 'hex').reverse();
+}
+
+/**
+ * A range of heights or TxNums: a start and a count, both whole.
+ * @param {unknown} from
+ * @param {unknown} count
+ * @param {string} what
+ * @returns {{from: number, n: number}}
+ */
+function checkRange(from, count, what) {
+  if (!Number.isInteger(from) || from < 0 || !Number.isInteger(count) || count < 0) {
+    throw new UsageError('ERR_BAD_RANGE', `a range of ${what}s is a start >= 0 and a count >= 0, got ${from} and ${count}`);
+  }
+  return { from, n: count };
+}
+
 /** @param {unknown} outpoints 36 bytes each: txid + vout LE */
 function checkOutpoints(outpoints) {
   if (!Buffer.isBuffer(outpoints) || outpoints.length % 36 !== 0) {
@@ -271,7 +297,7 @@ function corrupt(what, details) {
 
 module.exports = {
   storeOptions,
-  checkHash, checkHashes, checkOutpoints, checkBlocks, checkRevertHeight, isHeight, isTxNum,
+  checkHash, checkHashes, checkBlockHash, checkRange, checkOutpoints, checkBlocks, checkRevertHeight, isHeight, isTxNum,
   parseLimit, parseQuery, parseUtxoQuery, txNumBounds,
   historyCursor, utxoCursor, decodeCursor, CURSOR_HISTORY, CURSOR_UTXO,
   checkMeta, noIndex, notAnIndex, closed, readOnly, concurrentWrite, checkExtends, undoMissing, corrupt,

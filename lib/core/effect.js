@@ -65,11 +65,22 @@ const { corrupt } = require('./checks');
  * @property {Uint32Array} txBlock      batch tx (TxNum - first) -> index in `blocks`
  * @property {Uint8Array} replaced      batch txs whose txid a later coinbase of the batch took: no tx row, no outputs
  * @property {Created} created          outputs created by the batch and unspent at its end, in (TxNum, vout) order
- * @property {Map<number, {txid: Buffer, vouts: number[], replaced: boolean}>} spends
- *   earlier transactions the batch spends from: the vouts spent, and whether a coinbase took
- *   the txid (every output left goes too)
+ * @property {Map<number, Spends>} spends  every transaction the batch spends from, by TxNum
+ *   (those of the batch itself included: TxNum >= first)
  * @property {Array<{txid: Buffer, txNum: number}>} txidsTaken  index txids a coinbase of the batch took, with the TxNum they leave
  * @property {BlockUndo[]} undo         one per block
+ */
+
+/**
+ * The outputs of one transaction a batch spends, and by what: vouts in the order spent, the
+ * spending TxNum and input of each (vin -1: a coinbase's BIP30 replacement took the output,
+ * no input spent it).
+ * @typedef {object} Spends
+ * @property {Buffer} txid       the spent transaction's (internal order)
+ * @property {number[]} vouts
+ * @property {number[]} by
+ * @property {number[]} vins
+ * @property {boolean} replaced  a coinbase took its txid (BIP30): every output it had left is among vouts
  */
 
 /**
@@ -107,9 +118,12 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
   const spends = new Map();
   const txidsTaken = [];
   const undo = new Array(blocks.length);
-  const spendFrom = (txNum, txid) => {
+  const spend = (txNum, txid, vout, by, vin) => {
     let s = spends.get(txNum);
-    if (!s) spends.set(txNum, (s = { txid, vouts: [], replaced: false }));
+    if (!s) spends.set(txNum, (s = { txid, vouts: [], by: [], vins: [], replaced: false }));
+    s.vouts.push(vout);
+    s.by.push(by);
+    s.vins.push(vin);
     return s;
   };
   let tx = 0;
@@ -140,24 +154,26 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
             ch.spent[j]++;
             ch.entry(j, txNum, SPENT);
             u.push(e.firstTxNum, o, ec.values[o], ec.scripthashes, 32 * o, e.height, ec.txids.subarray(0, 32));
+            spend(e.firstTxNum, ec.txids.subarray(0, 32), o, txNum, -1).replaced = true;
           }
           replaced[earlier] = 1;
           u.dups.push({ position: 0, oldTxNum: e.firstTxNum });
         } else if (reused.has(name)) {
           // the txid of a transaction in the index
           const r = reused.get(name);
-          const s = spendFrom(r.txNum, cols.txids.subarray(0, 32));
+          const before = spends.get(r.txNum);
           const rec = r.outputs;
           for (let k = 0; rec && k < rec.count; k++) {
-            if (s.vouts.includes(rec.vouts[k])) continue;
+            if (before && before.vouts.includes(rec.vouts[k])) continue;
             const j = ch.touch(rec.scripthashes, 32 * k, height);
             ch.sent[j] += rec.values[k];
             ch.spent[j]++;
             ch.entry(j, txNum, SPENT);
             ch.delUtxo(j, r.txNum, rec.vouts[k]);
             u.push(r.txNum, rec.vouts[k], rec.values[k], rec.scripthashes, 32 * k, r.height, cols.txids.subarray(0, 32));
+            spend(r.txNum, cols.txids.subarray(0, 32), rec.vouts[k], txNum, -1);
           }
-          s.replaced = true;
+          if (spends.has(r.txNum)) spends.get(r.txNum).replaced = true;
           txidsTaken.push({ txid: cols.txids.subarray(0, 32), txNum: r.txNum });
           u.dups.push({ position: 0, oldTxNum: r.txNum });
         }
@@ -169,13 +185,13 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
         ch.sent[j] += spent.values[i];
         ch.spent[j]++;
         ch.entry(j, txNum, SPENT);
+        spend(prev, prevouts.subarray(36 * i, 36 * i + 32), vout, txNum, i - inStart[t]);
         if (prev >= first) {
           const o = outBase[prev - first] + vout;
           gone[o] = 1;
           if (addAt[o] >= 0) ch.cancelUtxo(addAt[o]);
         } else {
           ch.delUtxo(j, prev, vout);
-          spendFrom(prev, prevouts.subarray(36 * i, 36 * i + 32)).vouts.push(vout);
         }
       }
       if (height === 0) continue; // the genesis outputs are not spendable: filed nowhere
@@ -351,6 +367,29 @@ class UndoBuilder {
 }
 
 /**
+ * The script hashes a block touched — its outputs' and those of the outputs its inputs spent —
+ * each once: whose history, balance or UTXOs the block changed (what a subscriber is told).
+ * @param {import('../stores/abstract').BlockDelta} block
+ * @param {BlockUndo} undo the block's own
+ * @returns {Buffer} 32 bytes each, internal order
+ */
+function touchedBy(block, undo) {
+  const seen = new Set();
+  const add = (buf, at) => {
+    for (let k = 0; k < 32; k++) {
+      if (buf[at + k] !== 0) {
+        seen.add(buf.latin1Slice(at, at + 32));
+        return;
+      }
+    }
+  };
+  const { cols } = block;
+  if (block.height !== 0) for (let o = 0; o < cols.outStart[cols.txCount]; o++) if (cols.idType[o] !== 0) add(cols.scripthashes, 32 * o);
+  for (let i = 0; i < undo.count; i++) add(undo.shs, 32 * i);
+  return Buffer.from([...seen].join(''), 'latin1');
+}
+
+/**
  * The height and txid of a transaction of an applied batch.
  * @param {ApplyEffect} effect
  * @param {number} txNum in [effect.first, effect.end)
@@ -362,4 +401,4 @@ function batchTx(effect, txNum) {
   return { height: b.height, txid: b.cols.txids.subarray(32 * t, 32 * t + 32) };
 }
 
-module.exports = { applyEffect, revertEffect, batchTx };
+module.exports = { applyEffect, revertEffect, batchTx, touchedBy };

@@ -17,11 +17,14 @@ const errors = require('../errors');
 class BlockFetcher {
   /**
    * @param {object} config what the worker's RpcClient needs (NodeClient#workerConfig())
-   * @param {{signal?: AbortSignal}} [opts] aborts the worker's requests and waits
+   * @param {{signal?: AbortSignal, onRetry?: (info: {error: Error, attempt: number, delayMs: number, what: string}) => void}} [opts]
+   *   signal aborts the worker's requests and waits; onRetry hears of each failed request the
+   *   worker retries (as RpcClient's option)
    */
-  constructor(config, { signal } = {}) {
+  constructor(config, { signal, onRetry } = {}) {
     this.config = config;
     this.signal = signal;
+    this.onRetry = onRetry || null;
     this.worker = null;
     this.broken = null;
     this.nextId = 1;
@@ -36,6 +39,10 @@ class BlockFetcher {
     const w = new Worker(path.join(__dirname, 'fetch-worker.js'), { workerData: this.config });
     w.on('message', (msg) => {
       if (msg.stats) this.workerStats = msg.stats;
+      if (msg.type === 'retry') {
+        if (this.onRetry) this.onRetry({ ...msg, error: rebuild(msg.error) });
+        return;
+      }
       const deliver = this.streams.get(msg.id);
       if (deliver) deliver(msg);
     });
@@ -121,7 +128,8 @@ class BlockFetcher {
 /** A typed error back from the worker: the same class and code (a plain Error otherwise). */
 function rebuild(e, extra) {
   const Cls = e.code && errors[e.name];
-  if (!Cls) return new Error(`block fetch worker: ${e.name}: ${e.message}`);
+  // a socket error (ECONNREFUSED, ETIMEDOUT…) keeps its code
+  if (!Cls) return Object.assign(new Error(e.code ? e.message : `block fetch worker: ${e.name}: ${e.message}`), { code: e.code });
   return new Cls(e.code, e.message, extra ? { ...e.details, ...extra } : e.details);
 }
 

@@ -37,7 +37,8 @@ const ENV_URL = 'ADDRINDEX_RPC_URL';
 function resolveEndpoint({ rpcUrl, rpcCookie, rpcHost, network = 'main', env = process.env }) {
   const net = getNetwork(network);
   if (rpcUrl !== undefined && rpcHost !== undefined) {
-    throw new UsageError('ERR_USAGE', '--rpc-url and --rpc-host both name the node: give one');
+    throw new UsageError('ERR_USAGE',
+      '--rpc-url and --rpc-host both name the node: give one (--rpc-url may come from $ADDRINDEX_RPC_URL or a config file)');
   }
   let raw = rpcUrl;
   if (raw === undefined && rpcHost === undefined && env[ENV_URL]) raw = env[ENV_URL];

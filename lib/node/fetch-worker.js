@@ -10,6 +10,7 @@
 //               {type: 'cancel', id}          stop the stream
 //               {type: 'abort'}               stop everything (the run was aborted)
 // Messages out: {type: 'blocks', id, start, buffer, sizes, stats}  blocks start.. in order
+//               {type: 'retry', error, attempt, delayMs, what, stats}  a failed request, to be retried
 //               {type: 'missing', id, index, error, stats}          the node gave an error for block `index`
 //               {type: 'error', id, error, stats}                   the stream failed
 //               {type: 'end', id, stats}
@@ -38,6 +39,8 @@ const rpc = new RpcClient({
   jsonrpc: cfg.jsonrpc,
   maxSockets: cfg.maxSockets,
   signal: controller.signal,
+  // the main thread's client counts and reports these (metrics, the retry line)
+  onRetry: ({ error, attempt, delayMs, what }) => post({ type: 'retry', error: serialize(error), attempt, delayMs, what }),
 });
 const client = new NodeClient(rpc);
 const streams = new Map();

@@ -4,11 +4,12 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { SourceError, ParseError } = require('../errors');
 const { getNetwork } = require('../chain/networks');
-const { parseHeader } = require('../chain/header');
+const { parseHeader, HEADER_SIZE } = require('../chain/header');
 const { parseBlock } = require('../chain/block');
 const { HeaderIndex } = require('./header-index');
 const { readXorKey } = require('./xor');
-const { BlkFile, scanHeaders } = require('./blkfile');
+const { scanHeaders } = require('./blkfile');
+const { BlkHandles } = require('./handles');
 
 const BLK_NAME = /^blk(\d{5,})\.dat$/;
 
@@ -40,12 +41,10 @@ class BlocksDirSource {
     this.dir = dir;
     this.network = getNetwork(network);
     this.readAhead = readAhead;
-    this.maxOpenFiles = Math.max(2, maxOpenFiles);
     this.index = new HeaderIndex(this.network.genesis);
     /** @type {Map<number, {name: string, next: number}>} blk number → file name and where its next record starts */
     this.files = new Map();
-    /** @type {Map<number, {blk: BlkFile, busy: number}>} open handles, least recently used first */
-    this.handles = new Map();
+    this.handles = new BlkHandles(dir, maxOpenFiles);
     this.key = undefined;
     this.recordsRead = 0;
     this.scans = 0;
@@ -171,40 +170,14 @@ class BlocksDirSource {
   }
 
   /**
-   * Runs `fn` with an open handle on blk file `num`, from a small LRU of open handles.
+   * Runs `fn` with an open handle on blk file `num`.
    * @template T
    * @param {number} num
-   * @param {(blk: BlkFile) => Promise<T>} fn
+   * @param {(blk: import('./blkfile').BlkFile) => Promise<T>} fn
    * @returns {Promise<T>}
    */
   async _withFile(num, fn) {
-    let h = this.handles.get(num);
-    if (h) {
-      this.handles.delete(num); // re-insert: most recently used goes last
-    } else {
-      const state = this.files.get(num);
-      h = { blk: await BlkFile.open(path.join(this.dir, state.name), this.key), busy: 0 };
-    }
-    h.blk.key = this.key;
-    this.handles.set(num, h);
-    this._evict();
-    h.busy++;
-    try {
-      return await fn(h.blk);
-    } finally {
-      h.busy--;
-      this._evict();
-    }
-  }
-
-  _evict() {
-    if (this.handles.size <= this.maxOpenFiles) return;
-    for (const [num, h] of this.handles) {
-      if (this.handles.size <= this.maxOpenFiles) break;
-      if (h.busy) continue;
-      this.handles.delete(num);
-      h.blk.close().catch(() => {});
-    }
+    return this.handles.use(num, this.files.get(num).name, this.key, fn);
   }
 
   /** @returns {{height: number, hash: string}|null} the best chain's tip (null before a scan) */
@@ -253,9 +226,11 @@ class BlocksDirSource {
   /**
    * Raw blocks along the best chain as of the last scan, in height order. Each `raw` is
    * a view into a read buffer that is never reused, so it stays valid while referenced.
+   * `locator` says where the block's bytes lie (blk file number, offset of the block itself
+   * after its 8-byte record header, length): what a BlockReader needs to read it again.
    * @param {number} [fromHeight=0]
    * @param {number} [toHeight=tip height]
-   * @returns {AsyncGenerator<{height: number, hash: string, prev: string, raw: Buffer}>}
+   * @returns {AsyncGenerator<{height: number, hash: string, prev: string, raw: Buffer, locator: import('./blockreader').BlockLocator}>}
    */
   async *blocks(fromHeight = 0, toHeight = this.index.tipHeight) {
     if (this.closed) throw closedError();
@@ -283,11 +258,53 @@ class BlocksDirSource {
             `${this.files.get(win.file).name} offset ${this.index.offset[seq]} no longer holds block ${this.index.hashOf(seq)} (the file was rewritten: rescan from scratch)`,
             { file: win.file, offset: this.index.offset[seq] });
         }
-        yield { height: fromHeight + k, hash: header.hash, prev: header.prev, raw };
+        yield {
+          height: fromHeight + k, hash: header.hash, prev: header.prev, raw,
+          locator: { file: win.file, offset: this.index.offset[seq], length: this.index.size[seq] },
+        };
       }
       win = next;
       pending = nextRead;
     }
+  }
+
+  /**
+   * The 80-byte headers of the best chain at heights `fromHeight`..`fromHeight + count - 1`,
+   * as of the last scan: each read on its own (80 bytes, no block body) and checked against
+   * the hash the scan indexed.
+   * @param {number} fromHeight
+   * @param {number} count
+   * @returns {Promise<Buffer[]>}
+   */
+  async headers(fromHeight, count) {
+    if (this.closed) throw closedError();
+    const tipHeight = this.index.tipHeight;
+    if (tipHeight < 0) throw new SourceError('ERR_NOT_SCANNED', 'headers() before a successful scan()');
+    if (!Number.isInteger(fromHeight) || !Number.isInteger(count) || fromHeight < 0 || count < 0 || fromHeight + count - 1 > tipHeight) {
+      throw new SourceError('ERR_RANGE', `headers(${fromHeight}, ${count}): heights must be integers within 0..${tipHeight}`);
+    }
+    const ix = this.index;
+    const out = new Array(count);
+    // one handle per file (opened once, not by each read racing the others), reads in parallel
+    const byFile = new Map();
+    for (let k = 0; k < count; k++) {
+      const seq = ix.chain[fromHeight + k];
+      if (!byFile.has(ix.file[seq])) byFile.set(ix.file[seq], []);
+      byFile.get(ix.file[seq]).push(k);
+    }
+    for (const [file, ks] of byFile) {
+      await this._withFile(file, (blk) => Promise.all(ks.map(async (k) => {
+        const seq = ix.chain[fromHeight + k];
+        const raw = await blk.read(ix.offset[seq], HEADER_SIZE);
+        if (!ix.hashEquals(seq, parseHeader(raw).hashBytes)) {
+          throw new SourceError('ERR_BLOCK_CHANGED',
+            `${this.files.get(file).name} offset ${ix.offset[seq]} no longer holds block ${ix.hashOf(seq)} (the file was rewritten: rescan from scratch)`,
+            { file, offset: ix.offset[seq] });
+        }
+        out[k] = raw;
+      })));
+    }
+    return out;
   }
 
   /**
@@ -320,9 +337,7 @@ class BlocksDirSource {
   /** Closes open file handles. The source cannot be used afterwards. */
   async close() {
     this.closed = true;
-    const hs = [...this.handles.values()];
-    this.handles.clear();
-    await Promise.all(hs.map((h) => h.blk.close()));
+    await this.handles.closeAll();
   }
 }
 

@@ -195,7 +195,9 @@ class NodeSource {
     // a copy: a scan during the read must not change what this read checks against
     const hashes = this.chain.copyRange(fromHeight, toHeight);
     let prev = fromHeight > 0 ? Buffer.from(this.chain.at(fromHeight - 1)) : ZERO_HASH;
-    if (!this.fetcher) this.fetcher = new BlockFetcher(this.client.workerConfig(), { signal: this.client.rpc.signal });
+    if (!this.fetcher) {
+      this.fetcher = new BlockFetcher(this.client.workerConfig(), { signal: this.client.rpc.signal, onRetry: this.client.rpc.onRetry });
+    }
     let k = 0;
     try {
       for await (const raw of this.fetcher.stream(hashes, this.fetchOpts)) {

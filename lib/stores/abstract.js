@@ -25,6 +25,8 @@ const { storeOptions } = require('../core/checks');
  * @property {import('../chain/columns').BlockColumns} cols
  *   the block (hash, prev, time, txids, inStart/outStart, prevouts, values, idType, scripthashes)
  * @property {SpentOutputs} spent  aligned with cols' inputs (input i of the block = index i)
+ * @property {{file: number, offset: number, length: number}|null} [locator] where its bytes lie in
+ *   the blocks dir the sync read (null when they came from a node)
  */
 
 /**
@@ -102,6 +104,23 @@ const { storeOptions } = require('../core/checks');
  * @property {number} height
  * @property {string} blockHash  display hex
  * @property {number} position   index within its block
+ * @property {number} offset     its first byte within the block's bytes
+ * @property {number} length     its bytes
+ */
+
+/**
+ * A block of the index.
+ * @typedef {object} Block
+ * @property {number} height
+ * @property {string} hash        display hex
+ * @property {number} time
+ * @property {number} firstTxNum
+ * @property {number} txCount
+ * @property {Buffer} header      80 bytes
+ * @property {number} size        bytes
+ * @property {number} weight      BIP141
+ * @property {{file: number, offset: number, length: number}|null} locator  where the sync read it in a
+ *   blocks dir (blk file number, offset of the block's bytes, their length); null when it came from a node
  */
 
 class AbstractStore {
@@ -154,11 +173,52 @@ class AbstractStore {
   async getBlockHash(height) { throw new Error('Abstract method.'); }
 
   /**
-   * A block of the index by height (the API needs its hash and time for Esplora/insight answers).
+   * A block of the index by height.
    * @param {number} height
-   * @returns {Promise<{height: number, hash: string, time: number, firstTxNum: number, txCount: number}|null>}
+   * @returns {Promise<Block|null>}
    */
   async getBlock(height) { throw new Error('Abstract method.'); }
+
+  /**
+   * A block of the index by hash.
+   * @param {string} hash display hex
+   * @returns {Promise<Block|null>}
+   */
+  async getBlockByHash(hash) { throw new Error('Abstract method.'); }
+
+  /**
+   * The 80-byte headers of heights [from, from + count), fewer past the tip.
+   * @param {number} from
+   * @param {number} count
+   * @returns {Promise<Buffer>} 80 bytes each
+   */
+  async getHeaders(from, count) { throw new Error('Abstract method.'); }
+
+  /**
+   * The txids of TxNums [from, from + count), fewer past the tip (a block's: its firstTxNum
+   * and txCount).
+   * @param {number} from
+   * @param {number} count
+   * @returns {Promise<Buffer>} 32 bytes each, internal order
+   */
+  async getTxids(from, count) { throw new Error('Abstract method.'); }
+
+  /**
+   * Who spent the outputs of a transaction: one entry per spent indexed output, in vout order
+   * (vin null: a coinbase that reused the txid took it, BIP30). null when the index has no
+   * such transaction.
+   * @param {Buffer} txid 32 bytes, internal order
+   * @returns {Promise<Array<{vout: number, txNum: number, txid: Buffer, vin: number|null, height: number}>|null>}
+   */
+  async getSpenders(txid) { throw new Error('Abstract method.'); }
+
+  /**
+   * The script hashes a block touched (its outputs' and those its inputs spent), kept for the
+   * blocks whose undo is kept; null for a block below them or above the tip.
+   * @param {number} height
+   * @returns {Promise<Buffer|null>} 32 bytes each, internal order
+   */
+  async getTouched(height) { throw new Error('Abstract method.'); }
 
   /**
    * Looks up unspent outputs by outpoint, for resolving inputs during sync.
@@ -235,6 +295,28 @@ class AbstractStore {
   async getTxid(txNum) { throw new Error('Abstract method.'); }
 
   /**
+   * Replaces the mempool snapshot (an encoded lib/codec/mempool.js value) whole, only while the
+   * confirmed tip is still the one it was resolved against (`snapshot`'s own tip); false, and
+   * nothing written, when the tip has moved. The snapshot is not chain data: confirmed rows,
+   * digest() and verify() never see it.
+   * @param {Buffer} snapshot
+   * @returns {Promise<boolean>}
+   */
+  async putMempool(snapshot) { throw new Error('Abstract method.'); }
+
+  /**
+   * The stored snapshot's seq and tip (cheap: readers poll it), or null when there is none.
+   * @returns {Promise<{seq: number, tip: string}|null>} tip in display hex
+   */
+  async getMempoolHead() { throw new Error('Abstract method.'); }
+
+  /**
+   * The stored snapshot, or null.
+   * @returns {Promise<Buffer|null>}
+   */
+  async getMempool() { throw new Error('Abstract method.'); }
+
+  /**
    * Row counts and sizes, for `addrindex status` and the benchmarks.
    * @returns {Promise<Stats>}
    */
@@ -283,11 +365,11 @@ class AbstractStore {
 
 /** The reads of the contract: what a reader process may call (lib/cluster/forward.js forwards these). */
 const READ_METHODS = Object.freeze([
-  'getTip', 'getBlock', 'getBlockHash', 'getPrevouts', 'getSummary', 'getSummaries', 'getHistory', 'getHistories',
-  'getUtxos', 'getTx', 'getTxid', 'stats', 'verify', 'digest',
+  'getTip', 'getBlock', 'getBlockHash', 'getBlockByHash', 'getHeaders', 'getTxids', 'getSpenders', 'getTouched', 'getPrevouts', 'getSummary', 'getSummaries', 'getHistory', 'getHistories',
+  'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'stats', 'verify', 'digest',
 ]);
 
 /** The writes: only the one writer calls these. */
-const WRITE_METHODS = Object.freeze(['apply', 'revert']);
+const WRITE_METHODS = Object.freeze(['apply', 'revert', 'putMempool']);
 
 module.exports = { AbstractStore, READ_METHODS, WRITE_METHODS };

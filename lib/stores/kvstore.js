@@ -4,10 +4,11 @@ const { AbstractStore } = require('./abstract');
 const { toDisplayHex } = require('../chain/hash');
 const layout = require('./layout');
 const {
-  Account, encodeMeta, decodeMeta, decodeTip, decodeBlock,
+  Account, encodeMeta, decodeMeta, decodeTip, decodeBlock, decodeBlockHeight, decodeLocator, decodeOutputs, decodeTouched,
   decodeAccount, accountSummary,
 } = require('../codec/records');
 const { Writer } = require('../codec/io');
+const { mempoolHead, encodeMempoolHead, decodeMempoolHead } = require('../codec/mempool');
 const C = require('../core/checks');
 const { HeightIndex } = require('./heights');
 const { decodeRow } = require('./accounts');
@@ -18,7 +19,7 @@ const walk = require('./walk');
 const { META_KEY, TIP_KEY } = layout;
 
 /** Version of the whole key-value schema (layout.js + lib/codec); stored in the meta row. */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /**
  * The schema of docs/FORMAT.md over any ordered key-value engine. A backend (lmdb.js,
@@ -180,11 +181,54 @@ class KvStore extends AbstractStore {
   async getBlock(height) {
     this.assertOpen();
     if (!C.isHeight(height)) return null;
-    const key = layout.blockKey(height);
-    const raw = await this.kv.get(key);
-    if (!raw) return null;
-    const b = decodeRow(decodeBlock, raw, key);
-    return { height, hash: toDisplayHex(b.hash), time: b.time, firstTxNum: b.firstTxNum, txCount: b.txCount };
+    const v = await this.view();
+    try {
+      return await readBlock(v.snap, height);
+    } finally {
+      v.snap.release();
+    }
+  }
+
+  async getBlockByHash(hash) {
+    this.assertOpen();
+    const h = C.checkBlockHash(hash);
+    const v = await this.view();
+    try {
+      const key = layout.blockHashKey(h);
+      const raw = await v.snap.get(key);
+      if (!raw) return null;
+      const height = decodeRow(decodeBlockHeight, raw, key);
+      const b = await readBlock(v.snap, height);
+      if (!b || b.hash !== toDisplayHex(h)) throw C.corrupt(`block ${hash} is said to be at height ${height}, which holds another`);
+      return b;
+    } finally {
+      v.snap.release();
+    }
+  }
+
+  async getHeaders(fromHeight, count) {
+    this.assertOpen();
+    const { from, n } = C.checkRange(fromHeight, count, 'height');
+    const out = [];
+    for await (const { key, value } of this.kv.range({ gte: layout.blockKey(from), lt: layout.blockKey(Math.min(from + n, 0xffffffff)) })) {
+      const b = decodeRow(decodeBlock, value, key);
+      if (key.readUInt32BE(1) !== from + out.length) throw C.corrupt(`the index has no block row for height ${from + out.length}`);
+      out.push(b.header);
+    }
+    return Buffer.concat(out);
+  }
+
+  async getTxids(fromTxNum, count) {
+    this.assertOpen();
+    const { from, n } = C.checkRange(fromTxNum, count, 'TxNum');
+    const v = await this.view();
+    try {
+      const to = Math.min(from + n, v.tip ? v.tip.nextTxNum : 0);
+      if (to <= from) return Buffer.alloc(0);
+      return Buffer.from(await query.readTxids(v.snap, from, to));
+    } finally {
+      v.snap.release();
+    }
   }
 
   async getPrevouts(outpoints) {
@@ -305,13 +349,49 @@ class KvStore extends AbstractStore {
       const bkey = layout.blockKey(height);
       const brow = await v.snap.get(bkey);
       if (!brow) throw C.corrupt(`the index has no block row for height ${height}`);
+      const block = decodeRow(decodeBlock, brow, bkey);
+      const position = txNum - block.firstTxNum;
+      const { offset, next } = await query.txPlace(v.snap, txNum, position + 1 < block.txCount);
       return {
         txNum,
         txid: Buffer.from(txid),
         height,
-        blockHash: toDisplayHex(decodeRow(decodeBlock, brow, bkey).hash),
-        position: txNum - v.heights.firstTxNum(height),
+        blockHash: toDisplayHex(block.hash),
+        position,
+        offset,
+        length: (next === null ? block.size : next) - offset,
       };
+    } finally {
+      v.snap.release();
+    }
+  }
+
+  async getTouched(height) {
+    this.assertOpen();
+    if (!C.isHeight(height)) return null;
+    const key = layout.touchedKey(height);
+    const raw = await this.kv.get(key);
+    return raw ? decodeRow(decodeTouched, raw, key) : null;
+  }
+
+  async getSpenders(txid) {
+    C.checkHash(txid, 'txid');
+    const v = await this.view();
+    try {
+      const [txNum] = await findTxNums(v.snap, txid, [0]);
+      if (txNum === null) return null;
+      const key = layout.outputsKey(txNum);
+      const row = await v.snap.get(key);
+      if (!row) return [];
+      const { spent } = decodeRow(decodeOutputs, row, key, txNum);
+      const txids = await query.readTxidsOf(v.snap, spent.txNums);
+      return spent.vouts.map((vout, i) => ({
+        vout,
+        txNum: spent.txNums[i],
+        txid: Buffer.from(txids.subarray(32 * i, 32 * i + 32)),
+        vin: spent.vins[i] < 0 ? null : spent.vins[i],
+        height: v.heights.heightOf(spent.txNums[i]),
+      }));
     } finally {
       v.snap.release();
     }
@@ -376,6 +456,39 @@ class KvStore extends AbstractStore {
   }
 
   // -------------------------------------------------------------------------------------
+  // the mempool snapshot: two rows beside the chain's, replaced whole
+
+  async putMempool(snapshot) {
+    this.assertWritable();
+    const head = mempoolHead(snapshot);
+    const v = await this.view();
+    try {
+      if (!v.tip || !head.tip.equals(v.tip.hash)) return false;
+      const batch = new WriteBatch();
+      batch.put(layout.MEMPOOL_HEAD_KEY, encodeMempoolHead(head));
+      batch.put(layout.MEMPOOL_BODY_KEY, snapshot);
+      // guarded by the tip row, like a block commit: a block committed meanwhile refuses it
+      return await this.kv.write(batch, { key: TIP_KEY, value: v.tipRaw });
+    } finally {
+      v.snap.release();
+    }
+  }
+
+  async getMempoolHead() {
+    this.assertOpen();
+    const raw = await this.kv.get(layout.MEMPOOL_HEAD_KEY);
+    if (!raw) return null;
+    const h = decodeRow(decodeMempoolHead, raw, layout.MEMPOOL_HEAD_KEY);
+    return { seq: h.seq, tip: toDisplayHex(h.tip) };
+  }
+
+  async getMempool() {
+    this.assertOpen();
+    const raw = await this.kv.get(layout.MEMPOOL_BODY_KEY);
+    return raw ? Buffer.from(raw) : null;
+  }
+
+  // -------------------------------------------------------------------------------------
   // whole-index walks
 
   async stats() {
@@ -412,6 +525,22 @@ class KvStore extends AbstractStore {
       snap.release();
     }
   }
+}
+
+/**
+ * What getBlock answers: the block row and, when the sync read it from a blocks dir, its locator.
+ * @returns {Promise<import('./abstract').Block|null>}
+ */
+async function readBlock(snap, height) {
+  const key = layout.blockKey(height);
+  const [raw, loc] = await snap.getMany([key, layout.locatorKey(height)]);
+  if (!raw) return null;
+  const b = decodeRow(decodeBlock, raw, key);
+  const l = loc ? decodeRow(decodeLocator, loc, layout.locatorKey(height)) : null;
+  return {
+    height, hash: toDisplayHex(b.hash), time: b.time, firstTxNum: b.firstTxNum, txCount: b.txCount,
+    header: Buffer.from(b.header), size: b.size, weight: b.weight, locator: l && { file: l.file, offset: l.offset, length: b.size },
+  };
 }
 
 /** Puts and deletes of one commit, in order. */

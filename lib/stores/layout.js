@@ -12,17 +12,26 @@ const { writeU40, readU40 } = require('../codec/io');
  *   key                                   value (lib/codec/records.js)       serves
  *   m                                     meta: schema version, network      open checks
  *   t                                     tip: height, hash, next TxNum      getTip, resume
- *   b height:u32                          block: hash, first TxNum, count,   getBlockHash, TxNum -> height
- *                                         time
- *   n rowStart:u40                        txids of TxNums rowStart..+63       TxNum -> txid
+ *   b height:u32                          block: hash, header, first TxNum,  getBlock, TxNum -> height,
+ *                                         count, size, weight                headers
+ *   k hash:32                             the height of that block           getBlockByHash
+ *   l height:u32                          where the blocks dir holds it      reading a block (not chain
+ *                                         (blk file, offset)                 data: left out of digest)
+ *   n rowStart:u40                        txids of TxNums rowStart..+63 and   TxNum -> txid, where a tx
+ *                                         their offsets in their blocks      lies in its block
  *   x txid[0..4)                          TxNums whose txid starts so        getTx, getPrevouts
- *   o txNum:u40                           the tx's unspent indexed outputs   getPrevouts, spends
- *                                         (vout, value, scripthash)
+ *   o txNum:u40                           the tx's indexed outputs: unspent   getPrevouts, spenders
+ *                                         (vout, value, scripthash), spent
+ *                                         (vout, spending TxNum and input)
  *   s hashX:12                            account: summary, last 1..64       getSummary, history tail,
  *                                         history entries, UTXOs if <= 16    getUtxos (small)
  *   h hashX:12 firstTxNum:u40             64 sealed history entries          getHistory (long)
  *   u hashX:12 txNum:u40 vout:ord         value (accounts with > 16 UTXOs)   getUtxos (large)
  *   r height:u32                          undo: spent outputs, reused txids  revert
+ *   c height:u32                          script hashes the block touched    getTouched (subscriptions)
+ *                                         (kept as long as its undo)
+ *   M 00                                  mempool head: seq, tip hash        getMempool (cheap check)
+ *   M 01                                  mempool snapshot (codec/mempool)   getMempool
  *
  * `ord` is an order-preserving vout: one byte below 0xff, else 0xff and a u32.
  *
@@ -43,6 +52,8 @@ const P = {
   meta: 0x6d, // m
   tip: 0x74, // t
   block: 0x62, // b
+  blockHash: 0x6b, // k
+  locator: 0x6c, // l
   txids: 0x6e, // n
   tx: 0x78, // x
   outputs: 0x6f, // o
@@ -50,6 +61,8 @@ const P = {
   history: 0x68, // h
   utxo: 0x75, // u
   undo: 0x72, // r
+  touched: 0x63, // c
+  mempool: 0x4d, // M: not chain data; left out of digest and verify
 };
 
 /** Table name of a key, by its first byte. */
@@ -57,6 +70,8 @@ const TABLE_OF = new Map(Object.entries(P).map(([name, byte]) => [byte, name]));
 
 const META_KEY = Buffer.from([P.meta]);
 const TIP_KEY = Buffer.from([P.tip]);
+const MEMPOOL_HEAD_KEY = Buffer.from([P.mempool, 0]);
+const MEMPOOL_BODY_KEY = Buffer.from([P.mempool, 1]);
 
 
 /** @param {number} height */
@@ -67,10 +82,34 @@ function blockKey(height) {
   return k;
 }
 
+/** @param {Uint8Array} hash 32 bytes, internal order */
+function blockHashKey(hash) {
+  const k = Buffer.allocUnsafe(33);
+  k[0] = P.blockHash;
+  k.set(hash, 1);
+  return k;
+}
+
 /** @param {number} height */
 function undoKey(height) {
   const k = Buffer.allocUnsafe(5);
   k[0] = P.undo;
+  k.writeUInt32BE(height, 1);
+  return k;
+}
+
+/** @param {number} height */
+function locatorKey(height) {
+  const k = Buffer.allocUnsafe(5);
+  k[0] = P.locator;
+  k.writeUInt32BE(height, 1);
+  return k;
+}
+
+/** @param {number} height */
+function touchedKey(height) {
+  const k = Buffer.allocUnsafe(5);
+  k[0] = P.touched;
   k.writeUInt32BE(height, 1);
   return k;
 }
@@ -199,8 +238,8 @@ function successor(prefix) {
 }
 
 module.exports = {
-  P, TABLE_OF, META_KEY, TIP_KEY, HASHX_LEN, TX_PREFIX_LEN, PAGE_KEY_LEN,
+  P, TABLE_OF, META_KEY, TIP_KEY, MEMPOOL_HEAD_KEY, MEMPOOL_BODY_KEY, HASHX_LEN, TX_PREFIX_LEN, PAGE_KEY_LEN,
   writeU40, readU40,
-  blockKey, undoKey, txidsKey, txKey, outputsKey, accountKey, pageKey, pageKeyTxNum, utxoKey, parseUtxoKey,
+  blockKey, blockHashKey, locatorKey, undoKey, touchedKey, txidsKey, txKey, outputsKey, accountKey, pageKey, pageKeyTxNum, utxoKey, parseUtxoKey,
   scan,
 };

@@ -12,6 +12,7 @@ const { Writer } = require('./mongo/writer');
 const { verifyIndex } = require('./mongo/verify');
 const { HistoryWalk, mergeWalks } = require('./mongo/history');
 const { redactUrl, withRetry } = require('./mongo/retry');
+const { mempoolHead } = require('../codec/mempool');
 
 const COLL = D.COLLECTIONS;
 
@@ -154,6 +155,64 @@ class MongoStore extends AbstractStore {
     return d ? D.fromBlockDoc(d) : null;
   }
 
+  async getBlockByHash(hash) {
+    C.checkBlockHash(hash);
+    this.assertOpen();
+    const tip = await this.reads.committedTip();
+    if (!tip) return null;
+    const d = await this.database.retry('getBlockByHash', () => this.database.coll(COLL.blocks).findOne({ hash: hash.toLowerCase() }));
+    return d && d._id <= tip.height ? D.fromBlockDoc(d) : null;
+  }
+
+  async getHeaders(fromHeight, count) {
+    const { from, n } = C.checkRange(fromHeight, count, 'height');
+    this.assertOpen();
+    const tip = await this.reads.committedTip();
+    const to = Math.min(from + n, tip ? tip.height + 1 : 0);
+    if (to <= from) return Buffer.alloc(0);
+    const docs = await this.database.retry('getHeaders', () => this.database.coll(COLL.blocks)
+      .find({ _id: { $gte: from, $lt: to } }).sort({ _id: 1 }).toArray());
+    if (docs.length !== to - from) throw C.corrupt(`${docs.length} block documents for heights ${from}-${to - 1}`);
+    return Buffer.concat(docs.map((d) => D.fromBlockDoc(d).header));
+  }
+
+  async getTxids(fromTxNum, count) {
+    const { from, n } = C.checkRange(fromTxNum, count, 'TxNum');
+    this.assertOpen();
+    const tip = await this.reads.committedTip();
+    const to = Math.min(from + n, tip ? tip.nextTxNum : 0);
+    if (to <= from) return Buffer.alloc(0);
+    const docs = await this.database.retry('getTxids', () => this.database.coll(COLL.txs)
+      .find({ txNum: { $gte: D.long(from), $lt: D.long(to) } }).sort({ txNum: 1 }).toArray());
+    if (docs.length !== to - from) throw C.corrupt(`${docs.length} txs documents for TxNums ${from}-${to - 1}`);
+    return Buffer.concat(docs.map((d) => D.hashFromHex(D.txidOf(d))));
+  }
+
+  async getSpenders(txid) {
+    C.checkHash(txid, 'txid');
+    this.assertOpen();
+    const tip = await this.reads.committedTip();
+    if (!tip) return null;
+    const found = await this.database.retry('getSpenders', () => this.database.coll(COLL.txs).findOne({ _id: D.hashHex(txid) }));
+    const t = found && D.txAt(found, tip.nextTxNum);
+    if (!t) return null;
+    const prefix = D.spendId(D.num(t.txNum), '');
+    const docs = await this.database.retry('getSpenders', () => this.database.coll(COLL.spends).find({ _id: { $regex: `^${prefix}` } }).toArray());
+    return docs.filter((d) => D.num(d.txNum) < tip.nextTxNum)
+      .map((d) => ({ vout: Number(d._id.slice(prefix.length)), txNum: D.num(d.txNum), txid: D.hashFromHex(d.by), vin: d.vin < 0 ? null : d.vin, height: d.height }))
+      .sort((a, b) => a.vout - b.vout);
+  }
+
+  async getTouched(height) {
+    this.assertOpen();
+    const tip = await this.reads.committedTip();
+    if (!tip || !C.isHeight(height) || height > tip.height) return null;
+    const docs = await this.database.retry('getTouched', () => this.database.coll(COLL.undo)
+      .find({ _id: { $gte: D.undoId(height, 0), $lt: D.undoId(height + 1, 0) } }).toArray());
+    if (docs.length === 0 || docs.length !== docs[0].parts) return null;
+    return Buffer.concat(docs.sort((a, b) => a.part - b.part).flatMap((d) => d.touched.map(D.hashFromHex)));
+  }
+
   async getPrevouts(outpoints) {
     C.checkOutpoints(outpoints);
     this.assertOpen();
@@ -244,7 +303,7 @@ class MongoStore extends AbstractStore {
     if (!d) return null;
     const b = await this.reads.blockAt(d.height, tip);
     if (!b) throw C.corrupt(`tx ${d._id} is in block ${d.height}, which the index does not hold`);
-    return { txNum: D.num(d.txNum), txid: Buffer.from(txid), height: d.height, blockHash: b.hash, position: d.pos };
+    return { txNum: D.num(d.txNum), txid: Buffer.from(txid), height: d.height, blockHash: b.hash, position: d.pos, offset: d.off, length: d.len };
   }
 
   async getTxid(txNum) {
@@ -253,6 +312,32 @@ class MongoStore extends AbstractStore {
     if (!tip || !C.isTxNum(txNum) || txNum >= tip.nextTxNum) return null;
     const d = await this.reads.txAt(txNum, tip);
     return d ? D.hashFromHex(D.txidOf(d)) : null;
+  }
+
+  // ---- the mempool snapshot ------------------------------------------------------------
+
+  async putMempool(snapshot) {
+    this.assertWritable();
+    const h = mempoolHead(snapshot);
+    return this.writer.putMempool(snapshot, { seq: h.seq, tip: D.hashHex(h.tip) });
+  }
+
+  async getMempoolHead() {
+    this.assertOpen();
+    const d = await this.database.retry('read mempool head', () => this.database.coll(COLL.mempool).findOne({ _id: 'head' }));
+    return d ? { seq: d.seq, tip: d.tip } : null;
+  }
+
+  async getMempool() {
+    this.assertOpen();
+    const db = this.database;
+    const head = await db.retry('read mempool head', () => db.coll(COLL.mempool).findOne({ _id: 'head' }));
+    if (!head) return null;
+    const ids = Array.from({ length: head.parts }, (_, i) => D.mempoolPartId(head.seq, i));
+    const parts = await db.findByIds(COLL.mempool, ids);
+    // a newer snapshot replaced this one between the two reads: read the head again
+    if (parts.size !== ids.length) return this.getMempool();
+    return Buffer.concat(ids.map((id) => parts.get(id).data.buffer));
   }
 
   // ---- whole-index walks ---------------------------------------------------------------
@@ -305,7 +390,7 @@ class MongoStore extends AbstractStore {
     const tip = await db.retry('digest', () => db.coll(COLL.meta).findOne({ _id: 'tip' }));
     h.update(JSON.stringify(['meta', this.network, D.SCHEMA_VERSION]) + '\n');
     if (tip) h.update(JSON.stringify(['meta', ...D.logicalRecord('meta', tip)]) + '\n');
-    const names = [COLL.blocks, COLL.txs, COLL.accounts, COLL.history, COLL.utxos];
+    const names = [COLL.blocks, COLL.txs, COLL.accounts, COLL.history, COLL.utxos, COLL.spends];
     if (opts.undo !== false) names.push(COLL.undo);
     for (const name of names) {
       await db.retry('digest', async () => {

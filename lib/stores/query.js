@@ -1,7 +1,7 @@
 'use strict';
 
 const layout = require('./layout');
-const { TXIDS_PER_ROW, Account, txidsCount, decodeAccount, decodePage, decodeUtxo } = require('../codec/records');
+const { TXIDS_PER_ROW, TXIDS_AT, Account, txidsCount, readTxidsRow, decodeAccount, decodePage, decodeUtxo } = require('../codec/records');
 const { FUNDED, SPENT, PAGE_ENTRIES, MAX_TXNUM, utxosInline } = require('../core/rules');
 const { txNumBounds, historyCursor, utxoCursor, corrupt } = require('../core/checks');
 const { decodeRow, withKey } = require('./accounts');
@@ -219,7 +219,30 @@ async function txidAt(reader, txNum) {
   const key = layout.txidsKey(row);
   const value = await reader.get(key);
   if (!value || decodeRow(txidsCount, value, key) <= txNum - row) return null;
-  return value.subarray(1 + 32 * (txNum - row), 33 + 32 * (txNum - row));
+  return value.subarray(TXIDS_AT + 32 * (txNum - row), TXIDS_AT + 32 + 32 * (txNum - row));
+}
+
+/**
+ * Where a transaction lies in its block: its offset, and the next transaction's when there is
+ * one in the same block (`hasNext`), read from the txids rows.
+ * @param {{get: Function}} reader
+ * @param {number} txNum
+ * @param {boolean} hasNext
+ * @returns {Promise<{offset: number, next: number|null}>}
+ */
+async function txPlace(reader, txNum, hasNext) {
+  const row = txNum - (txNum % TXIDS_PER_ROW);
+  const key = layout.txidsKey(row);
+  const value = await reader.get(key);
+  const r = value ? decodeRow(readTxidsRow, value, key) : null;
+  if (!r || r.count <= txNum - row) throw corrupt(`the index has no txids row entry for TxNum ${txNum}`);
+  const offset = r.offsets[txNum - row];
+  if (!hasNext) return { offset, next: null };
+  if (txNum + 1 - row < r.count) return { offset, next: r.offsets[txNum + 1 - row] };
+  const nextKey = layout.txidsKey(row + TXIDS_PER_ROW);
+  const nv = await reader.get(nextKey);
+  if (!nv) throw corrupt(`the index has no txids row for TxNum ${txNum + 1}`);
+  return { offset, next: decodeRow(readTxidsRow, nv, nextKey).offsets[0] };
 }
 
 /**
@@ -237,7 +260,7 @@ async function readTxids(snap, from, to) {
     if (row === startRow) priorRow = value;
     const a = Math.max(row, from);
     const b = Math.min(row + n, to);
-    value.copy(out, 32 * (a - from), 1 + 32 * (a - row), 1 + 32 * (b - row));
+    value.copy(out, 32 * (a - from), TXIDS_AT + 32 * (a - row), TXIDS_AT + 32 * (b - row));
     expect = row + TXIDS_PER_ROW;
   }
   if (expect < to) throw corrupt(`the index has no txids row for TxNum ${expect}`);
@@ -280,7 +303,7 @@ async function readTxidsOf(snap, txNums, n = txNums.length) {
         return;
       }
       // 32 bytes by hand: Buffer#copy's call overhead is most of its cost at this size
-      const from = 1 + 32 * at;
+      const from = TXIDS_AT + 32 * at;
       const to = 32 * i;
       for (let b = 0; b < 32; b++) out[to + b] = value[from + b];
     }
@@ -552,4 +575,4 @@ function distinct(shs) {
   return out;
 }
 
-module.exports = { history, histories, utxos, txidAt, readTxids, eachValue };
+module.exports = { history, histories, utxos, txidAt, txPlace, readTxids, readTxidsOf, eachValue };

@@ -3,10 +3,10 @@
 const { fromDisplayHex } = require('../chain/hash');
 const layout = require('./layout');
 const {
-  TXIDS_PER_ROW, encodeTip, decodeBlock, encodeBlock, encodeTxids, txidsCount,
-  encodeTxNums, decodeTxNums, writeOutputsHead, writeOutput, endOutputs, decodeOutputs, decodeUndo, encodeUndo,
+  TXIDS_PER_ROW, TXIDS_AT, encodeTip, decodeBlock, encodeBlock, encodeBlockHeight, encodeLocator, encodeTxids, truncateTxids, txidsCount,
+  encodeTxNums, decodeTxNums, writeOutputsHead, writeOutput, writeSpentHead, writeSpent, endOutputs, decodeOutputs, decodeUndo, encodeUndo, encodeTouched,
 } = require('../codec/records');
-const { applyEffect, revertEffect } = require('../core/effect');
+const { applyEffect, revertEffect, touchedBy } = require('../core/effect');
 const { undoMissing, corrupt } = require('../core/checks');
 const { updateAccounts, decodeRow } = require('./accounts');
 const { readTxids, eachValue } = require('./query');
@@ -44,24 +44,30 @@ async function applyBlocks(store, v, blocks, batch, w) {
   for (const { txid, txNum } of e.txidsTaken) txRows.remove(txid, 0, txNum);
   await txRows.write(snap, batch, w);
 
-  // the outputs rows of the new transactions, and of those spent from
+  // the outputs rows: of the new transactions (what they left unspent, and who spent the
+  // rest within the batch), and of the earlier ones spent from (their spent part grows)
   const cr = e.created;
-  for (let a = 0; a < cr.n;) {
-    let b = a + 1;
-    while (b < cr.n && cr.txNums[b] === cr.txNums[a]) b++;
+  const news = [];
+  for (const txNum of e.spends.keys()) if (txNum >= first) news.push(txNum);
+  news.sort((a, b) => a - b);
+  for (let a = 0, n = 0; a < cr.n || n < news.length;) {
+    const txNum = a < cr.n && (n >= news.length || cr.txNums[a] <= news[n]) ? cr.txNums[a] : news[n];
+    let b = a;
+    while (b < cr.n && cr.txNums[b] === txNum) b++;
     writeOutputsHead(w, b - a);
-    const shs = blocks[cr.block[a]].cols.scripthashes;
-    for (let k = a; k < b; k++) writeOutput(w, k === a ? -1 : cr.vouts[k - 1], cr.vouts[k], cr.values[k], shs, cr.at[k]);
-    batch.put(layout.outputsKey(cr.txNums[a]), endOutputs(w));
+    if (b > a) {
+      const shs = blocks[cr.block[a]].cols.scripthashes;
+      for (let k = a; k < b; k++) writeOutput(w, k === a ? -1 : cr.vouts[k - 1], cr.vouts[k], cr.values[k], shs, cr.at[k]);
+    }
+    writeSpends(w, txNum, null, n < news.length && news[n] === txNum ? e.spends.get(news[n++]) : null);
+    batch.put(layout.outputsKey(txNum), endOutputs(w));
     a = b;
   }
   for (const [txNum, s] of e.spends) {
+    if (txNum >= first) continue;
     const rec = sources.get(txNum);
-    if (s.vouts.length === 0 && !rec) continue; // a taken txid with nothing left unspent
-    if (!rec) throw corrupt(`a block spends from TxNum ${txNum}, which has no unspent outputs`);
-    const row = writeOutputsWithout(w, rec, s.vouts, s.replaced);
-    if (row) batch.put(layout.outputsKey(txNum), row);
-    else batch.del(layout.outputsKey(txNum));
+    if (!rec) throw corrupt(`a block spends from TxNum ${txNum}, which has no outputs row`);
+    batch.put(layout.outputsKey(txNum), writeOutputsSpent(w, rec, s));
   }
 
   // txids rows
@@ -75,26 +81,35 @@ async function applyBlocks(store, v, blocks, batch, w) {
     }
   }
   const txids = Buffer.allocUnsafe(32 * (end - first));
+  const offsets = new Uint32Array(end - first);
   let pos = 0;
-  for (const b of blocks) pos += b.cols.txids.copy(txids, pos, 0, 32 * b.cols.txCount);
+  for (const b of blocks) {
+    offsets.set(b.cols.txOffsets.subarray(0, b.cols.txCount), pos / 32);
+    pos += b.cols.txids.copy(txids, pos, 0, 32 * b.cols.txCount);
+  }
   for (let row = firstRowStart; row < end; row += TXIDS_PER_ROW) {
     const from = Math.max(row, first);
     const to = Math.min(row + TXIDS_PER_ROW, end);
-    batch.put(layout.txidsKey(row), encodeTxids(w, row === firstRowStart ? prior : null, txids, 32 * (from - first), to - from));
+    batch.put(layout.txidsKey(row), encodeTxids(w, row === firstRowStart ? prior : null, txids, 32 * (from - first), to - from, offsets, from - first));
   }
 
   // blocks, undo (kept for the last undoDepth blocks: heights > tip - undoDepth), tip
   const oldTop = v.tip ? v.tip.height : -1;
   for (let b = 0; b < blocks.length; b++) {
-    const { height, cols, firstTxNum } = blocks[b];
-    batch.put(layout.blockKey(height), encodeBlock(w, fromDisplayHex(cols.hash), firstTxNum, cols.txCount, cols.time));
+    const { height, cols, firstTxNum, locator } = blocks[b];
+    const hash = fromDisplayHex(cols.hash);
+    batch.put(layout.blockKey(height), encodeBlock(w, { hash, header: cols.header, firstTxNum, txCount: cols.txCount, size: cols.size, weight: cols.weight }));
+    batch.put(layout.blockHashKey(hash), encodeBlockHeight(w, height));
+    if (locator) batch.put(layout.locatorKey(height), encodeLocator(w, locator));
     if (height > topHeight - store.undoDepth) {
       const u = e.undo[b];
       batch.put(layout.undoKey(height), encodeUndo(w, u.count, u.txNums, u.vouts, u.values, u.shs, 0, u.dups));
+      batch.put(layout.touchedKey(height), encodeTouched(w, touchedBy(blocks[b], u)));
     }
   }
   for (let h = Math.max(0, oldTop - store.undoDepth + 1); h <= Math.min(oldTop, topHeight - store.undoDepth); h++) {
     batch.del(layout.undoKey(h));
+    batch.del(layout.touchedKey(h));
   }
   const last = blocks[blocks.length - 1];
   batch.put(TIP_KEY, encodeTip(w, { height: last.height, hash: fromDisplayHex(last.cols.hash), nextTxNum: end }));
@@ -146,22 +161,27 @@ async function revertBlocks(store, v, height, batch, w) {
   for (const at of r.txidsReleased) txRows.remove(txids, at, cutoff + at / 32);
   for (const { at, txNum } of r.txidsReturned) txRows.add(txids, at, txNum);
   await txRows.write(snap, batch, w);
-  await restoreOutputs(snap, r.restore, batch, w);
+  await restoreOutputs(snap, r.restore, cutoff, batch, w);
 
   // txids rows
   const firstRowStart = cutoff - (cutoff % TXIDS_PER_ROW);
   for (let row = firstRowStart; row < end; row += TXIDS_PER_ROW) {
     if (row === firstRowStart && cutoff % TXIDS_PER_ROW !== 0) {
-      batch.put(layout.txidsKey(row), encodeTxids(w, null, txids.priorRow, 1, cutoff % TXIDS_PER_ROW));
+      batch.put(layout.txidsKey(row), truncateTxids(w, txids.priorRow, cutoff % TXIDS_PER_ROW));
     } else {
       batch.del(layout.txidsKey(row));
     }
   }
 
   // blocks, undo, tip
+  for await (const { key, value } of snap.range({ gte: layout.blockKey(height + 1), lt: layout.blockKey(top + 1) })) {
+    batch.del(layout.blockHashKey(decodeRow(decodeBlock, value, key).hash));
+  }
   for (let h = height + 1; h <= top; h++) {
     batch.del(layout.blockKey(h));
+    batch.del(layout.locatorKey(h));
     batch.del(layout.undoKey(h));
+    batch.del(layout.touchedKey(h));
   }
   if (height >= 0) {
     const key = layout.blockKey(height);
@@ -213,22 +233,39 @@ async function readSources(store, v, blocks) {
 }
 
 /**
- * Puts outputs back into the outputs rows of transactions below the revert point.
+ * Puts outputs back into the outputs rows of transactions below the revert point: unspent
+ * again, and out of the spent part (where the reverted spends had put them).
  */
-async function restoreOutputs(snap, restore, batch, w) {
+async function restoreOutputs(snap, restore, cutoff, batch, w) {
   const txNums = [...restore.keys()];
   const current = new Map();
   await readOutputs(snap, txNums, current);
   for (const txNum of txNums) {
     const rec = current.get(txNum);
+    if (!rec) throw corrupt(`undo puts back outputs of TxNum ${txNum}, which has no outputs row`);
+    const back = restore.get(txNum);
     const outs = [];
-    for (let k = 0; rec && k < rec.count; k++) outs.push({ vout: rec.vouts[k], value: rec.values[k], shs: rec.scripthashes, at: 32 * k });
-    for (const o of restore.get(txNum)) outs.push(o);
+    for (let k = 0; k < rec.count; k++) outs.push({ vout: rec.vouts[k], value: rec.values[k], shs: rec.scripthashes, at: 32 * k });
+    for (const o of back) outs.push(o);
     outs.sort((a, b) => a.vout - b.vout);
     writeOutputsHead(w, outs.length);
     for (let k = 0; k < outs.length; k++) {
       if (k > 0 && outs[k].vout === outs[k - 1].vout) throw corrupt(`undo puts back output ${txNum}:${outs[k].vout}, which is unspent`);
       writeOutput(w, k === 0 ? -1 : outs[k - 1].vout, outs[k].vout, outs[k].value, outs[k].shs, outs[k].at);
+    }
+    // the spends the revert takes back are exactly those by reverted transactions
+    const sp = rec.spent;
+    const kept = [];
+    for (let i = 0; i < sp.count; i++) if (sp.txNums[i] < cutoff) kept.push(i);
+    const undone = sp.vouts.filter((_, i) => sp.txNums[i] >= cutoff);
+    if (undone.length !== back.length || back.some((o, i) => o.vout !== undone[i])) {
+      throw corrupt(`TxNum ${txNum}: its spent outputs from TxNum ${cutoff} on are not the ones undo puts back`);
+    }
+    writeSpentHead(w, kept.length);
+    let prev = -1;
+    for (const i of kept) {
+      writeSpent(w, prev, sp.vouts[i], txNum, sp.txNums[i], sp.vins[i]);
+      prev = sp.vouts[i];
     }
     batch.put(layout.outputsKey(txNum), endOutputs(w));
   }
@@ -241,26 +278,64 @@ function accountKeys(ch) {
 }
 
 /**
- * An outputs row without the spent vouts (each must be present), or null when none is left.
- * `replaced`: the txid was reused (BIP30) and every output left goes too.
+ * An earlier transaction's outputs row after a batch spent from it: the outputs `s` spends
+ * leave the unspent part (each must be there) and join the spent part with their spender.
+ * @param {import('../codec/io').Writer} w
+ * @param {import('../codec/records').Outputs} rec
+ * @param {import('../core/effect').Spends} s
  */
-function writeOutputsWithout(w, rec, spent, replaced) {
-  const drop = new Set(spent);
+function writeOutputsSpent(w, rec, s) {
+  const drop = new Set(s.vouts);
   let dropped = 0;
   for (let k = 0; k < rec.count; k++) if (drop.has(rec.vouts[k])) dropped++;
-  if (dropped !== drop.size || drop.size !== spent.length) {
+  if (dropped !== drop.size || drop.size !== s.vouts.length) {
     throw corrupt(`a block spends an output of TxNum ${rec.txNum} that the index does not hold unspent`);
   }
-  const left = replaced ? 0 : rec.count - dropped;
-  if (left === 0) return null;
-  writeOutputsHead(w, left);
+  writeOutputsHead(w, rec.count - dropped);
   let prev = -1;
   for (let k = 0; k < rec.count; k++) {
     if (drop.has(rec.vouts[k])) continue;
     writeOutput(w, prev, rec.vouts[k], rec.values[k], rec.scripthashes, 32 * k);
     prev = rec.vouts[k];
   }
+  writeSpends(w, rec.txNum, rec.spent, s);
   return endOutputs(w);
+}
+
+/**
+ * The spent part of an outputs row: the spends it had (`had`, or none) and those of `s` (or
+ * none), in vout order.
+ * @param {import('../codec/io').Writer} w
+ * @param {number} txNum the row's
+ * @param {{count: number, vouts: number[], txNums: number[], vins: number[]}|null} had
+ * @param {import('../core/effect').Spends|null} s
+ */
+function writeSpends(w, txNum, had, s) {
+  const n = (had ? had.count : 0) + (s ? s.vouts.length : 0);
+  writeSpentHead(w, n);
+  if (n === 0) return;
+  // both lists are short: merge by vout through one index sort
+  const vout = new Float64Array(n);
+  const by = new Float64Array(n);
+  const vin = new Float64Array(n);
+  let k = 0;
+  for (let i = 0; had && i < had.count; i++, k++) {
+    vout[k] = had.vouts[i];
+    by[k] = had.txNums[i];
+    vin[k] = had.vins[i];
+  }
+  for (let i = 0; s && i < s.vouts.length; i++, k++) {
+    vout[k] = s.vouts[i];
+    by[k] = s.by[i];
+    vin[k] = s.vins[i];
+  }
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => vout[a] - vout[b]);
+  let prev = -1;
+  for (const i of order) {
+    if (vout[i] === prev) throw corrupt(`output ${txNum}:${prev} would be spent twice`);
+    writeSpent(w, prev, vout[i], txNum, by[i], vin[i]);
+    prev = vout[i];
+  }
 }
 
 /**
@@ -317,7 +392,7 @@ async function findTxNums(snap, bufs, ats) {
     for (let m = 0; m < c.length; m += 2) {
       const i = c[m];
       const t = c[m + 1];
-      const at = 1 + 32 * (t % TXIDS_PER_ROW);
+      const at = TXIDS_AT + 32 * (t % TXIDS_PER_ROW);
       if (t % TXIDS_PER_ROW < count && sameTxid(value, at, bufOf(i), ats[i]) && (out[i] === null || t > out[i])) out[i] = t;
     }
   });

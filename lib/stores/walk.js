@@ -5,9 +5,12 @@ const layout = require('./layout');
 const records = require('../codec/records');
 const { PAGE_ENTRIES, utxosInline } = require('../core/rules');
 const {
-  Account, TXIDS_PER_ROW,
-  decodeBlock, txidsCount, decodeTxNums, decodeOutputs, decodeAccount, decodePage, decodeUtxo, decodeUndo,
+  Account, TXIDS_PER_ROW, TXIDS_AT,
+  decodeBlock, decodeBlockHeight, decodeLocator, txidsCount, readTxidsRow, decodeTxNums, decodeOutputs, decodeAccount, decodePage, decodeUtxo,
+  decodeUndo, decodeTouched,
 } = require('../codec/records');
+const { decodeMempool, decodeMempoolHead } = require('../codec/mempool');
+const { sha256d } = require('../chain/hash');
 const { Problems, BlockChainCheck, checkAccount } = require('../core/verify');
 const { decodeRow } = require('./accounts');
 const { findTxNums } = require('./update');
@@ -49,7 +52,9 @@ async function stats(snap) {
 }
 
 /**
- * SHA-256 over every row in key order: varint(key length) key varint(value length) value.
+ * SHA-256 over every row of the chain in key order (not the mempool's, nor the locators, which
+ * say where one blocks dir holds the blocks):
+ * varint(key length) key varint(value length) value.
  * @param {object} snap
  * @param {{undo: boolean}} opts
  */
@@ -79,7 +84,7 @@ async function digest(snap, opts) {
     put(len.subarray(0, k));
   };
   for await (const { key, value } of snap.range({})) {
-    if (!opts.undo && key[0] === P.undo) continue;
+    if ((!opts.undo && (key[0] === P.undo || key[0] === P.touched)) || key[0] === P.mempool || key[0] === P.locator) continue;
     putLen(key.length);
     put(key);
     putLen(value.length);
@@ -102,28 +107,37 @@ async function verify(v, opts) {
   const { snap, tip, heights } = v;
   const problems = new Problems(opts.maxProblems);
   const problem = (msg) => problems.add(msg);
-  const checked = { blocks: 0, txids: 0, txRows: 0, outputRows: 0, accounts: 0, historyEntries: 0, pages: 0, utxos: 0, utxoRows: 0, undo: 0 };
+  const checked = { blocks: 0, blockHashes: 0, txids: 0, txRows: 0, outputRows: 0, accounts: 0, historyEntries: 0, pages: 0, utxos: 0, utxoRows: 0, undo: 0 };
   const next = tip ? tip.nextTxNum : 0;
 
   const chain = new BlockChainCheck(problems);
   for await (const { key, value } of snap.range(layout.scan(P.block))) {
     const b = decodeRow(decodeBlock, value, key);
-    chain.block(key.readUInt32BE(1), { hash: toDisplayHex(b.hash), firstTxNum: b.firstTxNum, txCount: b.txCount });
+    const h = key.readUInt32BE(1);
+    if (!sha256d(b.header).equals(b.hash)) problem(`blocks: block ${h}'s header does not hash to its hash`);
+    chain.block(h, { hash: toDisplayHex(b.hash), prev: h === 0 ? undefined : toDisplayHex(b.header.subarray(4, 36)), firstTxNum: b.firstTxNum, txCount: b.txCount });
+    const ref = await snap.get(layout.blockHashKey(b.hash));
+    if (!ref || decodeRow(decodeBlockHeight, ref, layout.blockHashKey(b.hash)) !== h) problem(`blocks: block ${h} is not found by its hash`);
     checked.blocks++;
   }
   chain.end(tip && { height: tip.height, hash: toDisplayHex(tip.hash), nextTxNum: next });
+  for await (const { key } of snap.range(layout.scan(P.blockHash))) {
+    checked.blockHashes++;
+    if (key.length !== 33) problem(`block hashes: malformed key ${key.toString('hex')}`);
+  }
+  if (checked.blockHashes !== checked.blocks) problem(`block hashes: ${checked.blockHashes} rows for ${checked.blocks} blocks`);
 
   // TxNum -> txid -> TxNum
   let expectRow = 0;
   let reused = 0;
   for await (const { key, value } of snap.range(layout.scan(P.txids))) {
     const row = layout.readU40(key, 1);
-    const n = decodeRow(txidsCount, value, key);
+    const n = decodeRow(readTxidsRow, value, key).count;
     if (row !== expectRow) problem(`txids: row ${row} where ${expectRow} was expected`);
     const want = Math.min(TXIDS_PER_ROW, next - row);
     if (n !== want) problem(`txids: row ${row} holds ${n} txids, expected ${want}`);
     expectRow = row + TXIDS_PER_ROW;
-    const txids = Buffer.from(value.subarray(1, 1 + 32 * n));
+    const txids = Buffer.from(value.subarray(TXIDS_AT, TXIDS_AT + 32 * n));
     const found = await findTxNums(snap, txids, Array.from({ length: n }, (_, i) => 32 * i));
     for (let i = 0; i < n; i++) {
       const txNum = row + i;
@@ -161,6 +175,10 @@ async function verify(v, opts) {
     checked.outputRows++;
     txOutputs += rec.count;
     if (txNum >= next) problem(`outputs: row for TxNum ${txNum}, past the tip`);
+    for (let i = 0; i < rec.spent.count; i++) {
+      if (rec.spent.txNums[i] >= next) problem(`outputs: ${txNum}:${rec.spent.vouts[i]} spent by TxNum ${rec.spent.txNums[i]}, past the tip`);
+      if (rec.vouts.includes(rec.spent.vouts[i])) problem(`outputs: ${txNum}:${rec.spent.vouts[i]} both unspent and spent`);
+    }
   }
 
   // accounts
@@ -240,13 +258,20 @@ async function verify(v, opts) {
   }
   if (checked.utxoRows !== utxoRowsExpected) problem(`utxo: ${checked.utxoRows} rows, accounts expect ${utxoRowsExpected}`);
 
-  // undo rows decode and sit at or below the tip
+  // undo and touched rows decode, sit at or below the tip, and come in pairs
+  const undoHeights = new Set();
   for await (const { key, value } of snap.range(layout.scan(P.undo))) {
     decodeRow(decodeUndo, value, key);
     checked.undo++;
     const h = key.readUInt32BE(1);
+    undoHeights.add(h);
     if (!tip || h > tip.height) problem(`undo: row for height ${h} above the tip`);
   }
+  for await (const { key, value } of snap.range(layout.scan(P.touched))) {
+    decodeRow(decodeTouched, value, key);
+    if (!undoHeights.delete(key.readUInt32BE(1))) problem(`touched: row for height ${key.readUInt32BE(1)} without undo`);
+  }
+  for (const h of undoHeights) problem(`touched: no row for height ${h}, which has undo`);
 
   return problems.result(checked);
 }
@@ -278,7 +303,11 @@ function decodeRecord(key, value) {
     case P.meta: return { table, value: records.decodeMeta(value) };
     case P.tip: return { table, value: records.decodeTip(value) };
     case P.block: return { table, value: decodeBlock(value) };
-    case P.txids: return { table, value: txidsCount(value) };
+    case P.blockHash: return { table, value: decodeBlockHeight(value) };
+    case P.locator: return { table, value: decodeLocator(value) };
+    case P.touched: return { table, value: decodeTouched(value) };
+    case P.mempool: return { table, value: key[1] === 0 ? decodeMempoolHead(value) : decodeMempool(value) };
+    case P.txids: return { table, value: readTxidsRow(value) };
     case P.tx: return { table, value: decodeTxNums(value) };
     case P.outputs: return { table, value: decodeOutputs(value, layout.readU40(key, 1)) };
     case P.account: return { table, value: decodeAccount(value, new Account()) };

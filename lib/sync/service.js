@@ -20,7 +20,8 @@ const { Channel } = require('./channel');
  * @property {number} txs           transactions applied since run() started
  * @property {number} bytes         raw block bytes applied since run() started
  * @property {number} elapsedMs     since run() started
- * @property {{blocks: number, txs: number, bytes: number, ms: number}} [batch]  the batch just committed
+ * @property {{blocks: number, txs: number, bytes: number, ms: number, commitMs: number}} [batch]  the batch
+ *   just committed: ms from its first prevout lookup to the end of its commit, commitMs the commit alone
  * @property {{fromHeight: number, forkHeight: number, depth: number}} [reorg]
  * @property {string} [reason]      phase changed: the source's message
  */
@@ -225,7 +226,9 @@ class SyncService {
         if (!batch || (signal && signal.aborted)) break;
         const t0 = Date.now();
         const deltas = await buildDeltas(batch.blocks, this.store, nextTxNum);
+        const t1 = Date.now();
         await this.store.apply(deltas);
+        const commitMs = Date.now() - t1;
         const lastBlock = batch.blocks[batch.blocks.length - 1];
         nextTxNum += batch.txs;
         current = { height: lastBlock.height, hash: lastBlock.hash, nextTxNum };
@@ -233,7 +236,7 @@ class SyncService {
         this.totals.txs += batch.txs;
         this.totals.bytes += batch.bytes;
         this._emit('batch', current, to, {
-          batch: { blocks: batch.length, txs: batch.txs, bytes: batch.bytes, ms: Date.now() - t0 },
+          batch: { blocks: batch.length, txs: batch.txs, bytes: batch.bytes, ms: Date.now() - t0, commitMs },
         });
         // Let the event loop turn between commits. Parse results arrive as worker messages,
         // and Node delivers a backlog of them in one go with the promise jobs of each in
@@ -296,7 +299,7 @@ class SyncService {
           const rec = next.value;
           const parsed = pool.parse(rec.raw); // copies the bytes: rec.raw is not kept
           parsed.catch(() => {}); // observed when its turn comes
-          queue.push({ height: rec.height, hash: rec.hash, size: rec.raw.length, parsed });
+          queue.push({ height: rec.height, hash: rec.hash, size: rec.raw.length, locator: rec.locator, parsed });
           queuedBytes += rec.raw.length;
         }
         if (!queue.length) break;
@@ -313,7 +316,7 @@ class SyncService {
             `the block source gave height ${head.height} as ${head.hash}, but its bytes hash to ${cols.hash}`,
             { height: head.height, hash: head.hash });
         }
-        batch.push({ height: head.height, hash: head.hash, size: head.size, cols });
+        batch.push({ height: head.height, hash: head.hash, size: head.size, locator: head.locator, cols });
         if (batch.full()) {
           if (!(await channel.put(batch))) return;
           batch = nextBatch();

@@ -6,7 +6,7 @@ const bitcore = require('bitcore-lib');
 const format = require('../../lib/api/format');
 const validate = require('../../lib/api/validate');
 const { toHttpError, ApiError } = require('../../lib/api/errors');
-const { AddressError, StoreError, CodecError } = require('../../lib/errors');
+const { AddressError, StoreError, CodecError, SourceError } = require('../../lib/errors');
 const { getNetwork } = require('../../lib/chain/networks');
 
 const main = getNetwork('main');
@@ -213,7 +213,29 @@ describe('api validate and errors', () => {
     assert.equal(secret.status, 500);
     assert.equal(secret.internal, true);
     assert.doesNotMatch(secret.message, /var|0x1234/);
+    const moved = toHttpError(new SourceError('ERR_BLOCK_UNAVAILABLE', '/home/u/.bitcoin/blocks/blk00042.dat: no such file', { hash: 'ab'.repeat(32) }));
+    assert.equal(moved.status, 503);
+    assert.equal(moved.code, 'ERR_BLOCK_UNAVAILABLE');
+    assert.doesNotMatch(moved.message, /bitcoin|blk/);
+    assert.match(moved.message, /abab/);
     const bug = toHttpError(new TypeError('x is undefined'));
     assert.deepEqual([bug.status, bug.code, bug.internal], [500, 'ERR_INTERNAL', true]);
+  });
+});
+
+describe('Memo (the formatters\' address memo)', () => {
+  const { Memo } = require('../../lib/api/memo');
+  it('computes once per key, remembers null, and drops the oldest entry beyond its bound', () => {
+    const m = new Memo(2);
+    let calls = 0;
+    const f = (v) => () => { calls++; return v; };
+    assert.equal(m.get('a', f(null)), null);
+    assert.equal(m.get('a', f('x')), null);
+    assert.equal(m.get('b', f('B')), 'B');
+    assert.equal(m.get('c', f('C')), 'C');
+    assert.equal(calls, 3);
+    assert.deepEqual([...m.map.keys()], ['b', 'c']);
+    assert.equal(m.get('a', f('A')), 'A');
+    assert.equal(calls, 4);
   });
 });

@@ -194,3 +194,59 @@ describe('parser on hostile input', () => {
     assert.ok(ok < 300, `${ok} mutated blocks parsed`);
   });
 });
+
+describe('parser detail mode and sizes (what a served transaction shows)', () => {
+  const { referenceBlocks } = require('../helpers/reference');
+  const { parseTxDetail } = require('../../lib/chain/tx');
+  const { blockWeight } = require('../../lib/chain/block');
+
+  it('every transaction of every fixture: version, locktime, inputs, witnesses, size and weight as bitcore-lib reads them', () => {
+    let txs = 0;
+    let witnessItems = 0;
+    for (const b of referenceBlocks()) {
+      const block = parseBlock(b.raw);
+      let stripped = 0;
+      block.txs.forEach((tx, i) => {
+        const r = b.ref.transactions[i];
+        const d = parseTxDetail(tx);
+        const where = `${b.name} tx ${i}`;
+        assert.equal(d.hash, tx.hash, where);
+        assert.equal(d.version | 0, r.version, where);
+        assert.equal(d.locktime, r.nLockTime, where);
+        assert.equal(d.details.length, r.inputs.length, where);
+        d.details.forEach((inp, k) => {
+          const ri = r.inputs[k];
+          assert.equal(toDisplayHex(inp.txid), ri.prevTxId.toString('hex'), where);
+          assert.equal(inp.vout, ri.outputIndex, where);
+          assert.ok(inp.script.equals(ri._scriptBuffer), `${where} input ${k} script`);
+          assert.equal(inp.sequence, ri.sequenceNumber, where);
+          const w = ri.witnesses || [];
+          assert.equal(inp.witness.length, w.length, `${where} input ${k} witness`);
+          inp.witness.forEach((item, j) => assert.ok(item.equals(w[j]), `${where} input ${k} item ${j}`));
+          witnessItems += w.length;
+        });
+        const full = r.toBuffer().length;
+        const base = r.toBuffer(true).length;
+        assert.equal(d.size, full, where);
+        assert.equal(tx.baseSize, base, where);
+        assert.equal(tx.weight, 3 * base + full, where);
+        assert.equal(tx.vsize, Math.ceil((3 * base + full) / 4), where);
+        stripped += base;
+        txs++;
+      });
+      const countBytes = b.raw.length - 80 - block.txs.reduce((s, t) => s + t.size, 0);
+      assert.equal(blockWeight(block), 3 * (80 + countBytes + stripped) + b.raw.length, b.name);
+    }
+    assert.ok(txs > 5000 && witnessItems > 5000, `${txs} txs, ${witnessItems} witness items`);
+  });
+
+  it('a standalone coinbase parses as one (getrawtransaction of a block\'s first transaction)', () => {
+    const genesis = mainnet439Blocks()[0];
+    const cb = parseBlock(genesis).txs[0];
+    const tx = parseTransaction(Buffer.from(cb.raw), { detail: true });
+    assert.equal(tx.coinbase, true);
+    assert.equal(tx.hash, '4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b');
+    assert.equal(tx.details[0].vout, 0xffffffff);
+    assert.equal(tx.details[0].script.length, 77);
+  });
+});

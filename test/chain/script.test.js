@@ -297,6 +297,17 @@ describe('BlockColumns identities and script hashes', () => {
       }
       assert.equal(cols.scripthashes.length, 32 * o);
       assert.deepEqual([...seen].sort(), [...types].sort());
+      // each transaction's place: the bytes there are the transaction (hashing to its txid)
+      block.txs.forEach((tx, i) => {
+        assert.ok(raw.subarray(cols.txOffsets[i], cols.txOffsets[i + 1]).equals(tx.raw), `tx ${i}`);
+      });
+      assert.equal(cols.txOffsets[block.txs.length], raw.length);
+      assert.ok(transferList(cols).includes(cols.txOffsets.buffer));
+      // a block parsed at an offset inside a larger buffer (a blk file window) has the same places
+      const framed = Buffer.concat([Buffer.alloc(13), raw]);
+      assert.deepEqual(parseColumns(framed.subarray(13)).txOffsets, cols.txOffsets);
+      const { toColumns } = require('../../lib/chain/columns');
+      assert.deepEqual(toColumns(parseBlock(framed, { offset: 13 })).txOffsets, cols.txOffsets);
       assert.ok(transferList(cols).includes(cols.scripthashes.buffer));
       // an ArrayBuffer of its own, so transferring it detaches nothing else
       assert.equal(cols.scripthashes.byteOffset, 0);

@@ -56,15 +56,25 @@ function samples() {
   const add = (key, value) => out.push({ key, value: Buffer.from(value) });
   add(layout.META_KEY, r.encodeMeta(w, { schemaVersion: 1, network: 'testnet' }));
   add(layout.TIP_KEY, r.encodeTip(w, { height: 840000, hash: hash(7), nextTxNum: 2 ** 40 - 1 }));
-  add(layout.blockKey(5), r.encodeBlock(w, hash(9), 123456789, 3000, 1700000000));
+  add(layout.blockKey(5), r.encodeBlock(w, { hash: hash(9), header: Buffer.alloc(80, 7), firstTxNum: 123456789, txCount: 3000, size: 1500000, weight: 3993000 }));
+  add(layout.locatorKey(5), r.encodeLocator(w, { file: 4125, offset: 98765432 }));
+  add(layout.blockHashKey(hash(9)), r.encodeBlockHeight(w, 840000));
   const txids = Buffer.alloc(32 * 64, 0x5a);
-  add(layout.txidsKey(64), r.encodeTxids(w, null, txids, 0, 40));
+  add(layout.txidsKey(64), r.encodeTxids(w, null, txids, 0, 40, Array.from({ length: 40 }, (_, i) => 81 + 250 * i), 0));
   add(layout.txKey(hash(1), 0), r.encodeTxNums(w, [5, 2 ** 33 + 5]));
   r.writeOutputsHead(w, 3);
   r.writeOutput(w, -1, 0, 0, hash(2), 0);
   r.writeOutput(w, 0, 7, 2.1e15, hash(3), 0);
   r.writeOutput(w, 7, 70000, 546, hash(4), 0);
+  r.writeSpentHead(w, 2);
+  r.writeSpent(w, -1, 1, 77, 78, 0);
+  r.writeSpent(w, 1, 5, 77, 2 ** 39, -1);
   add(layout.outputsKey(77), w.end());
+  r.writeOutputsHead(w, 0);
+  r.writeSpentHead(w, 1);
+  r.writeSpent(w, -1, 0, 80, 90, 3);
+  add(layout.outputsKey(80), w.end());
+  add(layout.touchedKey(9), r.encodeTouched(w, Buffer.concat([hash(1), hash(2)])));
   for (const [n, u] of [[1, 0], [64, 16], [65, 1], [200, 17]]) add(layout.accountKey(hash(n), 0), r.encodeAccount(w, account(n, u)));
   const page = new Float64Array(64);
   for (let i = 0; i < 64; i++) page[i] = posting(5000 + 11 * i, i % 5 === 0 ? FUNDED | SPENT : FUNDED);
@@ -95,17 +105,27 @@ function versionOf(key) {
   return r.VERSION[table === 'history' ? 'page' : table];
 }
 
-describe('codec: schema 2 records', () => {
+describe('codec: schema 3 records', () => {
   it('round-trips every kind', () => {
     assert.deepEqual(r.decodeMeta(r.encodeMeta(w, { schemaVersion: 1, network: 'regtest' })), { schemaVersion: 1, network: 'regtest' });
     assert.deepEqual(r.decodeTip(r.encodeTip(w, { height: 0, hash: hash(3), nextTxNum: 1 })), { height: 0, hash: hash(3), nextTxNum: 1 });
-    assert.deepEqual(r.decodeBlock(r.encodeBlock(w, hash(4), 0, 1, 1231006505)), { hash: hash(4), firstTxNum: 0, txCount: 1, time: 1231006505 });
+    const header = Buffer.alloc(80, 3);
+    header.writeUInt32LE(1231006505, 68);
+    assert.deepEqual(r.decodeBlock(r.encodeBlock(w, { hash: hash(4), header, firstTxNum: 0, txCount: 1, size: 285, weight: 1140 })), {
+      hash: hash(4), header, firstTxNum: 0, txCount: 1, time: 1231006505, size: 285, weight: 1140,
+    });
+    assert.deepEqual(r.decodeLocator(r.encodeLocator(w, { file: 12, offset: 99999999 })), { file: 12, offset: 99999999 });
+    assert.equal(r.decodeBlockHeight(r.encodeBlockHeight(w, 4294967295)), 4294967295);
     const txids = Buffer.from(Array.from({ length: 32 * 70 }, (_, i) => i & 0xff));
-    const first = Buffer.from(r.encodeTxids(w, null, txids, 0, 10));
+    const offs = Array.from({ length: 70 }, (_, i) => 81 + 1000 * i);
+    const first = Buffer.from(r.encodeTxids(w, null, txids, 0, 10, offs, 0));
     assert.equal(r.txidsCount(first), 10);
-    const both = r.encodeTxids(w, first, txids, 320, 54);
+    const both = r.encodeTxids(w, first, txids, 320, 54, offs, 10);
     assert.equal(r.txidsCount(both), 64);
-    assert.deepEqual(both.subarray(1), txids.subarray(0, 32 * 64));
+    assert.deepEqual(both.subarray(r.TXIDS_AT, r.TXIDS_AT + 32 * 64), txids.subarray(0, 32 * 64));
+    assert.deepEqual(r.readTxidsRow(both), { count: 64, offsets: offs.slice(0, 64) });
+    assert.deepEqual(r.readTxidsRow(r.truncateTxids(w, Buffer.from(both), 7)), { count: 7, offsets: offs.slice(0, 7) });
+    assert.deepEqual(r.decodeTouched(r.encodeTouched(w, Buffer.concat([hash(1), hash(2)]))), Buffer.concat([hash(1), hash(2)]));
     assert.deepEqual(r.decodeTxNums(r.encodeTxNums(w, [2 ** 40 - 1])), [2 ** 40 - 1]);
     assert.deepEqual(r.decodeTxNums(r.encodeTxNums(w, [0, 1, 70, 2 ** 39])), [0, 1, 70, 2 ** 39]);
     const big = bigUndo();
@@ -117,7 +137,13 @@ describe('codec: schema 2 records', () => {
     r.writeOutputsHead(w, 2);
     r.writeOutput(w, -1, 3, 10, hash(5), 0);
     r.writeOutput(w, 3, 4, 0, hash(6), 0);
-    assert.deepEqual(r.decodeOutputs(w.end(), 42), { txNum: 42, count: 2, vouts: [3, 4], values: [10, 0], scripthashes: Buffer.concat([hash(5), hash(6)]) });
+    r.writeSpentHead(w, 2);
+    r.writeSpent(w, -1, 0, 42, 43, 0);
+    r.writeSpent(w, 0, 9, 42, 2 ** 40 - 1, -1);
+    assert.deepEqual(r.decodeOutputs(w.end(), 42), {
+      txNum: 42, count: 2, vouts: [3, 4], values: [10, 0], scripthashes: Buffer.concat([hash(5), hash(6)]),
+      spent: { count: 2, vouts: [0, 9], txNums: [43, 2 ** 40 - 1], vins: [0, -1] },
+    });
     for (const [n, u] of [[1, 0], [2, 1], [64, 16], [65, 3], [128, 0], [129, 17], [1000, 100]]) {
       const a = account(n, u);
       const back = r.decodeAccount(r.encodeAccount(w, a), new r.Account());
@@ -184,7 +210,7 @@ describe('codec: schema 2 records', () => {
     const huge = (prefix) => Buffer.concat([Buffer.from(prefix), Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f])]);
     const t0 = Date.now();
     assert.throws(() => r.decodeUndo(huge([0x01])), (err) => err.code === 'ERR_BAD_COUNT');
-    assert.throws(() => r.decodeOutputs(huge([0x01]), 1), (err) => err.code === 'ERR_BAD_COUNT');
+    assert.throws(() => r.decodeOutputs(huge([0x02]), 1), (err) => err.code === 'ERR_BAD_COUNT');
     assert.throws(() => r.decodeMeta(huge([0x01, 0x01])), (err) => err.code === 'ERR_BAD_COUNT');
     // an account claiming 2^53 - 1 entries
     assert.throws(() => r.decodeAccount(Buffer.concat([Buffer.from([0x01, 5, 0]), huge([]).subarray(0), Buffer.from([1, 0, 0, 0])]), new r.Account()), isCodec);

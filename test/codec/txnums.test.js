@@ -29,8 +29,9 @@ describe('codec: tx rows keyed by a txid prefix', () => {
   const rows = new Map();
   const put = (k, v) => rows.set(k.toString('hex'), Buffer.from(v));
   const all = Buffer.concat(txids);
-  put(layout.txidsKey(0), r.encodeTxids(w, null, all, 0, 64));
-  put(layout.txidsKey(64), r.encodeTxids(w, null, all, 32 * 64, 6));
+  const offsets = Array.from({ length: 70 }, (_, i) => 81 + 200 * i);
+  put(layout.txidsKey(0), r.encodeTxids(w, null, all, 0, 64, offsets, 0));
+  put(layout.txidsKey(64), r.encodeTxids(w, null, all, 32 * 64, 6, offsets, 64));
   const lists = new Map();
   txids.forEach((t, i) => {
     const k = layout.txKey(t, 0).toString('hex');

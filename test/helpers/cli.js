@@ -25,12 +25,14 @@ const BIN = path.join(ROOT, 'bin', 'addrindex.js');
 /**
  * Starts `addrindex ARGS`.
  * @param {string[]} args
- * @param {{cwd?: string, env?: object}} [opts] env is added to the test process's own
+ * @param {{cwd?: string, env?: object, inheritEnv?: boolean}} [opts] env is added to the test
+ *   process's own, or (inheritEnv false) is the whole environment but PATH
  * @returns {Cli}
  */
-function startCli(args, { cwd = ROOT, env } = {}) {
+function startCli(args, { cwd = ROOT, env, inheritEnv = true } = {}) {
+  const base = inheritEnv ? process.env : { PATH: process.env.PATH };
   const child = spawn(process.execPath, [BIN, ...args], {
-    cwd, env: env ? { ...process.env, ...env } : process.env, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd, env: env || !inheritEnv ? { ...base, ...env } : process.env, stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = { stdout: '', stderr: '' };
   const lines = [];
@@ -69,7 +71,7 @@ function startCli(args, { cwd = ROOT, env } = {}) {
 /**
  * Runs `addrindex ARGS` to completion, whatever its exit code.
  * @param {string[]} args
- * @param {{cwd?: string, env?: object}} [opts]
+ * @param {{cwd?: string, env?: object, inheritEnv?: boolean}} [opts]
  */
 function runCli(args, opts) {
   return startCli(args, opts).done;

@@ -2,7 +2,7 @@
 
 const bitcore = require('bitcore-lib');
 const { sha256 } = require('../../lib/chain/hash');
-const { mainnet439Blocks } = require('./fixtures');
+const { RAW_BLOCKS, readFixture, networkOf, mainnet439Blocks } = require('./fixtures');
 
 /**
  * The tests' one independent index: raw blocks read with bitcore-lib's own parser and script
@@ -17,7 +17,8 @@ const { mainnet439Blocks } = require('./fixtures');
  * @property {Map<string, object>} summaries   by script hash hex (internal order): the Summary at the top
  * @property {Map<string, object[]>} history   entries {txNum, txid, height, funded, spent, received, sent, fundedCount, spentCount}
  * @property {Map<string, object[]>} utxos     unspent at the top: {txid, vout, value, height, txNum, sh}
- * @property {object[]} outputs                every indexed output: {txid, vout, value, height, txNum, sh, address, spentAt}
+ * @property {object[]} outputs                every indexed output: {txid, vout, value, height, txNum, sh, address,
+ *   spentAt, spentTxid, spentVin} (spentAt null while unspent)
  * @property {string[]} txids                  by TxNum, display hex
  * @property {number[]} heightOf               by TxNum
  * @property {string[]} blockHashes            by height
@@ -64,17 +65,19 @@ function referenceIndex(raws, toHeight = raws.length - 1) {
         return touched.get(sh);
       };
       if (!tx.isCoinbase()) {
-        for (const input of tx.inputs) {
+        tx.inputs.forEach((input, vin) => {
           const key = `${input.prevTxId.toString('hex')}:${input.outputIndex}`;
           const o = unspent.get(key);
           if (!o) throw new Error(`reference: ${tx.hash} spends unknown ${key}`);
           unspent.delete(key);
           o.spentAt = h;
+          o.spentTxid = tx.hash;
+          o.spentVin = vin;
           const t = mark(o.sh);
           t.spent = true;
           t.sent += o.value;
           t.spentCount++;
-        }
+        });
       }
       if (h > 0) {
         tx.outputs.forEach((out, vout) => {
@@ -214,4 +217,54 @@ function addressScripthash(address) {
   return sha256(bitcore.Script.fromAddress(address).toBuffer());
 }
 
-module.exports = { referenceIndex, addressAt, busiest, mainnetReference, outputScripthash, outputAddress, addressScripthash };
+/**
+ * @typedef {object} RefBlock
+ * @property {string} name      fixture name (or "mainnet/439:<height>")
+ * @property {string} network   addrindex network name
+ * @property {Buffer} raw
+ * @property {number|null} height known for the 439-block chain, null for the single raw blocks
+ * @property {import('bitcore-lib').Block} ref bitcore-lib's decoding
+ */
+
+let blockCache = null;
+
+/**
+ * Every bundled block decoded by bitcore-lib, once per process: what the formatter and
+ * parser tests compare against.
+ * @returns {RefBlock[]} the ten raw blocks, then heights 0-438
+ */
+function referenceBlocks() {
+  if (blockCache) return blockCache;
+  blockCache = [];
+  for (const rel of RAW_BLOCKS) {
+    const raw = readFixture(rel);
+    blockCache.push({ name: rel, network: networkOf(rel), raw, height: null, ref: bitcore.Block.fromBuffer(raw) });
+  }
+  mainnet439Blocks().forEach((raw, height) => {
+    blockCache.push({ name: `mainnet/439:${height}`, network: 'main', raw, height, ref: bitcore.Block.fromBuffer(raw) });
+  });
+  return blockCache;
+}
+
+let outputCache = null;
+
+/**
+ * Every output of the 439-block chain by outpoint, as bitcore-lib reads it: the prevouts of
+ * every input in that chain (they all spend outputs of earlier blocks).
+ * @returns {Map<string, {value: number, script: Buffer}>} "txid:vout" (display hex) → output
+ */
+function chainOutputs() {
+  if (outputCache) return outputCache;
+  outputCache = new Map();
+  for (const b of referenceBlocks()) {
+    if (b.height === null) continue;
+    for (const tx of b.ref.transactions) {
+      tx.outputs.forEach((o, n) => outputCache.set(`${tx.hash}:${n}`, { value: o.satoshis, script: o.script.toBuffer() }));
+    }
+  }
+  return outputCache;
+}
+
+module.exports = {
+  referenceIndex, addressAt, busiest, mainnetReference, outputScripthash, outputAddress, addressScripthash, referenceBlocks, chainOutputs,
+};

@@ -76,16 +76,25 @@ describe('BlockFetcher: blocks fetched on a worker thread (btcd)', function () {
     }
   });
 
-  it('an abort stops it with ERR_ABORTED', async () => {
+  it('an abort stops it with ERR_ABORTED; the worker\'s retries before are reported to the main thread', async () => {
     const ac = new AbortController();
-    const f = new BlockFetcher(client.workerConfig(), { signal: ac.signal });
+    const retries = [];
+    // the abort comes once a retry against the dead node was reported
+    const f = new BlockFetcher(client.workerConfig(), {
+      signal: ac.signal,
+      onRetry: (r) => {
+        retries.push(r.error.code);
+        if (r.error.code === 'ECONNREFUSED') ac.abort();
+      },
+    });
     try {
       const it = f.stream(hashes, { ...opts, aheadBytes: 2000 });
       await it.next();
       await node.kill(); // nothing answers now: the worker retries until the abort
       const rest = (async () => { for (;;) if ((await it.next()).done) return; })();
-      setTimeout(() => ac.abort(), 200);
       await assert.rejects(rest, { code: 'ERR_ABORTED' });
+      // requests in flight at the kill are reset, the next ones refused
+      assert.ok(retries.includes('ECONNREFUSED') && retries.every((c) => c === 'ECONNREFUSED' || c === 'ECONNRESET'), JSON.stringify(retries));
     } finally {
       await f.close();
       await node.start();

@@ -5,12 +5,13 @@ const path = require('node:path');
 const { spawn, fork } = require('node:child_process');
 const { StoreError, CodecError, UsageError } = require('../../lib/errors');
 const { buildDeltas } = require('../../lib/sync/delta');
-const { fromDisplayHex, toDisplayHex } = require('../../lib/chain/hash');
+const { fromDisplayHex, toDisplayHex, sha256d } = require('../../lib/chain/hash');
 const { mainnetChain, generatedChain, syncBlocks, handMadeChain } = require('./data');
 const { referenceIndex, addressScripthash } = require('../helpers/reference');
 const { prng } = require('../helpers/prng');
 const { serveStore } = require('../../lib/cluster/forward');
 const { READ_METHODS } = require('../../lib/stores/abstract');
+const { encodeMempool, decodeMempool } = require('../../lib/codec/mempool');
 
 /**
  * The store conformance suite: one set of behaviours every backend must have, written once
@@ -187,25 +188,31 @@ function storeConformance(name, backend) {
         assert.deepEqual(await full.getUtxos(GENESIS_ADDR), { utxos: [], next: null });
         const loc = await full.getTx(fromDisplayHex(GENESIS_TX));
         assert.deepEqual({ ...loc, txid: toDisplayHex(loc.txid) }, {
-          txNum: 0, txid: GENESIS_TX, height: 0, blockHash: '000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f', position: 0,
+          txNum: 0, txid: GENESIS_TX, height: 0, blockHash: '000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f', position: 0, offset: 81, length: 204,
         });
         assert.deepEqual(await full.getPrevouts(Buffer.concat([fromDisplayHex(GENESIS_TX), Buffer.alloc(4)])), [null]);
       });
 
       it('locates transactions and maps txid <-> TxNum both ways', async () => {
         const loc = await full.getTx(fromDisplayHex(TX170));
-        assert.deepEqual({ ...loc, txid: toDisplayHex(loc.txid) }, { txNum: 171, txid: TX170, height: 170, blockHash: BLOCK170, position: 1 });
+        assert.deepEqual({ ...loc, txid: toDisplayHex(loc.txid) }, { txNum: 171, txid: TX170, height: 170, blockHash: BLOCK170, position: 1, offset: 215, length: 275 });
         const r = ref();
+        const raws = mainnetChain().raws;
         for (let txNum = 0; txNum < r.txids.length; txNum++) {
           assert.equal(toDisplayHex(await full.getTxid(txNum)), r.txids[txNum]);
           const t = await full.getTx(fromDisplayHex(r.txids[txNum]));
           assert.equal(t.txNum, txNum);
           assert.equal(t.height, r.heightOf[txNum]);
+          // its bytes where the index says they lie in its block (no witness in these blocks)
+          assert.equal(toDisplayHex(sha256d(raws[t.height].subarray(t.offset, t.offset + t.length))), r.txids[txNum]);
         }
         assert.equal(await full.getTxid(r.txids.length), null);
         assert.equal(await full.getBlockHash(170), BLOCK170);
         assert.equal(await full.getBlockHash(439), null);
-        assert.deepEqual(await full.getBlock(170), { height: 170, hash: BLOCK170, time: 1231731025, firstTxNum: 170, txCount: 2 });
+        assert.deepEqual(await full.getBlock(170), {
+          height: 170, hash: BLOCK170, time: 1231731025, firstTxNum: 170, txCount: 2,
+          header: raws[170].subarray(0, 80), size: raws[170].length, weight: 4 * raws[170].length, locator: null,
+        });
         assert.equal(await full.getBlock(439), null);
         // block 170's header: time 1231731025, one coinbase then the payment
         const b170 = await full.getBlock(170);
@@ -213,6 +220,58 @@ function storeConformance(name, backend) {
           { hash: BLOCK170, time: 1231731025, txCount: 2 });
         assert.equal(b170.firstTxNum, r.heightOf.indexOf(170));
         assert.equal(await full.getBlock(439), null);
+      });
+
+      it('blocks by hash, headers and txids of any range, as the chain has them', async () => {
+        const r = ref();
+        const raws = mainnetChain().raws;
+        const headers = await full.getHeaders(0, 500);
+        assert.equal(headers.length, 80 * 439);
+        for (let h = 0; h < 439; h++) assert.deepEqual(headers.subarray(80 * h, 80 * h + 80), raws[h].subarray(0, 80), `header ${h}`);
+        assert.deepEqual(await full.getHeaders(437, 1), raws[437].subarray(0, 80));
+        assert.deepEqual(await full.getHeaders(439, 5), Buffer.alloc(0));
+        for (const h of [0, 170, 438]) {
+          const b = await full.getBlockByHash(r.blockHashes[h]);
+          assert.equal(b.height, h);
+          assert.deepEqual(b, await full.getBlock(h));
+          assert.deepEqual(await full.getBlockByHash(r.blockHashes[h].toUpperCase()), b);
+          const txids = await full.getTxids(b.firstTxNum, b.txCount);
+          assert.deepEqual(chunks(txids).map(toDisplayHex), r.txids.slice(b.firstTxNum, b.firstTxNum + b.txCount));
+        }
+        assert.equal(await full.getBlockByHash('00'.repeat(32)), null);
+        assert.deepEqual(chunks(await full.getTxids(440, 100)).map(toDisplayHex), r.txids.slice(440));
+        for (const bad of [['x'.repeat(64)], [BLOCK170.slice(2)], [42]]) {
+          await assert.rejects(full.getBlockByHash(...bad), (err) => err instanceof UsageError && err.code === 'ERR_BAD_BLOCK_HASH');
+        }
+        for (const bad of [[-1, 2], [0, -1], [1.5, 1], ['0', 1]]) {
+          await assert.rejects(full.getHeaders(...bad), (err) => err instanceof UsageError && err.code === 'ERR_BAD_RANGE');
+          await assert.rejects(full.getTxids(...bad), (err) => err instanceof UsageError && err.code === 'ERR_BAD_RANGE');
+        }
+      });
+
+      it('says who spent each output, and which script hashes each recent block touched', async () => {
+        const r = ref();
+        // every spent output of the reference, by its transaction
+        const spentBy = new Map();
+        for (const o of r.outputs) {
+          if (o.spentAt === null) continue;
+          if (!spentBy.has(o.txid)) spentBy.set(o.txid, []);
+          spentBy.get(o.txid).push(o);
+        }
+        for (let txNum = 0; txNum < r.txids.length; txNum++) {
+          const got = await full.getSpenders(fromDisplayHex(r.txids[txNum]));
+          const want = (spentBy.get(r.txids[txNum]) || []).sort((a, b) => a.vout - b.vout);
+          assert.deepEqual(got.map((x) => [x.vout, x.height, toDisplayHex(x.txid), r.txids[x.txNum], x.vin]),
+            want.map((o) => [o.vout, o.spentAt, o.spentTxid, o.spentTxid, o.spentVin]), `spenders of ${r.txids[txNum]}`);
+        }
+        assert.equal(await full.getSpenders(Buffer.alloc(32)), null);
+        // each block's touched script hashes: its outputs' and those of the outputs it spent
+        for (const h of [9, 170, 300, 438]) {
+          const want = new Set(r.outputs.filter((o) => o.height === h || o.spentAt === h).map((o) => o.sh));
+          assert.deepEqual(chunks(await full.getTouched(h)).map((b) => b.toString('hex')).sort(), [...want].sort(), `block ${h}`);
+        }
+        assert.ok((await full.getTouched(170)).length >= 3 * 32, 'the coinbase, the payee and the payer');
+        assert.equal(await full.getTouched(439), null);
       });
 
       it('answers prevouts: unspent ones, null for spent and unknown', async () => {
@@ -360,7 +419,9 @@ function storeConformance(name, backend) {
           getHistory: [[SATOSHI9, { limit: 2, order: 'desc' }], [HAL, { cursor: 'not-a-cursor' }]],
           getHistories: [[[HAL, SATOSHI9], { limit: 3 }], ['not an array']],
           getUtxos: [[SATOSHI9, { limit: 1 }], [Buffer.alloc(31)]], getTx: [[fromDisplayHex(TX170)]], getTxid: [[171]],
-          stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
+          getMempoolHead: [[]], getMempool: [[]], stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
+          getBlockByHash: [[BLOCK170], ['zz']], getHeaders: [[168, 3]], getTxids: [[170, 2], [-1, 2]],
+          getSpenders: [[fromDisplayHex(TX170)]], getTouched: [[438], [9]],
         };
         try {
           assert.deepEqual(Object.keys(calls).sort(), [...READ_METHODS].sort(), 'every read of the contract is tried');
@@ -381,6 +442,41 @@ function storeConformance(name, backend) {
         } finally {
           child.disconnect();
         }
+      });
+
+      it('the mempool snapshot: replaced whole while the tip stands, refused once it moved, never in digest or verify', async () => {
+        const { location, store } = await fresh(MAIN);
+        await syncBlocks(store, mainnetChain().blocks, 0, 170);
+        assert.equal(await store.getMempoolHead(), null);
+        assert.equal(await store.getMempool(), null);
+        const digest = await store.digest();
+        const tip = await store.getTip();
+        const snap = (seq, tipHash) => encodeMempool({
+          seq,
+          tip: fromDisplayHex(tipHash),
+          txs: [{
+            txid: fromDisplayHex(TX170), time: 1231731025, fee: 0, vsize: 275, raw: Buffer.alloc(275, seq),
+            inputs: [{ txid: Buffer.alloc(32, 9), vout: 0, value: 50e8, scripthash: SATOSHI9, unconfirmed: false }],
+            outputs: [{ value: 10e8, scripthash: HAL }, { value: 40e8, scripthash: SATOSHI9 }, { value: 0, scripthash: null }],
+          }],
+        });
+        assert.equal(await store.putMempool(snap(1, tip.hash)), true);
+        assert.deepEqual(await store.getMempoolHead(), { seq: 1, tip: tip.hash });
+        assert.deepEqual(await store.getMempool(), snap(1, tip.hash));
+        const big = snap(2, tip.hash);
+        assert.equal(await store.putMempool(big), true);
+        assert.deepEqual(await store.getMempoolHead(), { seq: 2, tip: tip.hash });
+        assert.deepEqual(decodeMempool(await store.getMempool()).txs[0].outputs.map((o) => o.value), [10e8, 40e8, 0]);
+        assert.equal(await store.digest(), digest, 'the mempool is not chain data');
+        assert.equal((await store.verify()).ok, true);
+        // a snapshot resolved against another tip is refused, whatever its seq
+        assert.equal(await store.putMempool(snap(3, BLOCK170.replace(/^0/, '1'))), false);
+        await syncBlocks(store, mainnetChain().blocks, 171, 172);
+        assert.equal(await store.putMempool(snap(4, tip.hash)), false);
+        assert.deepEqual(await store.getMempoolHead(), { seq: 2, tip: tip.hash }, 'the stale snapshot stays until replaced; readers compare its tip');
+        const reader = await open(location, { ...MAIN, readOnly: true });
+        assert.deepEqual(await reader.getMempoolHead(), { seq: 2, tip: tip.hash });
+        await assert.rejects(reader.putMempool(snap(5, (await store.getTip()).hash)), (err) => err.code === 'ERR_READ_ONLY');
       });
 
       it('keeps everything across close and reopen', async () => {
@@ -694,6 +790,11 @@ function storeConformance(name, backend) {
       });
     });
   });
+}
+
+/** A Buffer of 32-byte items, as a list. */
+function chunks(buf) {
+  return Array.from({ length: buf.length / 32 }, (_, i) => buf.subarray(32 * i, 32 * i + 32));
 }
 
 /** A value with its Buffers and Uint8Arrays as hex strings, for comparing what crossed a process boundary. */

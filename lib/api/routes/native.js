@@ -7,6 +7,7 @@ const { badRequest, notFound } = require('../errors');
 const validate = require('../validate');
 const format = require('../format');
 const { json, rawJson } = require('../reply');
+const { lagOf } = require('../../ops/ready');
 
 const { LIMITS } = validate;
 const OPENAPI = path.join(__dirname, '..', '..', '..', 'docs', 'openapi.json');
@@ -39,11 +40,7 @@ function register(router, app) {
       network: app.network.name,
       store: app.storeKind,
       tip: tip ? { height: tip.height, hash: tip.hash, time: block ? block.time : null } : null,
-      sync: {
-        sourceTip: null,
-        lag: null,
-        reason: 'this server reads the index only, not the block source, so how far the index is behind it is unknown here',
-      },
+      sync: syncState(app, tip),
       limits: {
         pageDefault: LIMITS.pageDefault,
         pageMax: LIMITS.pageMax,
@@ -143,6 +140,20 @@ function objectBody(body, listField, optionFields) {
     }
   }
   return body;
+}
+
+/** How far the index is behind the node, when the server reads the node's tip. */
+function syncState(app, tip) {
+  if (!app.node.configured) {
+    return {
+      sourceTip: null,
+      lag: null,
+      reason: 'this server was started without a node to read (serve --blocks-dir), so how far the index is behind it is unknown here',
+    };
+  }
+  const node = app.node.tip;
+  if (!node) return { sourceTip: null, lag: null, reason: 'the node\'s tip has not been read yet' };
+  return { sourceTip: node.height, lag: lagOf(tip, node), reason: 'the node\'s best chain, as last read from its blocks dir' };
 }
 
 module.exports = { register };

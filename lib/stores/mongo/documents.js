@@ -10,10 +10,14 @@ const { PAGE_ENTRIES, sealedCount } = require('../../core/rules');
  *
  *   collection  _id                          fields                                          serves
  *   meta        'meta' | 'tip' | 'pending'   network, version | height, hash, nextTxNum, seq getTip, open checks, repair
- *   blocks      height (int32)               hash, prev, time (Date), firstTxNum, txCount    getBlock, getBlockHash
- *   txs         txid (display hex)           txNum, height, pos; {txNum} unique index        getTx, getTxid
- *               '<txid>:<TxNum>' (BIP30)     txid, txNum, height, pos: a tx whose txid a later
- *                                            coinbase took
+ *   blocks      height (int32)               hash, prev, time (Date), firstTxNum, txCount,   getBlock, getBlockHash,
+ *                                            header (hex), size, weight, locator; {hash}     getBlockByHash, headers
+ *   txs         txid (display hex)           txNum, height, pos, off, len; {txNum} unique    getTx, getTxid
+ *               '<txid>:<TxNum>' (BIP30)     txid, txNum, height, pos, off, len: a tx whose
+ *                                            txid a later coinbase took
+ *   spends      '<TxNum>:<vout>'             by (spending txid), txNum, vin (-1: BIP30),     getSpenders
+ *                                            height (keyed by TxNum: BIP30's repeated txids
+ *                                            keep their spends apart)
  *   accounts    sh (display hex)             summary counters, tail (the last 1..64 history  getSummary, short histories,
  *                                            entries), utxos (≤ 16, else null), seq, prev    small UTXO sets: one read
  *   history     '<sh>:<page, 8 digits>'      sh, page, sealedBy, entries (64, sealed, never  long histories, page by page
@@ -23,6 +27,7 @@ const { PAGE_ENTRIES, sealedCount } = require('../../core/rules');
  *   undo        '<height, 10 digits>:<part>' height, part, parts, hash, firstTxNum, spent,   revert, crash repair
  *                                            dups, txs
  *   staging     sh                           the next version of an account                  the account swap
+ *   mempool     'head' | '<seq, 16 digits>:<part>'  seq, tip | data (the snapshot, ≤ 8 MB a part)  getMempool (not chain data)
  *
  * `sh` is the Electrum script hash in Electrum's display order (byte-reversed hex): the string
  * an Electrum client or a mongo shell user types. Every per-address read is an `_id` lookup:
@@ -34,19 +39,23 @@ const { PAGE_ENTRIES, sealedCount } = require('../../core/rules');
  * back to JS numbers (all fit in 2^53).
  */
 const COLLECTIONS = Object.freeze({
-  meta: 'meta', blocks: 'blocks', txs: 'txs', accounts: 'accounts', history: 'history', utxos: 'utxos', undo: 'undo', staging: 'staging',
+  meta: 'meta', blocks: 'blocks', txs: 'txs', accounts: 'accounts', history: 'history', utxos: 'utxos', spends: 'spends',
+  undo: 'undo', staging: 'staging', mempool: 'mempool',
 });
 
 /**
  * Format of these documents; a database of another version refuses to open. Version 2: an
  * account keeps its last 1..64 entries as the key-value schema does (lib/core/rules.js), pages
  * say which entry sealed them, undo holds the index core's record (no per-account counters).
+ * Version 3: blocks keep their header, size, weight and blocks-dir locator; txs their place in
+ * the block; `spends` says who spent each output.
  */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 const SCHEMA_NAME = 'addrindex-mongo';
 
 /** Secondary indexes, by collection. Nothing here is `sparse` or partial: FerretDB v1 drops or rejects those. */
 const INDEXES = Object.freeze({
+  blocks: [{ key: { hash: 1 }, name: 'hash_1', unique: true }],
   txs: [{ key: { txNum: 1 }, name: 'txNum_1', unique: true }],
   utxos: [{ key: { sh: 1, txNum: 1, vout: 1 }, name: 'sh_1_txNum_1_vout_1' }],
   // the pages a revert (or a crashed apply) takes back: those an entry it reverts sealed
@@ -80,6 +89,9 @@ const outpointId = (txid, vout) => `${txid}:${vout}`;
 /** @param {string} sh  @param {number} page */
 const pageId = (sh, page) => `${sh}:${String(page).padStart(PAGE_DIGITS, '0')}`;
 
+/** A part of the mempool snapshot number `seq`. @param {number} seq  @param {number} part */
+const mempoolPartId = (seq, part) => `${String(seq).padStart(16, '0')}:${String(part).padStart(PART_DIGITS, '0')}`;
+
 /** @param {number} height  @param {number} part */
 const undoId = (height, part) => `${String(height).padStart(HEIGHT_DIGITS, '0')}:${String(part).padStart(PART_DIGITS, '0')}`;
 
@@ -87,19 +99,34 @@ const undoId = (height, part) => `${String(height).padStart(HEIGHT_DIGITS, '0')}
  * @param {import('../../chain/columns').BlockColumns} cols
  * @param {number} height
  * @param {number} firstTxNum
+ * @param {{file: number, offset: number}|null} locator
  */
-function blockDoc(cols, height, firstTxNum) {
+function blockDoc(cols, height, firstTxNum, locator) {
   return {
     _id: height, hash: cols.hash, prev: cols.prev, time: new Date(cols.time * 1000), firstTxNum: long(firstTxNum), txCount: cols.txCount,
+    header: cols.header.toString('hex'), size: cols.size, weight: cols.weight,
+    locator: locator ? { file: locator.file, offset: long(locator.offset) } : null,
   };
 }
 
 function fromBlockDoc(d) {
-  return { height: d._id, hash: d.hash, time: Math.floor(d.time.getTime() / 1000), firstTxNum: num(d.firstTxNum), txCount: d.txCount };
+  const header = Buffer.from(d.header, 'hex');
+  if (header.length !== 80) throw bad(`block ${d._id}`, 'its header');
+  return {
+    height: d._id, hash: d.hash, time: Math.floor(d.time.getTime() / 1000), firstTxNum: num(d.firstTxNum), txCount: d.txCount,
+    header, size: d.size, weight: d.weight, locator: d.locator ? { file: d.locator.file, offset: num(d.locator.offset), length: d.size } : null,
+  };
 }
 
-/** @param {string} txid display hex */
-const txDoc = (txid, txNum, height, pos) => ({ _id: txid, txNum: long(txNum), height, pos });
+/**
+ * @param {string} txid display hex
+ * @param {number} txNum
+ * @param {number} height
+ * @param {number} pos
+ * @param {number} off   its first byte within the block
+ * @param {number} len   its bytes
+ */
+const txDoc = (txid, txNum, height, pos, off, len) => ({ _id: txid, txNum: long(txNum), height, pos, off, len });
 
 /*
  * BIP30: a coinbase that repeats an earlier txid takes it (as in Bitcoin Core). Its document
@@ -113,14 +140,17 @@ const txDoc = (txid, txNum, height, pos) => ({ _id: txid, txNum: long(txNum), he
  * numbers; a unique index on FerretDB compares them as JSON text, so the types must not vary).
  */
 function canonicalTxDoc(d) {
-  const doc = txDoc(d._id, num(d.txNum), d.height, d.pos);
+  const doc = txDoc(d._id, num(d.txNum), d.height, d.pos, d.off, d.len);
   if (d.txid) doc.txid = d.txid;
-  if (d.prev) doc.prev = { txNum: long(num(d.prev.txNum)), height: d.prev.height, pos: d.prev.pos };
+  if (d.prev) doc.prev = prevOf(d.prev);
   return doc;
 }
 
+/** What a coinbase's document keeps of the one whose txid it took. */
+const prevOf = (d) => ({ txNum: long(num(d.txNum)), height: d.height, pos: d.pos, off: d.off, len: d.len });
+
 /** The document a replaced transaction moves to. */
-const displacedTxDoc = (old) => ({ _id: `${old._id}:${num(old.txNum)}`, txid: old._id, txNum: long(num(old.txNum)), height: old.height, pos: old.pos });
+const displacedTxDoc = (old) => ({ _id: `${old._id}:${num(old.txNum)}`, txid: old._id, ...prevOf(old) });
 
 /** @returns {string} the txid a txs document is about (display hex) */
 const txidOf = (d) => d.txid || d._id;
@@ -135,6 +165,16 @@ function txAt(d, nextTxNum) {
  * An unspent output in memory: what the `utxos` collection and an account's inline list hold.
  * @typedef {{id: string, sh: string, txid: string, vout: number, value: number, height: number, txNum: number}} Out
  */
+
+/** @param {number} txNum of the spent output's transaction  @param {number} vout */
+const spendId = (txNum, vout) => `${txNum}:${vout}`;
+
+/**
+ * Who spent an output: `by` the spending transaction's txid, its TxNum and input (vin -1: a
+ * coinbase's BIP30 replacement took the output), and its block's height.
+ * @param {string} id spendId of the output
+ */
+const spendDoc = (id, by, txNum, vin, height) => ({ _id: id, by, txNum: long(txNum), vin, height });
 
 /** @param {Out} o */
 const utxoDoc = (o) => ({ _id: o.id, sh: o.sh, vout: o.vout, value: long(o.value), height: o.height, txNum: long(o.txNum) });
@@ -306,11 +346,13 @@ const fromTipDoc = (d) => ({ height: d.height, hash: d.hash, nextTxNum: num(d.ne
 function logicalRecord(coll, d) {
   switch (coll) {
     case 'meta': return [d._id, d.height, d.hash, num(d.nextTxNum)];
-    case 'blocks': return [d._id, d.hash, d.prev, d.time.getTime() / 1000, num(d.firstTxNum), d.txCount];
-    case 'txs': return [d._id, txidOf(d), num(d.txNum), d.height, d.pos, d.prev ? num(d.prev.txNum) : null];
+    // the locator says where one blocks dir holds the block: not chain data
+    case 'blocks': return [d._id, d.hash, d.prev, d.time.getTime() / 1000, num(d.firstTxNum), d.txCount, d.header, d.size, d.weight];
+    case 'txs': return [d._id, txidOf(d), num(d.txNum), d.height, d.pos, d.off, d.len, d.prev ? num(d.prev.txNum) : null];
+    case 'spends': return [d._id, d.by, num(d.txNum), d.vin, d.height];
     case 'history': return [d._id, d.sh, d.page, num(d.sealedBy), fromPageDoc(d, d.sh, d.page)];
     case 'undo': return [d._id, d.height, d.part, d.parts, d.hash, num(d.firstTxNum), d.spent.map((o) => logicalRecord('utxos', o)),
-      d.dups.map((x) => [x.position, num(x.oldTxNum), logicalRecord('txs', x.old)]), d.txs];
+      d.dups.map((x) => [x.position, num(x.oldTxNum), logicalRecord('txs', x.old)]), d.txs, d.touched];
     case 'utxos': return [d._id, d.sh, d.vout, num(d.value), d.height, num(d.txNum)];
     case 'accounts': {
       const a = fromAccountFields(d, d._id);
@@ -331,7 +373,7 @@ function bad(where, what) {
 
 module.exports = {
   COLLECTIONS, SCHEMA_VERSION, SCHEMA_NAME, INDEXES, ZERO32,
-  long, num, hashHex, hashFromHex, outpointId, pageId, undoId,
-  blockDoc, fromBlockDoc, txDoc, canonicalTxDoc, displacedTxDoc, txidOf, txAt, utxoDoc, fromUtxoDoc, entryDoc, fromEntryDoc, pageDoc, fromPageDoc,
+  long, num, hashHex, hashFromHex, outpointId, pageId, undoId, mempoolPartId,
+  blockDoc, fromBlockDoc, txDoc, canonicalTxDoc, prevOf, displacedTxDoc, txidOf, txAt, spendId, spendDoc, utxoDoc, fromUtxoDoc, entryDoc, fromEntryDoc, pageDoc, fromPageDoc,
   accountFields, accountDoc, versionAt, asPrev, fromAccountFields, summaryOf, tipDoc, fromTipDoc, logicalRecord,
 };

@@ -2,7 +2,7 @@
 
 const D = require('./documents');
 const { PAGE_ENTRIES, sealedCount, utxosInline, countersHold } = require('../../core/rules');
-const { batchTx } = require('../../core/effect');
+const { batchTx, touchedBy } = require('../../core/effect');
 const { corrupt } = require('../../core/checks');
 
 /**
@@ -26,6 +26,7 @@ const UNDO_ENTRIES_PER_PART = 20000;
  * @property {string[]} utxoDeletes  outpoints of earlier batches spent by this one
  * @property {object[]} utxoReplaces outputs whose outpoint an output of an earlier batch had (BIP30): inserted
  *                                   after the deletes
+ * @property {object[]} spends       who spent each output the batch spends
  * @property {Map<string, D.Account>} accounts  every touched account as of the batch's end
  * @property {string[]} needRows     accounts whose inline UTXO list needs their `utxos` rows (see finishUtxos)
  * @property {object[]} undo         undo documents, one or more per block
@@ -37,11 +38,12 @@ const UNDO_ENTRIES_PER_PART = 20000;
  * @param {import('../../core/effect').ApplyEffect} e
  * @param {Map<string, D.Account>} pre  committed accounts of the touched script hashes (absent: never seen)
  * @param {Map<string, object>} reusedDocs committed txs documents of the batch's coinbase txids (BIP30), by txid
+ * @param {number} undoDepth blocks whose touched script hashes undo keeps (the ones a revert can reach)
  * @returns {ApplyPlan}
  */
-function planApply(e, pre, reusedDocs) {
+function planApply(e, pre, reusedDocs, undoDepth) {
   const plan = {
-    blocks: [], txs: [], txReplaces: [], txDisplaced: [], pages: [], utxoInserts: [], utxoDeletes: [], utxoReplaces: [],
+    blocks: [], txs: [], txReplaces: [], txDisplaced: [], pages: [], utxoInserts: [], utxoDeletes: [], utxoReplaces: [], spends: [],
     accounts: new Map(), needRows: [], undo: [], tip: null,
   };
   const { blocks } = e;
@@ -51,13 +53,13 @@ function planApply(e, pre, reusedDocs) {
   const oldDocs = blocks.map(() => null); // per block: the txs document its coinbase displaced
   for (let b = 0; b < blocks.length; b++) {
     const { height, firstTxNum, cols } = blocks[b];
-    plan.blocks.push(D.blockDoc(cols, height, firstTxNum));
+    plan.blocks.push(D.blockDoc(cols, height, firstTxNum, blocks[b].locator));
     for (let t = 0; t < cols.txCount; t++) {
       const txid = D.hashHex(cols.txids.subarray(32 * t, 32 * t + 32));
-      const doc = D.txDoc(txid, firstTxNum + t, height, t);
+      const doc = D.txDoc(txid, firstTxNum + t, height, t, cols.txOffsets[t], cols.txOffsets[t + 1] - cols.txOffsets[t]);
       const old = e.undo[b].dups.length && t === 0 ? txDocs.get(txid) || reusedDocs.get(txid) : null;
       if (old) {
-        doc.prev = { txNum: D.long(D.num(old.txNum)), height: old.height, pos: old.pos };
+        doc.prev = D.prevOf(old);
         plan.txDisplaced.push(D.displacedTxDoc(old));
         oldDocs[b] = D.canonicalTxDoc(old);
       }
@@ -81,6 +83,14 @@ function planApply(e, pre, reusedDocs) {
     const sh = blocks[cr.block[k]].cols.scripthashes.subarray(cr.at[k], cr.at[k] + 32);
     const doc = D.utxoDoc(newOut(e, cr.txNums[k], cr.vouts[k], cr.values[k], D.hashHex(sh)));
     (deleted.has(doc._id) ? plan.utxoReplaces : plan.utxoInserts).push(doc);
+  }
+
+  // who spent what
+  for (const [fund, sp] of e.spends) {
+    sp.vouts.forEach((vout, i) => {
+      const { height, txid: by } = batchTx(e, sp.by[i]);
+      plan.spends.push(D.spendDoc(D.spendId(fund, vout), D.hashHex(by), sp.by[i], sp.vins[i], height));
+    });
   }
 
   // accounts and the pages they seal
@@ -142,7 +152,8 @@ function planApply(e, pre, reusedDocs) {
       if (height !== 0) for (let o = cols.outStart[t]; o < cols.outStart[t + 1]; o++) if (cols.idType[o] !== 0) outs.push(o - cols.outStart[t]);
       txs.push({ txid: D.hashHex(cols.txids.subarray(32 * t, 32 * t + 32)), outs });
     }
-    plan.undo.push(...undoParts(height, cols.hash, firstTxNum, spent, dups, txs));
+    const touched = height > e.blocks[e.blocks.length - 1].height - undoDepth ? shHexes(touchedBy(blocks[b], u)) : [];
+    plan.undo.push(...undoParts(height, cols.hash, firstTxNum, spent, dups, txs, touched));
   }
   plan.tip = { height: blocks[blocks.length - 1].height, hash: blocks[blocks.length - 1].cols.hash, nextTxNum: e.end };
   return plan;
@@ -199,13 +210,13 @@ function newAccount(height) {
  * Splits one block's undo into documents of at most UNDO_ENTRIES_PER_PART entries each; every
  * part says how many parts the block has, so a reader can tell a complete undo from a torn one.
  */
-function undoParts(height, hash, firstTxNum, spent, dups, txs) {
+function undoParts(height, hash, firstTxNum, spent, dups, txs, touched) {
   const parts = [];
   let cur = null;
   let size = 0;
   const room = (n) => {
     if (cur === null || size + n > UNDO_ENTRIES_PER_PART) {
-      cur = { spent: [], dups: [], txs: [] };
+      cur = { spent: [], dups: [], txs: [], touched: [] };
       parts.push(cur);
       size = 0;
     }
@@ -215,10 +226,18 @@ function undoParts(height, hash, firstTxNum, spent, dups, txs) {
   for (const s of spent) room(1).spent.push(s);
   for (const d of dups) room(1).dups.push(d);
   for (const tx of txs) room(1 + tx.outs.length).txs.push(tx);
-  if (parts.length === 0) parts.push({ spent: [], dups: [], txs: [] });
+  for (const sh of touched) room(1).touched.push(sh);
+  if (parts.length === 0) parts.push({ spent: [], dups: [], txs: [], touched: [] });
   return parts.map((p, i) => ({
     _id: D.undoId(height, i), height, part: i, parts: parts.length, hash, firstTxNum: D.long(firstTxNum), ...p,
   }));
+}
+
+/** Script hashes (32 bytes each, internal order) as the documents write them. */
+function shHexes(buf) {
+  const out = new Array(buf.length / 32);
+  for (let i = 0; i < out.length; i++) out[i] = D.hashHex(buf.subarray(32 * i, 32 * i + 32));
+  return out;
 }
 
 /**
@@ -248,10 +267,11 @@ function readUndo(undoDocs) {
   const byHeight = new Map();
   for (const d of [...undoDocs].sort((a, b) => a.height - b.height || a.part - b.part)) {
     let u = byHeight.get(d.height);
-    if (!u) byHeight.set(d.height, (u = { height: d.height, hash: d.hash, firstTxNum: D.num(d.firstTxNum), spent: [], dups: [], txs: [] }));
+    if (!u) byHeight.set(d.height, (u = { height: d.height, hash: d.hash, firstTxNum: D.num(d.firstTxNum), spent: [], dups: [], txs: [], touched: [] }));
     for (const s of d.spent) u.spent.push(D.fromUtxoDoc(s));
     for (const x of d.dups) u.dups.push({ position: x.position, oldTxNum: D.num(x.oldTxNum), old: x.old });
     u.txs.push(...d.txs);
+    u.touched.push(...(d.touched || []));
   }
   return [...byHeight.values()].map((u) => {
     const n = u.spent.length;
@@ -282,7 +302,7 @@ function readUndo(undoDocs) {
 function revertWrites(undo) {
   const cutoff = undo[0].firstTxNum;
   const w = {
-    cutoff, utxoRestores: [], utxoDeletes: [], utxoShared: [], txDeletes: [], txRestores: [], txUndisplace: [], spentIds: [],
+    cutoff, utxoRestores: [], utxoDeletes: [], utxoShared: [], txDeletes: [], txRestores: [], txUndisplace: [], spentIds: [], spendIds: [],
   };
   const restoredTxids = new Set();
   for (const u of undo) {
@@ -302,6 +322,7 @@ function revertWrites(undo) {
     }
     for (const o of u.spent) {
       w.spentIds.push(o.id);
+      w.spendIds.push(D.spendId(o.txNum, o.vout));
       // outputs created inside the reverted range are deleted, not restored
       if (o.txNum < cutoff) w.utxoRestores.push(D.utxoDoc(o));
     }

@@ -10,6 +10,8 @@ const C = D.COLLECTIONS;
 
 /** Account documents a writer that created its database keeps (past it, it reads them back). */
 const WRITER_DOCS = 200000;
+/** Bytes of the mempool snapshot per document (MongoDB's limit is 16 MB). */
+const MEMPOOL_PART = 8 * 1024 * 1024;
 /** How long a verify's lease on the writer lasts without renewal (lib/stores/mongo/verify.js renews it). */
 const LEASE_MS = 15000;
 
@@ -83,7 +85,7 @@ class Writer {
       const preDocs = await this.committedAccounts(scripthashesOf(e.changes));
       const pre = new Map();
       for (const [sh, d] of preDocs) if (!d.gone) pre.set(sh, D.fromAccountFields(d, sh));
-      const plan = P.planApply(e, pre, new Map([...reusedDocs].map(([txid, r]) => [txid, r.doc])));
+      const plan = P.planApply(e, pre, new Map([...reusedDocs].map(([txid, r]) => [txid, r.doc])), this.store.undoDepth);
       P.finishUtxos(plan, e, await this.store.reads.rowsOf(plan.needRows));
       const seq = (tip ? tip.seq : 0) + 1;
       const staged = [...plan.accounts].map(([sh, a]) => D.accountDoc(sh, a, seq, D.asPrev(preDocs.get(sh))));
@@ -104,6 +106,8 @@ class Writer {
         await this.db.insert(C.txs, plan.txDisplaced);
         await this.db.insert(C.history, plan.pages);
         await this.db.insert(C.utxos, plan.utxoInserts);
+        // who spent what: readers skip a spend whose TxNum is past their tip
+        await this.db.insert(C.spends, plan.spends);
         await this.step('stage');
         await this.db.insert(C.staging, staged);
         await this.enterSwap(marker);
@@ -194,6 +198,30 @@ class Writer {
     });
   }
 
+  /**
+   * Replaces the mempool snapshot: its parts under ids of its own seq, then the head that names
+   * them, then older parts go. Readers follow the head, so they see one snapshot or the other.
+   * @param {Buffer} snapshot
+   * @param {{seq: number, tip: string}} head
+   * @returns {Promise<boolean>} false when the tip is no longer the snapshot's
+   */
+  putMempool(snapshot, head) {
+    return this.serial(async () => {
+      await this.cleanIfDirty();
+      if (!this.tip || this.tip.hash !== head.tip) return false;
+      const coll = this.db.coll(C.mempool);
+      const parts = [];
+      for (let i = 0; i * MEMPOOL_PART < snapshot.length || i === 0; i++) {
+        parts.push({ _id: D.mempoolPartId(head.seq, i), data: snapshot.subarray(i * MEMPOOL_PART, (i + 1) * MEMPOOL_PART) });
+      }
+      await this.db.insert(C.mempool, parts);
+      await this.retry('write mempool head', () => coll.replaceOne({ _id: 'head' },
+        { _id: 'head', seq: head.seq, tip: head.tip, parts: parts.length }, { upsert: true }));
+      await this.retry('drop old mempool', () => coll.deleteMany({ _id: { $lt: D.mempoolPartId(head.seq, 0) } }));
+      return true;
+    });
+  }
+
   /** From here on a crash is rolled forward: the staged accounts are complete. */
   async enterSwap(marker) {
     await this.setPending({ ...marker, phase: 'swap' });
@@ -231,6 +259,7 @@ class Writer {
    */
   async removeAbove(w, target) {
     await this.retry('revert pages', () => this.db.coll(C.history).deleteMany({ sealedBy: { $gte: D.long(w.cutoff) } }));
+    await this.db.deleteIds(C.spends, w.spendIds);
     await this.db.deleteIds(C.utxos, w.utxoDeletes);
     await this.db.deleteIds(C.txs, w.txUndisplace);
     await this.db.replace(C.txs, w.txRestores);

@@ -1,0 +1,183 @@
+'use strict';
+
+const { openValue } = require('./format');
+const { Writer } = require('./io');
+
+/**
+ * The mempool snapshot: every unconfirmed transaction the follower knows, with what its inputs
+ * spend, as one value the writer replaces whole (docs/FORMAT.md, "Mempool"). Readers decode it
+ * when its sequence number changes and index it in memory (lib/core/mempool.js); nothing in it
+ * is ever mixed into the confirmed rows.
+ *
+ *   format byte (version 1)
+ *   varint seq                     strictly increasing per index
+ *   32 B   tip hash (internal)     the confirmed tip the snapshot was resolved against
+ *   varint count
+ *   per tx:
+ *     32 B txid (internal), varint time (s, first seen), varint fee (sat), varint vsize
+ *     varint raw length, raw transaction bytes (as the node serializes it, witness included)
+ *     varint inputs; per input: 32 B spent txid, varint vout, varint value,
+ *       1 B flags (1: indexed — a 32 B script hash follows; 2: from a mempool transaction),
+ *       [32 B script hash]
+ *     varint outputs; per output: varint value, 1 B flags (1: indexed), [32 B script hash]
+ */
+
+const VERSION = 1;
+const HEAD_VERSION = 1;
+const IN_INDEXED = 1;
+const IN_UNCONFIRMED = 2;
+const OUT_INDEXED = 1;
+
+/**
+ * @typedef {object} MempoolInput
+ * @property {Buffer} txid          spent transaction (internal order)
+ * @property {number} vout
+ * @property {number} value
+ * @property {Buffer|null} scripthash  the spent output's index key, null when not indexed
+ * @property {boolean} unconfirmed  it spends an output of another mempool transaction
+ */
+
+/**
+ * @typedef {object} MempoolTx
+ * @property {Buffer} txid
+ * @property {number} time   first seen, seconds
+ * @property {number} fee    satoshis
+ * @property {number} vsize
+ * @property {Buffer} raw
+ * @property {MempoolInput[]} inputs
+ * @property {Array<{value: number, scripthash: Buffer|null}>} outputs
+ */
+
+/**
+ * @typedef {object} MempoolSnapshot
+ * @property {number} seq
+ * @property {Buffer} tip   32 bytes, internal order
+ * @property {MempoolTx[]} txs
+ */
+
+/**
+ * @param {MempoolSnapshot} snap
+ * @returns {Buffer} a copy the caller owns
+ */
+function encodeMempool(snap) {
+  let size = 64;
+  for (const t of snap.txs) size += 64 + t.raw.length + 50 * t.inputs.length + 42 * t.outputs.length;
+  const w = new Writer(size);
+  w.begin();
+  w.u8(VERSION);
+  w.varint(snap.seq);
+  w.bytes(snap.tip);
+  w.varint(snap.txs.length);
+  for (const t of snap.txs) {
+    w.bytes(t.txid);
+    w.varint(t.time);
+    w.varint(t.fee);
+    w.varint(t.vsize);
+    w.varint(t.raw.length);
+    w.bytes(t.raw);
+    w.varint(t.inputs.length);
+    for (const i of t.inputs) {
+      w.bytes(i.txid);
+      w.varint(i.vout);
+      w.varint(i.value);
+      w.u8((i.scripthash ? IN_INDEXED : 0) | (i.unconfirmed ? IN_UNCONFIRMED : 0));
+      if (i.scripthash) w.bytes(i.scripthash);
+    }
+    w.varint(t.outputs.length);
+    for (const o of t.outputs) {
+      w.varint(o.value);
+      w.u8(o.scripthash ? OUT_INDEXED : 0);
+      if (o.scripthash) w.bytes(o.scripthash);
+    }
+  }
+  return Buffer.from(w.end());
+}
+
+/**
+ * @param {Uint8Array} buf
+ * @returns {MempoolSnapshot} views into buf (copy what outlives it)
+ */
+function decodeMempool(buf) {
+  const r = openValue(buf, 'mempool', VERSION);
+  const seq = r.varint();
+  const tip = hash(r);
+  const n = r.count(r.varint(), 40);
+  const txs = new Array(n);
+  for (let k = 0; k < n; k++) {
+    const txid = hash(r);
+    const time = r.varint();
+    const fee = r.varint();
+    const vsize = r.varint();
+    const raw = bytes(r, r.varint());
+    const ni = r.count(r.varint(), 35);
+    const inputs = new Array(ni);
+    for (let i = 0; i < ni; i++) {
+      const itxid = hash(r);
+      const vout = r.varint();
+      const value = r.varint();
+      const flags = r.u8();
+      if (flags & ~(IN_INDEXED | IN_UNCONFIRMED)) throw r.error('ERR_BAD_VALUE', `input flags ${flags}`);
+      inputs[i] = { txid: itxid, vout, value, scripthash: flags & IN_INDEXED ? hash(r) : null, unconfirmed: (flags & IN_UNCONFIRMED) !== 0 };
+    }
+    const no = r.count(r.varint(), 2);
+    const outputs = new Array(no);
+    for (let o = 0; o < no; o++) {
+      const value = r.varint();
+      const flags = r.u8();
+      if (flags & ~OUT_INDEXED) throw r.error('ERR_BAD_VALUE', `output flags ${flags}`);
+      outputs[o] = { value, scripthash: flags & OUT_INDEXED ? hash(r) : null };
+    }
+    txs[k] = { txid, time, fee, vsize, raw, inputs, outputs };
+  }
+  r.done();
+  return { seq, tip, txs };
+}
+
+/**
+ * The head of a stored snapshot — its seq and tip — read without decoding the transactions.
+ * @param {Uint8Array} buf an encoded snapshot
+ * @returns {{seq: number, tip: Buffer}}
+ */
+function mempoolHead(buf) {
+  const r = openValue(buf, 'mempool', VERSION);
+  const seq = r.varint();
+  return { seq, tip: Buffer.from(hash(r)) };
+}
+
+/**
+ * The head as a value of its own (a reader checks it on every request; the snapshot it reads
+ * only when the seq changed).
+ * @param {{seq: number, tip: Buffer}} head
+ * @returns {Buffer}
+ */
+function encodeMempoolHead(head) {
+  const w = new Writer(64);
+  w.begin();
+  w.u8(HEAD_VERSION);
+  w.varint(head.seq);
+  w.bytes(head.tip);
+  return Buffer.from(w.end());
+}
+
+/**
+ * @param {Uint8Array} buf
+ * @returns {{seq: number, tip: Buffer}}
+ */
+function decodeMempoolHead(buf) {
+  const r = openValue(buf, 'mempool head', HEAD_VERSION);
+  const seq = r.varint();
+  const tip = Buffer.from(hash(r));
+  r.done();
+  return { seq, tip };
+}
+
+function hash(r) {
+  return bytes(r, 32);
+}
+
+function bytes(r, n) {
+  const at = r.skip(n);
+  return r.buf.subarray(at, at + n);
+}
+
+module.exports = { encodeMempool, decodeMempool, mempoolHead, encodeMempoolHead, decodeMempoolHead, VERSION };

@@ -1,0 +1,178 @@
+'use strict';
+
+const { toDisplayHex } = require('../chain/hash');
+
+/**
+ * What the mempool means to the index's answers, computed once per snapshot for every reader
+ * (REST, Electrum, the bitcore service): per script hash, the unconfirmed transactions that
+ * pay or spend it and its unconfirmed balance and outputs; which confirmed outputs a mempool
+ * transaction spends; fee statistics. Built from a decoded snapshot (lib/codec/mempool.js),
+ * never written anywhere: the confirmed rows know nothing of it.
+ */
+
+/** Vsize per fee-histogram bin, as electrs bins it. */
+const HISTOGRAM_BIN_VSIZE = 50000;
+
+/**
+ * @typedef {object} MempoolEntry  one unconfirmed transaction as a script hash sees it
+ * @property {import('../codec/mempool').MempoolTx} tx
+ * @property {boolean} funded    it pays the script hash
+ * @property {boolean} spent     it spends an output of the script hash
+ * @property {number} received   satoshis it pays the script hash
+ * @property {number} sent       satoshis of the script hash's outputs it spends
+ * @property {number} fundedCount
+ * @property {number} spentCount
+ */
+
+class MempoolView {
+  /**
+   * @param {import('../codec/mempool').MempoolSnapshot} snap decoded; its buffers must outlive the view
+   */
+  constructor(snap) {
+    this.seq = snap.seq;
+    /** the confirmed tip the snapshot was resolved against, display hex */
+    this.tip = toDisplayHex(snap.tip);
+    this.txs = snap.txs;
+    /** @type {Map<string, import('../codec/mempool').MempoolTx>} by latin1 txid */
+    this.byTxid = new Map();
+    /** @type {Map<string, MempoolEntry[]>} by latin1 script hash, in snapshot order */
+    this.byScripthash = new Map();
+    /** @type {Map<string, {tx: import('../codec/mempool').MempoolTx, vin: number}>} by latin1 txid + ':' + vout */
+    this.spenders = new Map();
+    let vsize = 0;
+    let fee = 0;
+    for (const tx of snap.txs) {
+      this.byTxid.set(tx.txid.latin1Slice(0, 32), tx);
+      vsize += tx.vsize;
+      fee += tx.fee;
+      const mine = new Map();
+      const entry = (sh) => {
+        const k = sh.latin1Slice(0, 32);
+        let e = mine.get(k);
+        if (!e) {
+          e = { tx, funded: false, spent: false, received: 0, sent: 0, fundedCount: 0, spentCount: 0 };
+          mine.set(k, e);
+        }
+        return e;
+      };
+      tx.inputs.forEach((i, vin) => {
+        this.spenders.set(`${i.txid.latin1Slice(0, 32)}:${i.vout}`, { tx, vin });
+        if (!i.scripthash) return;
+        const e = entry(i.scripthash);
+        e.spent = true;
+        e.sent += i.value;
+        e.spentCount++;
+      });
+      for (const o of tx.outputs) {
+        if (!o.scripthash) continue;
+        const e = entry(o.scripthash);
+        e.funded = true;
+        e.received += o.value;
+        e.fundedCount++;
+      }
+      for (const [k, e] of mine) {
+        let list = this.byScripthash.get(k);
+        if (!list) this.byScripthash.set(k, (list = []));
+        list.push(e);
+      }
+    }
+    this.vsize = vsize;
+    this.fee = fee;
+  }
+
+  /** @param {Buffer} txid internal order */
+  get(txid) {
+    return this.byTxid.get(txid.latin1Slice(0, 32)) || null;
+  }
+
+  /**
+   * The unconfirmed transactions touching a script hash, in snapshot order (parents first).
+   * @param {Buffer} scripthash
+   * @returns {MempoolEntry[]}
+   */
+  entries(scripthash) {
+    return this.byScripthash.get(scripthash.latin1Slice(0, 32)) || [];
+  }
+
+  /**
+   * A script hash's unconfirmed totals (Esplora's mempool_stats; insight's unconfirmed balance).
+   * @param {Buffer} scripthash
+   */
+  summary(scripthash) {
+    const s = { txCount: 0, received: 0, sent: 0, fundedCount: 0, spentCount: 0, balance: 0 };
+    for (const e of this.entries(scripthash)) {
+      s.txCount++;
+      s.received += e.received;
+      s.sent += e.sent;
+      s.fundedCount += e.fundedCount;
+      s.spentCount += e.spentCount;
+    }
+    s.balance = s.received - s.sent;
+    return s;
+  }
+
+  /**
+   * Outputs paying a script hash that no mempool transaction spends.
+   * @param {Buffer} scripthash
+   * @returns {Array<{tx: import('../codec/mempool').MempoolTx, vout: number, value: number}>}
+   */
+  utxos(scripthash) {
+    const out = [];
+    for (const e of this.entries(scripthash)) {
+      if (!e.funded) continue;
+      e.tx.outputs.forEach((o, vout) => {
+        if (o.scripthash && o.scripthash.equals(scripthash) && !this.spender(e.tx.txid, vout)) out.push({ tx: e.tx, vout, value: o.value });
+      });
+    }
+    return out;
+  }
+
+  /**
+   * The mempool transaction spending an outpoint (confirmed or not), or null.
+   * @param {Buffer} txid internal order
+   * @param {number} vout
+   */
+  spender(txid, vout) {
+    return this.spenders.get(`${txid.latin1Slice(0, 32)}:${vout}`) || null;
+  }
+
+  /** Whether a transaction spends an output of another mempool transaction. */
+  hasUnconfirmedInputs(tx) {
+    return tx.inputs.some((i) => i.unconfirmed);
+  }
+
+  /**
+   * Vsize by fee rate, highest first: [[feerate sat/vB, vsize]] where each bin holds about
+   * HISTOGRAM_BIN_VSIZE vbytes of transactions paying at least its rate (and less than the
+   * previous bin's), as Esplora's /mempool and Electrum's mempool.get_fee_histogram answer.
+   */
+  feeHistogram() {
+    const rates = this.txs.map((t) => ({ rate: t.fee / t.vsize, vsize: t.vsize })).sort((a, b) => b.rate - a.rate);
+    const bins = [];
+    let acc = 0;
+    for (let i = 0; i < rates.length; i++) {
+      acc += rates[i].vsize;
+      const last = i === rates.length - 1;
+      if (acc >= HISTOGRAM_BIN_VSIZE || last) {
+        bins.push([Math.floor(rates[i].rate * 1000) / 1000, acc]);
+        acc = 0;
+      }
+    }
+    return bins;
+  }
+
+  /**
+   * The newest transactions first.
+   * @param {number} n
+   */
+  recent(n) {
+    return [...this.txs].sort((a, b) => b.time - a.time || Buffer.compare(a.txid, b.txid)).slice(0, n);
+  }
+}
+
+/** An empty view, for an index without a follower. */
+function emptyMempool(tipHash) {
+  return new MempoolView({ seq: 0, tip: Buffer.from(tipHash || '00'.repeat(32), 'hex').reverse(), txs: [] });
+}
+
+module.exports = { MempoolView, emptyMempool, HISTOGRAM_BIN_VSIZE };

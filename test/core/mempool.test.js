@@ -1,0 +1,75 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const { encodeMempool, decodeMempool, mempoolHead, encodeMempoolHead, decodeMempoolHead } = require('../../lib/codec/mempool');
+const { MempoolView } = require('../../lib/core/mempool');
+const { CodecError } = require('../../lib/errors');
+const { prng } = require('../helpers/prng');
+
+const sh = (n) => Buffer.alloc(32, n);
+const id = (n) => Buffer.alloc(32, 0x80 + n);
+
+/**
+ * A parent paying A and B from a confirmed output of C, and a child spending the parent's
+ * output to A: every case a view must get right (a spent unconfirmed output, an unconfirmed
+ * input, two entries for one script hash).
+ */
+function sample() {
+  const parent = {
+    txid: id(1), time: 100, fee: 1000, vsize: 200, raw: Buffer.from('parent'),
+    inputs: [{ txid: id(9), vout: 3, value: 51000, scripthash: sh(3), unconfirmed: false }],
+    outputs: [{ value: 30000, scripthash: sh(1) }, { value: 20000, scripthash: sh(2) }, { value: 0, scripthash: null }],
+  };
+  const child = {
+    txid: id(2), time: 105, fee: 500, vsize: 100, raw: Buffer.from('child'),
+    inputs: [{ txid: id(1), vout: 0, value: 30000, scripthash: sh(1), unconfirmed: true }],
+    outputs: [{ value: 29500, scripthash: sh(1) }],
+  };
+  return { seq: 7, tip: id(30), txs: [parent, child] };
+}
+
+describe('the mempool snapshot (lib/codec/mempool.js) and its view (lib/core/mempool.js)', () => {
+  it('round-trips every field; the head reads without the transactions', () => {
+    const snap = sample();
+    const buf = encodeMempool(snap);
+    const back = decodeMempool(buf);
+    assert.equal(back.seq, 7);
+    assert.deepEqual(back.tip, id(30));
+    assert.deepEqual(JSON.parse(JSON.stringify(back.txs)), JSON.parse(JSON.stringify(snap.txs)));
+    assert.deepEqual(mempoolHead(buf), { seq: 7, tip: id(30) });
+    assert.deepEqual(decodeMempoolHead(encodeMempoolHead({ seq: 7, tip: id(30) })), { seq: 7, tip: id(30) });
+  });
+
+  it('every truncation and every bad flag is a CodecError, never a partial snapshot', () => {
+    const buf = encodeMempool(sample());
+    for (let n = 0; n < buf.length; n++) assert.throws(() => decodeMempool(buf.subarray(0, n)), CodecError, `cut at ${n}`);
+    assert.throws(() => decodeMempool(Buffer.concat([buf, Buffer.from([0])])), CodecError);
+    const random = prng(3);
+    for (let k = 0; k < 500; k++) {
+      const bad = Buffer.from(buf);
+      bad[Math.floor(random() * bad.length)] ^= 1 + Math.floor(random() * 255);
+      try {
+        decodeMempool(bad);
+      } catch (err) {
+        assert.ok(err instanceof CodecError, err.stack);
+      }
+    }
+  });
+
+  it('per script hash: entries, unconfirmed totals, outputs left unspent; spenders; fee figures', () => {
+    const v = new MempoolView(decodeMempool(encodeMempool(sample())));
+    assert.deepEqual(v.entries(sh(1)).map((e) => [e.tx.txid[0], e.funded, e.spent, e.received, e.sent]), [[0x81, true, false, 30000, 0], [0x82, true, true, 29500, 30000]]);
+    assert.deepEqual(v.summary(sh(1)), { txCount: 2, received: 59500, sent: 30000, fundedCount: 2, spentCount: 1, balance: 29500 });
+    assert.deepEqual(v.summary(sh(3)), { txCount: 1, received: 0, sent: 51000, fundedCount: 0, spentCount: 1, balance: -51000 });
+    assert.deepEqual(v.summary(sh(4)), { txCount: 0, received: 0, sent: 0, fundedCount: 0, spentCount: 0, balance: 0 });
+    assert.deepEqual(v.utxos(sh(1)).map((u) => [u.tx.txid[0], u.vout, u.value]), [[0x82, 0, 29500]], "the parent's output to it is spent by the child");
+    assert.deepEqual(v.utxos(sh(2)).map((u) => [u.tx.txid[0], u.vout]), [[0x81, 1]]);
+    assert.equal(v.spender(id(9), 3).tx.txid[0], 0x81, 'a confirmed output spent in the mempool');
+    assert.equal(v.spender(id(9), 2), null);
+    assert.equal(v.hasUnconfirmedInputs(v.get(id(2))), true);
+    assert.equal(v.hasUnconfirmedInputs(v.get(id(1))), false);
+    assert.deepEqual([v.vsize, v.fee, v.txs.length], [300, 1500, 2]);
+    assert.deepEqual(v.feeHistogram(), [[5, 300]]);
+    assert.deepEqual(v.recent(1).map((t) => t.txid[0]), [0x82]);
+  });
+});

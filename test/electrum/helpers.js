@@ -1,0 +1,110 @@
+'use strict';
+
+/**
+ * Shared by the Electrum tests: an Electrum server in this process over a synced fixture
+ * index, with headers and raw transactions read from the fixture's blocks dir (lib/sources),
+ * and a raw line client for what a well-behaved client library never sends.
+ */
+
+const net = require('node:net');
+const crypto = require('node:crypto');
+const ElectrumClient = require('@mempool/electrum-client');
+const { toDisplayHex } = require('../../lib/chain/hash');
+
+/**
+ * @param {string} datadir an LMDB index
+ * @param {object} [opts]
+ * @param {string} opts.blocksDir where headers and transactions are read
+ * @param {object} [opts.limits] overrides of lib/electrum/limits.js
+ * @param {{cert: Buffer, key: Buffer}} [opts.tls] also listen with TLS
+ */
+async function startElectrum(datadir, { blocksDir, network = 'main', limits = {}, tls = null } = {}) {
+  const { openStore } = require('../../lib/stores');
+  const { StoreReader } = require('../../lib/electrum/reader');
+  const { BlocksDirBodies } = require('../../lib/electrum/blocksdir-bodies');
+  const { ElectrumApp, ElectrumServer } = require('../../lib/electrum/server');
+  const store = await openStore({ store: 'lmdb', datadir, network, readOnly: true });
+  const bodies = await new BlocksDirBodies({ dir: blocksDir, network }).open();
+  const reader = new StoreReader({ store, bodies });
+  const logs = [];
+  const app = new ElectrumApp({ reader, network, limits, log: (m) => logs.push(m) });
+  await app.start();
+  const server = new ElectrumServer(app, { host: '127.0.0.1', port: 0, tlsPort: tls ? 0 : null, tlsCert: tls && tls.cert, tlsKey: tls && tls.key });
+  const addr = await server.listen();
+  return {
+    app, server, reader, store, logs, port: addr.tcp.port, tlsPort: addr.tls && addr.tls.port,
+    close: async () => {
+      await server.close();
+      await bodies.close();
+      await store.close();
+    },
+  };
+}
+
+/** A connected @mempool/electrum-client (no reconnects, no console logging). */
+async function connectClient(port, protocol = 'tcp') {
+  const client = new ElectrumClient(port, '127.0.0.1', protocol, undefined, { onLog: () => {}, onError: () => {} });
+  // no reconnecting when the server closes the connection (the tests close servers on purpose)
+  client.persistencePolicy = { retryPeriod: 1, maxRetry: 0, callback: () => {} };
+  await client.connect();
+  return client;
+}
+
+/**
+ * The raw protocol: send any bytes, read answers line by line.
+ * @returns {Promise<{socket: net.Socket, send: (s: string|Buffer) => void, next: () => Promise<any>,
+ *   call: (method: string, params?: any) => Promise<any>, closed: Promise<void>}>}
+ */
+function rawClient(port) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const lines = [];
+    const waiting = [];
+    let buf = '';
+    let id = 0;
+    const closed = new Promise((r) => socket.on('close', r));
+    socket.on('data', (d) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf('\n')) !== -1) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        const msg = JSON.parse(line);
+        if (waiting.length) waiting.shift().resolve(msg);
+        else lines.push(msg);
+      }
+    });
+    socket.on('close', () => {
+      for (const w of waiting.splice(0)) w.reject(new Error('connection closed'));
+    });
+    socket.on('error', () => {});
+    socket.once('connect', () => {
+      const api = {
+        socket,
+        closed,
+        send: (s) => socket.write(s),
+        next: () => (lines.length ? Promise.resolve(lines.shift())
+          : new Promise((res, rej) => (socket.destroyed ? rej(new Error('connection closed')) : waiting.push({ resolve: res, reject: rej })))),
+        call: (method, params = []) => {
+          socket.write(`${JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params })}\n`);
+          return api.next();
+        },
+      };
+      resolve(api);
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** Electrum script hash (display hex) of an output script. */
+function scripthashOf(script) {
+  return toDisplayHex(crypto.createHash('sha256').update(script).digest());
+}
+
+/** The status a client computes from a history: sha256 of "txid:height:" in order. */
+function expectedStatus(history) {
+  if (history.length === 0) return null;
+  return crypto.createHash('sha256').update(history.map((e) => `${e.txid}:${e.height}:`).join('')).digest('hex');
+}
+
+module.exports = { startElectrum, connectClient, rawClient, scripthashOf, expectedStatus };

@@ -1,0 +1,147 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const bitcore = require('bitcore-lib');
+const { syncedFixture, referenceIndex } = require('../api/helpers');
+const { MAINNET_439 } = require('../helpers/fixtures');
+const { makeChain, addBranch } = require('../helpers/chains');
+const { runCli } = require('../helpers/cli');
+const { tempDir } = require('../helpers/tmp');
+const { BlocksDirSource } = require('../../lib/sources/blocksdir');
+const { parseBlock } = require('../../lib/chain/block');
+const { startElectrum, connectClient, rawClient, scripthashOf, expectedStatus } = require('./helpers');
+
+/** Collects a client's notifications; `until(pred)` resolves at the first header notification matching it. */
+function listen(client) {
+  const statuses = new Map(); // scripthash -> statuses notified, in order
+  const headers = [];
+  const waiters = [];
+  client.subscribe.on('blockchain.scripthash.subscribe', ([sh, status]) => {
+    if (!statuses.has(sh)) statuses.set(sh, []);
+    statuses.get(sh).push(status);
+  });
+  client.subscribe.on('blockchain.headers.subscribe', ([header]) => {
+    headers.push(header);
+    for (const w of [...waiters]) if (w.pred(header)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(header); }
+  });
+  return {
+    statuses, headers,
+    until: (pred) => new Promise((resolve) => {
+      const seen = headers.find(pred);
+      if (seen) resolve(seen);
+      else waiters.push({ pred, resolve });
+    }),
+  };
+}
+
+async function sync(blocksDir, datadir, network) {
+  const r = await runCli(['sync', '--blocks-dir', blocksDir, '--datadir', datadir, '--network', network, '--threads', '0', '--batch-blocks', '13', '--quiet']);
+  assert.equal(r.code, 0, r.stderr);
+}
+
+const nullable = (v) => (v && typeof v === 'object' && 'result' in v ? v.result : v);
+
+describe('electrum: notifications when blocks arrive', function () {
+  this.timeout(60000);
+
+  it('a sync process appends blocks 300-438: the changed statuses are pushed (equal to the bitcore reference), then the new tip', async () => {
+    const fixture = await syncedFixture(300);
+    const srv = await startElectrum(fixture.datadir, { blocksDir: fixture.blocksDir, limits: { pollMs: 50 } });
+    const client = await connectClient(srv.port);
+    try {
+      const ref = referenceIndex();
+      const heard = listen(client);
+      assert.equal((await client.blockchainHeaders_subscribe()).height, 299);
+      // every address: those paid or spending in 300-438 change, the others must stay quiet
+      const addrs = ref.addresses();
+      const sh = new Map(addrs.map((a) => [a, scripthashOf(bitcore.Script.fromAddress(a).toBuffer())]));
+      const before = new Map();
+      for (const a of addrs) {
+        const status = nullable(await client.blockchainScripthash_subscribe(sh.get(a)));
+        assert.equal(status, expectedStatus(ref.at(a, 299).history), a);
+        before.set(a, status);
+      }
+      const dropped = addrs.find((a) => expectedStatus(ref.at(a, 438).history) !== before.get(a));
+      assert.equal(nullable(await client.request('blockchain.scripthash.unsubscribe', [sh.get(dropped)])), true);
+
+      const blk = path.join(fixture.blocksDir, 'blk00000.dat');
+      const all = fs.readFileSync(MAINNET_439);
+      fs.appendFileSync(blk, all.subarray(fs.statSync(blk).size));
+      await sync(fixture.blocksDir, fixture.datadir, 'main');
+      const tip = await heard.until((h) => h.height === 438);
+      assert.equal(tip.hex, ref.blocks[438].header.toBuffer().toString('hex'));
+
+      let changed = 0;
+      for (const a of addrs) {
+        const want = expectedStatus(ref.at(a, 438).history);
+        const got = heard.statuses.get(sh.get(a));
+        if (a === dropped) {
+          assert.equal(got, undefined, 'an unsubscribed script hash is not notified');
+        } else if (want === before.get(a)) {
+          assert.equal(got, undefined, `${a} did not change but was notified`);
+        } else {
+          assert.ok(got, `${a} changed but was not notified`);
+          assert.equal(got[got.length - 1], want, a);
+          changed++;
+        }
+      }
+      assert.ok(changed > 100, `only ${changed} statuses changed`);
+      // the headers in between came in order, each a block of the chain
+      for (const h of heard.headers) assert.equal(h.hex, ref.blocks[h.height].header.toBuffer().toString('hex'));
+      assert.deepEqual(heard.headers.map((h) => h.height), [...heard.headers.map((h) => h.height)].sort((x, y) => x - y));
+    } finally {
+      client.close();
+      await srv.close();
+      await fixture.cleanup();
+    }
+  });
+
+  it('a reorg of depth 4 on a generated chain: every subscribed status ends equal to the one its new history gives', async () => {
+    const seed = 'electrum-reorg';
+    const chain = await makeChain({ seed, blocks: 20 });
+    const datadir = tempDir('electrum-reorg');
+    await sync(chain.dir, datadir, 'regtest');
+    // every output script of the chain
+    const source = new BlocksDirSource({ dir: chain.dir, network: 'regtest' });
+    await source.scan();
+    const shs = new Set();
+    for await (const b of source.blocks(1)) for (const tx of parseBlock(b.raw).txs) for (const o of tx.outputs) shs.add(scripthashOf(o.script));
+    await source.close();
+
+    const srv = await startElectrum(datadir, { network: 'regtest', blocksDir: chain.dir, limits: { pollMs: 50 } });
+    const client = await connectClient(srv.port);
+    try {
+      const heard = listen(client);
+      assert.equal((await client.blockchainHeaders_subscribe()).height, 20);
+      const before = new Map();
+      for (const sh of shs) before.set(sh, nullable(await client.blockchainScripthash_subscribe(sh)));
+
+      await addBranch({ dir: chain.dir, seed, forkHeight: 16, branchSeed: 'b', blocks: 5 });
+      await sync(chain.dir, datadir, 'regtest');
+      await heard.until((h) => h.height === 21);
+
+      // the statuses a client computes from the histories a fresh connection reads now
+      const fresh = await rawClient(srv.port);
+      let changed = 0;
+      for (const sh of shs) {
+        const hist = (await fresh.call('blockchain.scripthash.get_history', [sh])).result;
+        const want = expectedStatus(hist.map((e) => ({ txid: e.tx_hash, height: e.height })));
+        const got = heard.statuses.get(sh);
+        if (want === before.get(sh)) {
+          assert.equal(got, undefined, `${sh} did not change but was notified`);
+        } else {
+          assert.ok(got, `${sh} changed but was not notified`);
+          assert.equal(got[got.length - 1], want, sh);
+          changed++;
+        }
+      }
+      assert.ok(changed > 20, `only ${changed} statuses changed`);
+      fresh.socket.end();
+    } finally {
+      client.close();
+      await srv.close();
+    }
+  });
+});
