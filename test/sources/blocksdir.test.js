@@ -181,7 +181,7 @@ describe('BlocksDirSource', () => {
     });
 
     it('headers(from, count) reads 80 bytes per height from shuffled, obfuscated files; out of range is refused', async () => {
-      const dir = tmpDir();
+      const dir = tempDir('src');
       writeDir(dir, split(shuffle(BLOCKS, 5), 3), { xorKey: key });
       const s = open(dir, { maxOpenFiles: 2 });
       await rejectsWith(s.headers(0, 1), SourceError, 'ERR_NOT_SCANNED');
