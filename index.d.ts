@@ -255,6 +255,10 @@ export class BlocksDirSource implements BlockSource {
   tip(): { height: number; hash: string } | null;
   hashAt(height: number): string | null;
   heightOf(hash: string): number;
+  /** where a block seen by the last scan lies (best chain or not), as a block reader takes it */
+  locate(hash: string): { file: number; offset: number; length: number } | null;
+  /** cumulative proof of work up to and including a block linked to genesis */
+  chainWork(hash: string): bigint | null;
   blocks(fromHeight?: number, toHeight?: number): AsyncGenerator<SourceBlock>;
   close(): Promise<void>;
 }
