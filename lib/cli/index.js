@@ -16,6 +16,7 @@ const COMMANDS = {
   query: () => require('./query'),
   serve: () => require('./serve'),
   start: () => require('./start'),
+  bitcore: () => require('./bitcore'),
 };
 
 const HELP = `usage: addrindex <command> [options]
