@@ -26,7 +26,7 @@ const { createRequire } = require('node:module');
 const { tempDir } = require('../../helpers/tmp');
 const { startCli } = require('../../helpers/cli');
 const { tipOf, waitFor } = require('../../helpers/chains');
-const { RegtestMiner } = require('./regtest-miner');
+const { RegtestMiner } = require('../regtest-miner');
 
 const HOST = process.env.ADDRINDEX_BITCORE_HOST;
 if (!HOST) throw new Error('ADDRINDEX_BITCORE_HOST must name the bitcore-node host dir (scripts/install-bitcore.sh)');

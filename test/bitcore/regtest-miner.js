@@ -1,28 +1,29 @@
 'use strict';
 
-const { BlkWriter, genesisBlock } = require('../../../tools/generator');
-const { meetsRegtestTarget } = require('../../../tools/generator/chain');
-const { merkleRoot } = require('../../../lib/chain/merkle');
-const { sha256d, toDisplayHex } = require('../../../lib/chain/hash');
+const { BlkWriter, genesisBlock } = require('../../tools/generator');
+const { meetsRegtestTarget } = require('../../tools/generator/chain');
+const { merkleRoot } = require('../../lib/chain/merkle');
+const { sha256d, toDisplayHex } = require('../../lib/chain/hash');
 
 /**
  * What `generate` and the wallet of a regtest node did for bitcore-node's regtest/node.js,
- * done to a blocks dir instead: blocks with a coinbase to the miner's key and the given
+ * done to a blocks dir instead: blocks with a coinbase to the miner and the given
  * transactions (built and signed with the host's bitcore-lib 0.13, as the original test builds
- * them), real regtest proof of work, appended to blk files the index follows. Runs in the
- * bitcore-lib 0.13 process.
+ * them), real regtest proof of work, appended to blk files an index follows. Without a
+ * bitcore-lib it still mines (coinbases to a fixed P2PKH script), at chosen block times.
  */
 class RegtestMiner {
   /**
    * @param {object} opts
    * @param {string} opts.dir blocks dir (new)
-   * @param {object} opts.bitcore the host's bitcore-lib
-   * @param {object} opts.key the miner's bitcore PrivateKey
+   * @param {object} [opts.bitcore] the host's bitcore-lib, to pay and sign with `key`
+   * @param {object} [opts.key] the miner's bitcore PrivateKey
    */
-  constructor({ dir, bitcore, key }) {
+  constructor({ dir, bitcore = null, key = null }) {
     this.bitcore = bitcore;
     this.key = key;
-    this.address = key.toAddress(bitcore.Networks.get('regtest'));
+    this.address = key ? key.toAddress(bitcore.Networks.get('regtest')) : null;
+    this.script = key ? bitcore.Script.buildPublicKeyHashOut(this.address).toBuffer() : Buffer.from(`76a914${'5a'.repeat(20)}88ac`, 'hex');
     this.writer = new BlkWriter({ dir, network: 'regtest' });
     const g = genesisBlock('regtest');
     this.writer.write(g.raw);
@@ -44,7 +45,7 @@ class RegtestMiner {
     for (let v = height; v > 0; v = Math.floor(v / 256)) heightBytes.push(v & 0xff);
     if (heightBytes.length === 0 || heightBytes[heightBytes.length - 1] & 0x80) heightBytes.push(0);
     const scriptSig = Buffer.concat([Buffer.from([heightBytes.length, ...heightBytes]), Buffer.from('\x08regtest!', 'latin1')]);
-    const script = this.bitcore.Script.buildPublicKeyHashOut(this.address).toBuffer();
+    const script = this.script;
     const amount = Buffer.alloc(8);
     amount.writeUInt32LE(value % 0x100000000, 0);
     amount.writeUInt32LE(Math.floor(value / 0x100000000), 4);
@@ -58,9 +59,10 @@ class RegtestMiner {
   /**
    * Mines one block holding `txs` (bitcore-lib Transactions whose inputs know their outputs).
    * @param {object[]} [txs]
+   * @param {{time?: number}} [opts] the block's timestamp (default: 600 s after the last)
    * @returns {string} the block hash
    */
-  mine(txs = []) {
+  mine(txs = [], { time } = {}) {
     const height = this.height + 1;
     const fees = txs.reduce((n, t) => n + t.getFee(), 0);
     const coinbase = this._coinbase(height, this.subsidy(height) + fees);
@@ -69,7 +71,7 @@ class RegtestMiner {
     header.writeInt32LE(0x20000000, 0);
     Buffer.from(this.hash, 'hex').reverse().copy(header, 4);
     merkleRoot(raws.map((r) => sha256d(r))).copy(header, 36);
-    this.time += 600;
+    this.time = time === undefined ? this.time + 600 : time;
     header.writeUInt32LE(this.time, 68);
     header.writeUInt32LE(0x207fffff, 72);
     let hash;
@@ -84,8 +86,8 @@ class RegtestMiner {
     this.hash = toDisplayHex(hash);
     const cbid = toDisplayHex(sha256d(coinbase));
     this.coinbases.push({
-      txid: cbid, outputIndex: 0, script: this.bitcore.Script.buildPublicKeyHashOut(this.address).toHex(),
-      satoshis: this.subsidy(height) + fees, address: this.address.toString(), height,
+      txid: cbid, outputIndex: 0, script: this.script.toString('hex'), satoshis: this.subsidy(height) + fees,
+      address: this.address ? this.address.toString() : null, height,
     });
     return this.hash;
   }
