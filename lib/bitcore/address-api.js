@@ -1,7 +1,11 @@
 'use strict';
 
+const crypto = require('node:crypto');
 const { parseAddresses, addressList, addressString } = require('./addresses');
 const { mempoolTxids, mempoolBalance, withMempoolUtxos } = require('./mempool');
+
+/** Address sets whose confirmed txids are kept until the tip moves (bitcore-node's txidsCache). */
+const TXIDS_CACHE = 1000;
 
 /** bitcore-node 3's limits (Bitcoin.DEFAULT_*), settable by the same option names. */
 const DEFAULTS = Object.freeze({ maxTxids: 1000, maxTransactionHistory: 50, maxAddressesQuery: 10000, transactionConcurrency: 5 });
@@ -38,6 +42,32 @@ class AddressApi {
     this.node = node;
     this.limits = { ...DEFAULTS };
     for (const k of Object.keys(DEFAULTS)) if (limits[k]) this.limits[k] = limits[k];
+    /** @type {Map<string, string[]>} address set → its confirmed txids, oldest first */
+    this.txidsCache = new Map();
+    this.generation = 0;
+  }
+
+  /**
+   * Forgets what a new block changes. As bitcore-node, the txids of an address set are kept
+   * until then: insight pages through one wallet's history request by request.
+   */
+  resetCaches() {
+    this.txidsCache.clear();
+    this.generation++;
+  }
+
+  /** The confirmed txids of the whole history, oldest first, from the cache when it has them. */
+  async _confirmedTxids(targets) {
+    const key = crypto.createHash('sha256').update(targets.map((t) => t.address).join(',')).digest('latin1');
+    const hit = this.txidsCache.get(key);
+    if (hit) return hit;
+    const generation = this.generation;
+    const txids = await this.index.txids(targets);
+    if (generation === this.generation) {
+      if (this.txidsCache.size >= TXIDS_CACHE) this.txidsCache.delete(this.txidsCache.keys().next().value);
+      this.txidsCache.set(key, txids);
+    }
+    return txids;
   }
 
   _targets(arg) {
@@ -88,8 +118,8 @@ class AddressApi {
     const deltas = await this._deltas(targets, queryMempool);
     const unconfirmed = deltas ? mempoolTxids(deltas) : [];
     if (mempoolOnly) return unconfirmed;
-    const confirmed = await this.index.txids(targets, range || null);
-    return unconfirmed.concat(confirmed.reverse());
+    const confirmed = range ? await this.index.txids(targets, range) : await this._confirmedTxids(targets);
+    return unconfirmed.concat([...confirmed].reverse());
   }
 
   /** `_paginateTxids`: from < to, as the host's preconditions check it. */
@@ -144,7 +174,7 @@ class AddressApi {
     const opts = objectOf(options);
     const targets = this._targets(addressArg);
     const [[confirmed, balance], deltas] = await Promise.all([
-      this.index.consistent(() => Promise.all([this.index.txids(targets), this.index.balance(targets)])),
+      this.index.consistent(() => Promise.all([this._confirmedTxids(targets), this.index.balance(targets)])),
       this._deltas(targets, queryMempoolOf(opts)),
     ]);
     const summary = {
@@ -164,7 +194,7 @@ class AddressApi {
     if (to - from > this.limits.maxTxids) {
       throw new Error(`"from" (${from}) and "to" (${to}) range should be less than or equal to ${this.limits.maxTxids}`);
     }
-    summary.txids = this._page(unconfirmed.concat(confirmed.reverse()), from, to);
+    summary.txids = this._page(unconfirmed.concat([...confirmed].reverse()), from, to);
     return summary;
   }
 }

@@ -1,7 +1,8 @@
 'use strict';
 
-const { decodeAddress, base58Address } = require('../chain/address');
+const { base58Address } = require('../chain/address');
 const { classify } = require('../chain/script');
+const validate = require('../api/validate');
 const { RPC, rpcError } = require('./rpc-error');
 
 /**
@@ -46,13 +47,13 @@ function parseAddresses(arg, network, node) {
     const str = addressString(item);
     let decoded = null;
     try {
-      decoded = str === null ? null : decodeAddress(str, network);
+      // memoized: wallets ask about the same addresses again and again (see lib/api/validate.js)
+      decoded = str === null ? null : validate.address(str, network);
     } catch (err) {
       if (!err.code || !String(err.code).startsWith('ERR_ADDRESS')) throw err;
     }
-    if (!decoded || (decoded.type !== 'p2pkh' && decoded.type !== 'p2sh')) {
-      throw rpcError(node, RPC.INVALID_ADDRESS_OR_KEY, 'Invalid address');
-    }
+    const type = decoded ? classify(decoded.script).type : null;
+    if (type !== 'p2pkh' && type !== 'p2sh') throw rpcError(node, RPC.INVALID_ADDRESS_OR_KEY, 'Invalid address');
     if (seen.has(str)) continue;
     seen.add(str);
     out.push({ address: str, scripthash: decoded.scripthash, script: decoded.script.toString('hex') });

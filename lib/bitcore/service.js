@@ -139,6 +139,7 @@ class BitcoindService extends EventEmitter {
   async _onTip(tip, prev) {
     this._setTip(tip);
     this.chainApi.resetCaches();
+    this.addressApi.resetCaches();
     for (const h of await addedHeights(this.store, tip, prev, MAX_ANNOUNCED)) {
       const hash = await this.store.getBlockHash(h);
       if (!hash) break; // moved again meanwhile: the next poll announces it
