@@ -25,10 +25,11 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const http = require('node:http');
-const { spawn } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const autocannon = require('autocannon');
 const { printTable } = require('./lib/table');
+const { buildWalletIndex } = require('./lib/wallet-index');
+const { startProcess, stopProcess, once, percentile } = require('./lib/http');
 
 const ROOT = path.join(__dirname, '..');
 const { values: args } = parseArgs({
@@ -47,88 +48,8 @@ const N_ADDRESSES = Number(args.addresses);
 const CHAIN = { seed: 'api-bench', blocks: 150, txsPerBlock: 100 };
 
 async function buildIndex(tmp) {
-  const { writeChain } = require('../tools/generator');
-  const { openStore } = require('../lib/stores');
-  const { BlocksDirSource } = require('../lib/sources/blocksdir');
-  const { SyncService } = require('../lib/sync/service');
-  const { parseBlock } = require('../lib/chain/block');
-  const { encodeAddress, decodeAddress } = require('../lib/chain/address');
-  const blocksDir = path.join(tmp, 'blocks');
-  const datadir = path.join(tmp, 'index');
-  fs.mkdirSync(blocksDir);
-  fs.mkdirSync(datadir);
-  const chain = await writeChain({ dir: blocksDir, ...CHAIN });
-  const store = await openStore({ store: 'lmdb', datadir, network: 'regtest' });
-  const source = new BlocksDirSource({ dir: blocksDir, network: 'regtest' });
-  try {
-    await new SyncService({ source, store, network: 'regtest', threads: 0 }).run();
-    const seen = new Set();
-    const all = [];
-    for await (const b of source.blocks(0)) {
-      for (const tx of parseBlock(b.raw).txs) {
-        for (const out of tx.outputs) {
-          const a = encodeAddress(out.script, 'regtest');
-          if (a && !seen.has(a)) {
-            seen.add(a);
-            all.push(a);
-          }
-        }
-      }
-    }
-    const summaries = await store.getSummaries(all.map((a) => decodeAddress(a, 'regtest').scripthash));
-    const two = all.filter((a, i) => summaries[i] && summaries[i].txCount === 2);
-    const step = Math.floor(two.length / N_ADDRESSES);
-    if (step < 1) throw new Error(`only ${two.length} addresses have two transactions; need ${N_ADDRESSES}`);
-    const picked = [];
-    for (let i = 0; picked.length < N_ADDRESSES; i += step) picked.push(two[i]);
-    return { datadir, addresses: picked, txs: chain.txs, withTwo: two.length };
-  } finally {
-    await source.close();
-    await store.close();
-  }
-}
-
-/** Starts a server process and resolves with its URL (the line "... listening on URL"). */
-function startProcess(argv) {
-  const proc = spawn(process.execPath, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const onData = (d) => {
-      out += d;
-      const m = out.match(/listening on (http:\/\/\S+)/);
-      if (m) resolve({ proc, url: m[1] });
-    };
-    proc.stdout.on('data', onData);
-    proc.stderr.on('data', (d) => { out += d; });
-    proc.on('exit', (code) => reject(new Error(`${argv.join(' ')} exited with ${code}:\n${out}`)));
-  });
-}
-
-async function stopProcess({ proc }) {
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
-  proc.kill('SIGTERM');
-  await exited;
-}
-
-/** One request; resolves with its latency in ms and the body length. */
-function once(agent, url, method, body) {
-  return new Promise((resolve, reject) => {
-    const t0 = process.hrtime.bigint();
-    const req = http.request(url, { method, agent, headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {} }, (res) => {
-      let n = 0;
-      res.on('data', (c) => { n += c.length; });
-      res.on('end', () => {
-        if (res.statusCode !== 200) reject(new Error(`${method} ${url}: ${res.statusCode}`));
-        else resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, bytes: n });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  const idx = await buildWalletIndex({ tmp, chain: CHAIN, count: N_ADDRESSES });
+  return { datadir: idx.datadir, addresses: idx.addresses, txs: idx.txs, withTwo: idx.withTwo };
 }
 
 async function multiHistory(url, addresses) {
