@@ -1,7 +1,6 @@
 'use strict';
 
-const crypto = require('node:crypto');
-const { parseAddresses, addressList, addressString } = require('./addresses');
+const { AddressSets, addressList, addressString } = require('./addresses');
 const { mempoolTxids, mempoolBalance, withMempoolUtxos } = require('./mempool');
 
 /** Address sets whose confirmed txids are kept until the tip moves (bitcore-node's txidsCache). */
@@ -42,6 +41,7 @@ class AddressApi {
     this.node = node;
     this.limits = { ...DEFAULTS };
     for (const k of Object.keys(DEFAULTS)) if (limits[k]) this.limits[k] = limits[k];
+    this.sets = new AddressSets(network, node);
     /** @type {Map<string, string[]>} address set → its confirmed txids, oldest first */
     this.txidsCache = new Map();
     this.generation = 0;
@@ -58,7 +58,7 @@ class AddressApi {
 
   /** The confirmed txids of the whole history, oldest first, from the cache when it has them. */
   async _confirmedTxids(targets) {
-    const key = crypto.createHash('sha256').update(targets.map((t) => t.address).join(',')).digest('latin1');
+    const key = targets.key;
     const hit = this.txidsCache.get(key);
     if (hit) return hit;
     const generation = this.generation;
@@ -71,7 +71,7 @@ class AddressApi {
   }
 
   _targets(arg) {
-    return parseAddresses(arg, this.network, this.node);
+    return this.sets.parse(arg);
   }
 
   /** The deltas of the mempool source, or null when there is none (or it is not asked). */
@@ -140,11 +140,9 @@ class AddressApi {
     if (list.length > this.limits.maxAddressesQuery) {
       throw new TypeError(`Maximum number of addresses (${this.limits.maxAddressesQuery}) exceeded`);
     }
-    const strings = list.map((a) => {
-      const s = addressString(a);
-      if (s === null) throw new TypeError('Addresses are expected to be strings');
-      return s;
-    });
+    if (!list.every((a) => typeof a === 'string' || addressString(a) !== null)) {
+      throw new TypeError('Addresses are expected to be strings');
+    }
     const from = parseInt(opts.from || 0, 10);
     const to = parseInt(opts.to || this.limits.maxTransactionHistory, 10);
     if (to - from > this.limits.maxTransactionHistory) {
@@ -152,7 +150,7 @@ class AddressApi {
     }
     const txids = await this.getAddressTxids(list, opts);
     const page = this._page(txids, from, to);
-    const wanted = new Set(strings);
+    const wanted = this._targets(list).wanted;
     const items = await mapLimit(page, this.limits.transactionConcurrency, async (txid) => {
       const tx = await this.detailedTx(txid);
       return { ...addressDetails(tx, wanted), confirmations: this._confirmations(tx), tx };

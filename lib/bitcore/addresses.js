@@ -1,5 +1,6 @@
 'use strict';
 
+const crypto = require('node:crypto');
 const { base58Address } = require('../chain/address');
 const { classify } = require('../chain/script');
 const validate = require('../api/validate');
@@ -83,4 +84,48 @@ function base58Of(script, network) {
   return null;
 }
 
-module.exports = { addressList, parseAddresses, addressString, base58Of };
+/** Address sets remembered by AddressSets (a wallet asks about the same set page after page). */
+const SETS = 32;
+
+/**
+ * parseAddresses over recently asked address sets: the same 2,100 addresses, asked page after
+ * page, are parsed once. A set is remembered by its addresses joined, in the order given; its
+ * targets come with `key` (a digest naming the set, for caches) and `wanted` (its addresses).
+ */
+class AddressSets {
+  /**
+   * @param {import('../chain/networks').Network} network
+   * @param {object|null} node
+   */
+  constructor(network, node) {
+    this.network = network;
+    this.node = node;
+    /** @type {Map<string, Target[] & {key: string, wanted: Set<string>}>} */
+    this.sets = new Map();
+  }
+
+  /**
+   * @param {unknown} arg one address or an array of them
+   * @returns {Target[] & {key: string, wanted: Set<string>}} shared: do not modify
+   */
+  parse(arg) {
+    const list = addressList(arg);
+    const plain = list.every((a) => typeof a === 'string');
+    const joined = plain ? list.join(',') : null;
+    let targets = plain ? this.sets.get(joined) : undefined;
+    if (targets) {
+      this.sets.delete(joined); // most recently used last
+    } else {
+      targets = parseAddresses(list, this.network, this.node);
+      targets.key = crypto.createHash('sha256').update(targets.map((t) => t.address).join(',')).digest('latin1');
+      targets.wanted = new Set(targets.map((t) => t.address));
+      Object.freeze(targets);
+      if (!plain) return targets;
+    }
+    this.sets.set(joined, targets);
+    if (this.sets.size > SETS) this.sets.delete(this.sets.keys().next().value);
+    return targets;
+  }
+}
+
+module.exports = { addressList, parseAddresses, addressString, base58Of, AddressSets };
