@@ -99,10 +99,11 @@ function setupServices(config, { req, servicesDir }) {
 }
 
 /**
- * Builds the Node and starts every service in dependency order; when one fails to start,
- * those started are stopped again before the error is thrown.
+ * Builds the Node, starts every service in dependency order and waits for the web service to
+ * listen; when a service fails to start or the port cannot be had, the services started are
+ * stopped again before the error is thrown.
  * @param {ReturnType<typeof loadConfig>} loaded
- * @returns {Promise<object>} the started Node
+ * @returns {Promise<{node: object, url: string|null}>} the started Node and the web service's URL
  */
 async function startNode(loaded) {
   const host = loadBitcoreNode(loaded.dir);
@@ -110,13 +111,35 @@ async function startNode(loaded) {
   const node = new host.Node({ ...loaded.config, path: loaded.path, services });
   node.log.debug = () => {}; // as bitcore-node's own start does
   node.on('error', (err) => node.log.error(err));
+  // bitcore-node's web service starts listening when the node is ready and reports nothing: a
+  // taken port would crash the process. This handler runs before the web service's own.
+  let listening = Promise.resolve(null);
+  node.once('ready', () => { listening = webListening(node); });
   try {
     await new Promise((resolve, reject) => node.start((err) => (err ? reject(err) : resolve())));
+    return { node, url: await listening };
   } catch (err) {
     await stopNode(node).catch(() => {}); // the services started so far, the failing one too
     throw err;
   }
-  return node;
+}
+
+/**
+ * @returns {Promise<string|null>} the web service's URL once it listens, null without one
+ */
+function webListening(node) {
+  const web = node.services.web;
+  if (!web || !web.server) return Promise.resolve(null);
+  // it listens on every interface: the URL names the loopback one
+  const url = () => {
+    const a = web.server.address();
+    const any = a.address === '::' || a.address === '0.0.0.0';
+    return `${web.https ? 'https' : 'http'}://${any ? '127.0.0.1' : a.address}:${a.port}${any ? ' (all interfaces)' : ''}`;
+  };
+  return new Promise((resolve, reject) => {
+    web.server.once('listening', () => resolve(url()));
+    web.server.once('error', (err) => reject(new UsageError('ERR_LISTEN', `the web service cannot listen on port ${web.port}: ${err.message}`)));
+  });
 }
 
 /**

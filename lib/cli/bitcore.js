@@ -20,25 +20,6 @@ const options = {
   config: { type: 'string' },
 };
 
-/**
- * Waits until the web service listens (or fails to): bitcore-node starts listening when the
- * node is ready and reports nothing, so a taken port would otherwise crash the process.
- * @returns {Promise<string|null>} the URL, null without a web service
- */
-function webListening(node) {
-  const web = node.services.web;
-  if (!web || !web.server) return Promise.resolve(null);
-  const url = () => {
-    const a = web.server.address();
-    return `${web.https ? 'https' : 'http'}://${a.address === '::' || a.address === '0.0.0.0' ? '127.0.0.1' : a.address}:${a.port}`;
-  };
-  if (web.server.listening) return Promise.resolve(url());
-  return new Promise((resolve, reject) => {
-    web.server.once('listening', () => resolve(url()));
-    web.server.once('error', (err) => reject(new UsageError('ERR_LISTEN', `the web service cannot listen on port ${web.port}: ${err.message}`)));
-  });
-}
-
 async function run(positionals, values, io) {
   if (positionals.length) throw new UsageError('ERR_USAGE', `bitcore takes no positional arguments\n${usage}`);
   if (!values.config) throw new UsageError('ERR_USAGE', `bitcore needs --config\n${usage}`);
@@ -61,14 +42,7 @@ async function run(positionals, values, io) {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const node = await startNode(loaded);
-    let url;
-    try {
-      url = await webListening(node);
-    } catch (err) {
-      await stopNode(node).catch(() => {});
-      throw err;
-    }
+    const { node, url } = await startNode(loaded);
     const bitcoind = node.services.bitcoind;
     io.stdout.write(`addrindex bitcore: ${loaded.config.services.join(', ')} on ${node.getNetworkName()}, ` +
       `index tip ${bitcoind.height}${url ? `; listening on ${url}` : ''}\n`);
