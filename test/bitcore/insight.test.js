@@ -187,6 +187,29 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
       }
     });
 
+    it('/txs?block= and /txs?address=: insight\'s pages of 10 full transactions; /blocks?blockDate=: a day\'s blocks, newest first', async () => {
+      const h = 300;
+      const byBlock = await insight(`/txs?block=${ref.blockHashes[h]}`);
+      assert.equal(byBlock.status, 200);
+      assert.deepEqual(byBlock.json.txs, ref.blocks[h].transactions.map((t) => expectedTx(t.hash)));
+      const history = ref.at(SATOSHI).history.map((e) => e.txid).reverse();
+      for (const pageNum of [0, 1]) {
+        const r = await insight(`/txs?address=${SATOSHI}&pageNum=${pageNum}`);
+        assert.equal(r.json.pagesTotal, Math.ceil(history.length / 10));
+        assert.deepEqual(r.json.txs.map((t) => t.txid), history.slice(pageNum * 10, pageNum * 10 + 10));
+        for (const t of r.json.txs) assert.deepEqual(t, expectedTx(t.txid));
+      }
+      // 2009-01-09 (UTC): the first blocks after genesis
+      const gte = Date.UTC(2009, 0, 9) / 1000;
+      const day = ref.blocks.map((b, height) => ({ height, hash: b.hash, time: b.header.time })).filter((b) => b.time >= gte && b.time < gte + 86400);
+      assert.ok(day.length > 5);
+      const blocks = await insight('/blocks?blockDate=2009-01-09&limit=500');
+      assert.equal(blocks.status, 200);
+      assert.deepEqual(blocks.json.blocks.map((b) => [b.height, b.hash, b.time, b.txlength]),
+        day.reverse().map((b) => [b.height, b.hash, b.time, ref.blocks[b.height].transactions.length]));
+      assert.equal(blocks.json.pagination.more, false);
+    });
+
     it('/status and /sync: the index\'s tip, caught up with its blocks dir; fee estimates as a node without fee data', async () => {
       const s = await insight('/status');
       assert.equal(s.status, 200);
