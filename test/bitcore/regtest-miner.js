@@ -106,6 +106,7 @@ class RegtestMiner {
    */
   sendToAddress(address, btc) {
     const coin = this.coinbases.find((c) => this.height - c.height >= 100 && !c.spent);
+    if (!coin) throw new Error('no mature coinbase left to pay with: generate more blocks first');
     coin.spent = true;
     const tx = new this.bitcore.Transaction().from(coin).to(address, Math.round(btc * 1e8)).change(this.address);
     tx.fee(tx._estimateSize() * 10);
