@@ -36,10 +36,10 @@ describe('bitcore-node 3.1.3\'s regtest/node.js and insight\'s socket.io events 
     assert.equal(pending, 3, report);
   });
 
-  it('events over socket.io for a mined block (test/bitcore/host/events.js)', async () => {
+  it('events over socket.io for a mined block, and the socket RPC (test/bitcore/host/events.js)', async () => {
     const host = await bitcoreHost();
     const { code, stdout, stderr } = await runHost(host, 'events.js');
     assert.equal(code, 0, `${stdout}\n${stderr}`);
-    assert.match(stdout, /1 passing/);
+    assert.match(stdout, /2 passing/);
   });
 });

@@ -108,4 +108,21 @@ describe('events over socket.io: a mined block\'s transactions and hash', functi
     assert.deepEqual(heard.rawtransaction.slice(1), [pay.toString(), other.toString()]);
     assert.deepEqual(heard.addresstxid, [{ address: payee.toAddress('regtest').toString(), txid: pay.hash }]);
   });
+
+  it('bitcore-node\'s socket.io RPC reaches the service: getSpentInfo, getBlockOverview, getAddressBalance; a wrong parameter count is refused', async () => {
+    const call = (method, params) => new Promise((resolve) => socket.emit('message', { method, params }, resolve));
+    const [spentCoin] = miner.coinbases.filter((c) => c.spent);
+    const spender = heard.tx[1].txid;
+    assert.deepEqual((await call('getSpentInfo', [{ txid: spentCoin.txid, index: 0 }])).result, { txid: spender, index: 0, height: miner.height });
+    assert.deepEqual((await call('getSpentInfo', [{ txid: heard.tx[0].txid, index: 0 }])).result, {}); // unspent
+    assert.deepEqual((await call('getSpentInfo', [{ txid: 'ab'.repeat(32), index: 0 }])).result, {}); // no such transaction
+    const overview = (await call('getBlockOverview', [miner.hash])).result;
+    assert.equal(overview.height, miner.height);
+    assert.deepEqual(overview.txids, heard.tx.map((t) => t.txid));
+    assert.equal(overview.confirmations, 1);
+    const balance = (await call('getAddressBalance', [payee.toAddress('regtest').toString(), {}])).result;
+    assert.deepEqual(balance, { balance: 3e8, received: 3e8 });
+    assert.deepEqual(await call('getAddressBalance', [payee.toAddress('regtest').toString()]), { error: { message: 'Expected 2 parameter(s)' } });
+    assert.match((await call('getDetailedTransaction', ['zz'])).error.message, /txid must be hexadecimal string/);
+  });
 });
