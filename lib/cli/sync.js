@@ -1,5 +1,6 @@
 'use strict';
 
+const path = require('node:path');
 const { UsageError } = require('../errors');
 const { BATCH_DEFAULTS, batchLimits } = require('../sync/batch');
 const { intOption, indexLocation, resolveNetwork, storeOptions } = require('./datadir');
@@ -113,6 +114,8 @@ async function sync(positionals, values, io, logger) {
     }
     await source.scan();
     store = await openIndex({ ...location, network, undoDepth, readOnly: false });
+    // a server started later reads blocks and transactions from the same place
+    await store.putSourceInfo({ blocksDir: path.resolve(values['blocks-dir']) });
     const { SyncService } = require('../sync/service');
     const { ProgressReporter } = require('../sync/progress');
     const { syncLog } = require('../ops/sync-log');
