@@ -227,6 +227,9 @@ export abstract class AbstractStore {
   /** replaces the mempool snapshot (lib/codec/mempool.js) while the tip is the one it names */
   putMempool(snapshot: Buffer): Promise<boolean>;
   getMempoolHead(): Promise<{ seq: number; tip: string } | null>;
+  /** where the sync reads its blocks ({blocksDir}), so a server started later finds them */
+  putSourceInfo(info: Record<string, unknown>): Promise<void>;
+  getSourceInfo(): Promise<Record<string, unknown> | null>;
   getMempool(): Promise<Buffer | null>;
   stats(): Promise<Stats>;
   verify(opts?: { maxProblems?: number }): Promise<VerifyResult>;
@@ -295,6 +298,10 @@ export class BlocksDirSource implements BlockSource {
   tip(): { height: number; hash: string } | null;
   hashAt(height: number): string | null;
   heightOf(hash: string): number;
+  /** where a block seen by the last scan lies (best chain or not), as a block reader takes it */
+  locate(hash: string): { file: number; offset: number; length: number } | null;
+  /** cumulative proof of work up to and including a block linked to genesis */
+  chainWork(hash: string): bigint | null;
   blocks(fromHeight?: number, toHeight?: number): AsyncGenerator<SourceBlock>;
   close(): Promise<void>;
 }

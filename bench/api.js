@@ -28,7 +28,8 @@ const http = require('node:http');
 const { parseArgs } = require('node:util');
 const autocannon = require('autocannon');
 const { printTable } = require('./lib/table');
-const { CHAIN, buildIndex, startProcess, stopProcess, percentile } = require('./lib/api-index');
+const { buildWalletIndex, API_CHAIN: CHAIN } = require('./lib/wallet-index');
+const { startProcess, stopProcess, once, percentile } = require('./lib/http');
 
 const ROOT = path.join(__dirname, '..');
 const { values: args } = parseArgs({
@@ -44,22 +45,7 @@ const WORKERS = Number(args.workers);
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const N_ADDRESSES = Number(args.addresses);
-/** One request; resolves with its latency in ms and the body length. */
-function once(agent, url, method, body) {
-  return new Promise((resolve, reject) => {
-    const t0 = process.hrtime.bigint();
-    const req = http.request(url, { method, agent, headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {} }, (res) => {
-      let n = 0;
-      res.on('data', (c) => { n += c.length; });
-      res.on('end', () => {
-        if (res.statusCode !== 200) reject(new Error(`${method} ${url}: ${res.statusCode}`));
-        else resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, bytes: n });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const buildIndex = (tmp, count) => buildWalletIndex({ tmp, chain: CHAIN, count });
 
 async function multiHistory(url, addresses) {
   const body = JSON.stringify({ addresses, limit: 5000 });

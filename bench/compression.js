@@ -28,7 +28,10 @@ const http = require('node:http');
 const zlib = require('node:zlib');
 const { parseArgs } = require('node:util');
 const { printTable } = require('./lib/table');
-const { CHAIN, ROOT, buildIndex, startProcess, stopProcess, fetchRaw, percentile } = require('./lib/api-index');
+const { buildWalletIndex, API_CHAIN: CHAIN } = require('./lib/wallet-index');
+const { ROOT, startProcess, stopProcess, fetchRaw, percentile } = require('./lib/http');
+
+const buildIndex = (tmp, count) => buildWalletIndex({ tmp, chain: CHAIN, count });
 const { LEVELS } = require('../lib/api/compress');
 
 const { values: args } = parseArgs({

@@ -17,6 +17,7 @@ const COMMANDS = {
   query: () => require('./query'),
   serve: () => require('./serve'),
   start: () => require('./start'),
+  bitcore: () => require('./bitcore'),
 };
 
 const HELP = `usage: addrindex <command> [options]
@@ -48,23 +49,28 @@ async function main(argv, io = { stdout: process.stdout, stderr: process.stderr 
   if (!load) throw new UsageError('ERR_USAGE', `unknown command "${name}"\n${HELP}`);
   const cmd = load();
   const { bare, defaults } = splitDefaults(cmd.options);
+  // a command with a --config of its own (bitcore: bitcore-node's config) takes addrindex's
+  // settings from the environment only
+  const ownsConfig = Object.prototype.hasOwnProperty.call(cmd.options, 'config');
   let parsed;
   try {
     parsed = parseArgs({
       args: rest,
-      options: { ...bare, help: { type: 'boolean', short: 'h' }, config: { type: 'string' } },
+      options: { config: { type: 'string' }, ...bare, help: { type: 'boolean', short: 'h' } },
       allowPositionals: true,
       strict: true,
     });
   } catch (err) {
     throw new UsageError('ERR_USAGE', `${err.message}\n${cmd.usage}`);
   }
-  const { help, config, ...given } = parsed.values;
+  const { help, ...given } = parsed.values;
   if (help) {
     io.stdout.write(cmd.usage);
     return 0;
   }
-  const values = { ...defaults, ...configured(name, cmd.options, env, config), ...given };
+  const file = ownsConfig ? undefined : given.config !== undefined ? given.config : env.ADDRINDEX_CONFIG || undefined;
+  if (!ownsConfig) delete given.config;
+  const values = { ...defaults, ...configured(name, cmd.options, env, file), ...given };
   return (await cmd.run(parsed.positionals, values, io)) || 0;
 }
 
@@ -73,8 +79,7 @@ async function main(argv, io = { stdout: process.stdout, stderr: process.stderr 
  * command's flags are needed only to tell a typo from another command's flag, so the
  * command modules are all loaded only when there is something to check.
  */
-function configured(name, spec, env, configFlag) {
-  const file = configFlag !== undefined ? configFlag : env.ADDRINDEX_CONFIG || undefined;
+function configured(name, spec, env, file) {
   const hasEnv = Object.keys(env).some((k) => k.startsWith('ADDRINDEX_'));
   if (file === undefined && !hasEnv) return {};
   const allSpecs = {};

@@ -1,5 +1,6 @@
 'use strict';
 
+const path = require('node:path');
 const { UsageError } = require('../errors');
 const { BATCH_DEFAULTS, batchLimits } = require('../sync/batch');
 const { intOption, indexLocation, resolveNetwork, storeOptions } = require('./datadir');
@@ -134,6 +135,12 @@ async function sync(positionals, values, io, logger) {
       throw err;
     }
     store = await openIndex({ ...location, network, undoDepth, readOnly: false });
+    // a server started later reads blocks and transactions from the same place; of a node,
+    // only its URL as printed (the password stays out of the index)
+    const info = {};
+    if (values['blocks-dir'] !== undefined) info.blocksDir = path.resolve(values['blocks-dir']);
+    if (source.nodeUrl) info.node = source.nodeUrl;
+    await store.putSourceInfo(info);
     const { SyncService } = require('../sync/service');
     const { ProgressReporter } = require('../sync/progress');
     const { syncLog } = require('../ops/sync-log');

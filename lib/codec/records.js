@@ -16,7 +16,7 @@ const { PAGE_ENTRIES, INLINE_UTXOS, MAX_TXNUM, sealedCount, utxosInline } = requ
  * version changes when its value bytes change; decoders read exactly this version.
  */
 const VERSION = Object.freeze({
-  meta: 1, tip: 1, block: 2, blockHash: 1, locator: 1, txids: 2, tx: 2, outputs: 2, account: 1, page: 1, utxo: 1, undo: 1, touched: 1,
+  meta: 1, source: 1, tip: 1, block: 2, blockHash: 1, locator: 1, txids: 2, tx: 2, outputs: 2, account: 1, page: 1, utxo: 1, undo: 1, touched: 1,
 });
 
 /** TxNums in one txids row. */
@@ -48,6 +48,33 @@ function decodeMeta(buf) {
   const network = Buffer.from(buf.subarray(at, at + len)).toString('latin1');
   r.done();
   return { schemaVersion, network };
+}
+
+/**
+ * Where the sync reads its blocks, as a small JSON object (a blocks dir's path): so a server
+ * started later finds them.
+ * @param {import('./io').Writer} w
+ * @param {object} info
+ */
+function encodeSource(w, info) {
+  w.begin();
+  w.u8(VERSION.source);
+  w.bytes(Buffer.from(JSON.stringify(info), 'utf8'));
+  return w.end();
+}
+
+/** @param {Uint8Array} buf */
+function decodeSource(buf) {
+  const r = openValue(buf, 'source', VERSION.source);
+  const text = Buffer.from(r.copy(r.left())).toString('utf8');
+  let info;
+  try {
+    info = JSON.parse(text);
+  } catch {
+    throw r.error('ERR_BAD_VALUE', 'source info is not JSON');
+  }
+  if (!info || typeof info !== 'object' || Array.isArray(info)) throw r.error('ERR_BAD_VALUE', 'source info is not an object');
+  return info;
 }
 
 /**
@@ -678,7 +705,7 @@ function decodeTouched(buf) {
 
 module.exports = {
   VERSION, PAGE_ENTRIES, INLINE_UTXOS, TXIDS_PER_ROW, MAX_TXNUM,
-  encodeMeta, decodeMeta, encodeTip, decodeTip,
+  encodeMeta, decodeMeta, encodeSource, decodeSource, encodeTip, decodeTip,
   encodeBlock, decodeBlock, encodeBlockHeight, decodeBlockHeight, encodeLocator, decodeLocator, encodeTxids, truncateTxids, readTxidsRow, txidsCount, TXIDS_AT,
   encodeTxNums, decodeTxNums, writeOutputsHead, writeOutput, writeSpentHead, writeSpent, endOutputs, decodeOutputs,
   Account, sealedCount, utxosInline, encodeAccount, decodeAccount, accountSummary,

@@ -207,6 +207,27 @@ class BlocksDirSource {
   }
 
   /**
+   * Where a block seen by the last scan lies (best chain or not), as a BlockReader takes it.
+   * @param {string} hash display hex
+   * @returns {import('./blockreader').BlockLocator|null}
+   */
+  locate(hash) {
+    const seq = this.index.seqOf(hash);
+    if (seq < 0) return null;
+    return { file: this.index.file[seq], offset: this.index.offset[seq], length: this.index.size[seq] };
+  }
+
+  /**
+   * The cumulative proof of work from genesis up to and including a block linked to genesis.
+   * @param {string} hash display hex
+   * @returns {bigint|null} null for a block not seen or not (yet) linked
+   */
+  chainWork(hash) {
+    const seq = this.index.seqOf(hash);
+    return seq < 0 || this.index.height[seq] < 0 ? null : this.index.workOf(seq);
+  }
+
+  /**
    * Counts, for logs and tests.
    * @returns {{files: number, blocks: number, connected: number, orphans: number, recordsRead: number, scans: number, obfuscated: boolean}}
    *   blocks: distinct headers indexed; orphans: those not (yet) linked to genesis

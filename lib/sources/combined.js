@@ -52,6 +52,11 @@ class CombinedSource {
     return res;
   }
 
+  /** @returns {string} the node's URL as printed (password masked) */
+  get nodeUrl() {
+    return this.node.nodeUrl;
+  }
+
   /** @returns {{height: number, hash: string}|null} the node's best chain's tip */
   tip() {
     return this.node.tip();

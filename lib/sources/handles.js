@@ -16,7 +16,7 @@ class BlkHandles {
   constructor(dir, max) {
     this.dir = dir;
     this.max = Math.max(2, max);
-    /** @type {Map<number, {blk: BlkFile, busy: number}>} least recently used first */
+    /** @type {Map<number, {ready: Promise<BlkFile>, busy: number}>} least recently used first */
     this.open = new Map();
   }
 
@@ -34,14 +34,22 @@ class BlkHandles {
     if (h) {
       this.open.delete(num); // re-insert: most recently used goes last
     } else {
-      h = { blk: await BlkFile.open(path.join(this.dir, name), key), busy: 0 };
+      // the entry goes in at once, so concurrent users of a file share one open (and one handle)
+      h = { ready: BlkFile.open(path.join(this.dir, name), key), busy: 0 };
     }
-    h.blk.key = key;
     this.open.set(num, h);
-    this.evict();
     h.busy++;
     try {
-      return await fn(h.blk);
+      let blk;
+      try {
+        blk = await h.ready;
+      } catch (err) {
+        if (this.open.get(num) === h) this.open.delete(num);
+        throw err;
+      }
+      blk.key = key;
+      this.evict();
+      return await fn(blk);
     } finally {
       h.busy--;
       this.evict();
@@ -55,7 +63,7 @@ class BlkHandles {
       if (this.open.size <= this.max) break;
       if (h.busy) continue;
       this.open.delete(num);
-      h.blk.close().catch(() => {});
+      h.ready.then((blk) => blk.close()).catch(() => {});
     }
   }
 
@@ -63,7 +71,7 @@ class BlkHandles {
   async closeAll() {
     const hs = [...this.open.values()];
     this.open.clear();
-    await Promise.all(hs.map((h) => h.blk.close()));
+    await Promise.all(hs.map((h) => h.ready.then((blk) => blk.close(), () => {})));
   }
 }
 

@@ -152,6 +152,11 @@ class NodeSource {
     this.chain.append(chain);
   }
 
+  /** @returns {string} the node's URL as printed (password masked) */
+  get nodeUrl() {
+    return this.client.display;
+  }
+
   /** @returns {{height: number, hash: string}|null} the best chain's tip as of the last scan */
   tip() {
     return this.chain.length ? { height: this.chain.tipHeight, hash: this.chain.hexAt(this.chain.tipHeight) } : null;

@@ -295,6 +295,20 @@ class AbstractStore {
   async getTxid(txNum) { throw new Error('Abstract method.'); }
 
   /**
+   * Records where the sync reads its blocks (e.g. `{blocksDir: '/abs/path'}`), so a server
+   * started later finds them. Not chain data.
+   * @param {object} info a small JSON object
+   * @returns {Promise<void>}
+   */
+  async putSourceInfo(info) { throw new Error('Abstract method.'); }
+
+  /**
+   * What putSourceInfo last recorded, or null.
+   * @returns {Promise<object|null>}
+   */
+  async getSourceInfo() { throw new Error('Abstract method.'); }
+
+  /**
    * Replaces the mempool snapshot (an encoded lib/codec/mempool.js value) whole, only while the
    * confirmed tip is still the one it was resolved against (`snapshot`'s own tip); false, and
    * nothing written, when the tip has moved. The snapshot is not chain data: confirmed rows,
@@ -366,10 +380,10 @@ class AbstractStore {
 /** The reads of the contract: what a reader process may call (lib/cluster/forward.js forwards these). */
 const READ_METHODS = Object.freeze([
   'getTip', 'getBlock', 'getBlockHash', 'getBlockByHash', 'getHeaders', 'getTxids', 'getSpenders', 'getTouched', 'getPrevouts', 'getSummary', 'getSummaries', 'getHistory', 'getHistories',
-  'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'stats', 'verify', 'digest',
+  'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'getSourceInfo', 'stats', 'verify', 'digest',
 ]);
 
 /** The writes: only the one writer calls these. */
-const WRITE_METHODS = Object.freeze(['apply', 'revert', 'putMempool']);
+const WRITE_METHODS = Object.freeze(['apply', 'revert', 'putMempool', 'putSourceInfo']);
 
 module.exports = { AbstractStore, READ_METHODS, WRITE_METHODS };

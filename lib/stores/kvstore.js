@@ -4,7 +4,7 @@ const { AbstractStore } = require('./abstract');
 const { toDisplayHex } = require('../chain/hash');
 const layout = require('./layout');
 const {
-  Account, encodeMeta, decodeMeta, decodeTip, decodeBlock, decodeBlockHeight, decodeLocator, decodeOutputs, decodeTouched,
+  Account, encodeMeta, decodeMeta, encodeSource, decodeSource, decodeTip, decodeBlock, decodeBlockHeight, decodeLocator, decodeOutputs, decodeTouched,
   decodeAccount, accountSummary,
 } = require('../codec/records');
 const { Writer } = require('../codec/io');
@@ -472,6 +472,20 @@ class KvStore extends AbstractStore {
     } finally {
       v.snap.release();
     }
+  }
+
+  async putSourceInfo(info) {
+    this.assertWritable();
+    const batch = new WriteBatch();
+    batch.put(layout.SOURCE_KEY, encodeSource(new Writer(4096), info));
+    const tipRaw = await this.kv.get(TIP_KEY);
+    if (!(await this.kv.write(batch, { key: TIP_KEY, value: tipRaw || undefined }))) throw C.concurrentWrite(this.describe());
+  }
+
+  async getSourceInfo() {
+    this.assertOpen();
+    const raw = await this.kv.get(layout.SOURCE_KEY);
+    return raw ? decodeRow(decodeSource, raw, layout.SOURCE_KEY) : null;
   }
 
   async getMempoolHead() {

@@ -30,6 +30,8 @@ const { writeU40, readU40 } = require('../codec/io');
  *   r height:u32                          undo: spent outputs, reused txids  revert
  *   c height:u32                          script hashes the block touched    getTouched (subscriptions)
  *                                         (kept as long as its undo)
+ *   d                                     where the sync reads blocks (JSON) getSourceInfo (serve finds the
+ *                                                                            blocks dir; not chain data)
  *   M 00                                  mempool head: seq, tip hash        getMempool (cheap check)
  *   M 01                                  mempool snapshot (codec/mempool)   getMempool
  *
@@ -63,6 +65,7 @@ const P = {
   undo: 0x72, // r
   touched: 0x63, // c
   mempool: 0x4d, // M: not chain data; left out of digest and verify
+  source: 0x64, // d: not chain data either
 };
 
 /** Table name of a key, by its first byte. */
@@ -70,6 +73,7 @@ const TABLE_OF = new Map(Object.entries(P).map(([name, byte]) => [byte, name]));
 
 const META_KEY = Buffer.from([P.meta]);
 const TIP_KEY = Buffer.from([P.tip]);
+const SOURCE_KEY = Buffer.from([P.source]);
 const MEMPOOL_HEAD_KEY = Buffer.from([P.mempool, 0]);
 const MEMPOOL_BODY_KEY = Buffer.from([P.mempool, 1]);
 
@@ -238,7 +242,7 @@ function successor(prefix) {
 }
 
 module.exports = {
-  P, TABLE_OF, META_KEY, TIP_KEY, MEMPOOL_HEAD_KEY, MEMPOOL_BODY_KEY, HASHX_LEN, TX_PREFIX_LEN, PAGE_KEY_LEN,
+  P, TABLE_OF, META_KEY, TIP_KEY, SOURCE_KEY, MEMPOOL_HEAD_KEY, MEMPOOL_BODY_KEY, HASHX_LEN, TX_PREFIX_LEN, PAGE_KEY_LEN,
   writeU40, readU40,
   blockKey, blockHashKey, locatorKey, undoKey, touchedKey, txidsKey, txKey, outputsKey, accountKey, pageKey, pageKeyTxNum, utxoKey, parseUtxoKey,
   scan,

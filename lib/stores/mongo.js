@@ -322,6 +322,23 @@ class MongoStore extends AbstractStore {
     return this.writer.putMempool(snapshot, { seq: h.seq, tip: D.hashHex(h.tip) });
   }
 
+  async putSourceInfo(info) {
+    this.assertWritable();
+    const meta = this.database.coll(COLL.meta);
+    await this.database.retry('write source info', () => meta.replaceOne({ _id: 'source' }, { _id: 'source', info: JSON.stringify(info) }, { upsert: true }));
+  }
+
+  async getSourceInfo() {
+    this.assertOpen();
+    const d = await this.database.retry('read source info', () => this.database.coll(COLL.meta).findOne({ _id: 'source' }));
+    if (!d) return null;
+    try {
+      return JSON.parse(d.info);
+    } catch {
+      throw C.corrupt('the source info document is not JSON');
+    }
+  }
+
   async getMempoolHead() {
     this.assertOpen();
     const d = await this.database.retry('read mempool head', () => this.database.coll(COLL.mempool).findOne({ _id: 'head' }));

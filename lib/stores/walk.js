@@ -52,8 +52,8 @@ async function stats(snap) {
 }
 
 /**
- * SHA-256 over every row of the chain in key order (not the mempool's, nor the locators, which
- * say where one blocks dir holds the blocks):
+ * SHA-256 over every row of the chain in key order (not the mempool's, nor the locators and the
+ * source info, which say where one blocks dir holds the blocks):
  * varint(key length) key varint(value length) value.
  * @param {object} snap
  * @param {{undo: boolean}} opts
@@ -84,7 +84,7 @@ async function digest(snap, opts) {
     put(len.subarray(0, k));
   };
   for await (const { key, value } of snap.range({})) {
-    if ((!opts.undo && (key[0] === P.undo || key[0] === P.touched)) || key[0] === P.mempool || key[0] === P.locator) continue;
+    if ((!opts.undo && (key[0] === P.undo || key[0] === P.touched)) || key[0] === P.mempool || key[0] === P.locator || key[0] === P.source) continue;
     putLen(key.length);
     put(key);
     putLen(value.length);
@@ -301,6 +301,7 @@ function decodeRecord(key, value) {
   const table = layout.TABLE_OF.get(key[0]);
   switch (key[0]) {
     case P.meta: return { table, value: records.decodeMeta(value) };
+    case P.source: return { table, value: records.decodeSource(value) };
     case P.tip: return { table, value: records.decodeTip(value) };
     case P.block: return { table, value: decodeBlock(value) };
     case P.blockHash: return { table, value: decodeBlockHeight(value) };

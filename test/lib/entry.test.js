@@ -74,12 +74,17 @@ describe('the library entry (require("addrindex"), index.d.ts)', function () {
         const s = await store.getSummary(scripthash);
         let code = null;
         try { await addrindex.openStore({ datadir: '/x', network: 'bogus' }); } catch (err) { code = err instanceof addrindex.UsageError && err.code; }
-        console.log(JSON.stringify({ tip: (await store.getTip()).height, balance: s.balance, code, main: require.resolve('addrindex') }));
+        // the bitcore-node service, found as bitcore-node's loader finds one: package.json's bitcoreNode field
+        const pkg = require('addrindex/package.json');
+        const Service = require('addrindex/' + pkg.bitcoreNode);
+        const service = Service === require('addrindex/bitcore') && Service.BitcoindService === Service &&
+          Array.isArray(Service.dependencies) && typeof Service.prototype.start === 'function' && typeof Service.prototype.stop === 'function';
+        console.log(JSON.stringify({ tip: (await store.getTip()).height, balance: s.balance, code, main: require.resolve('addrindex'), service }));
         await store.close();
       })().catch((err) => { console.error(err); process.exit(1); });`;
     const out = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: app, encoding: 'utf8' }));
     assert.deepEqual({ ...out, main: path.relative(app, out.main) }, {
-      tip: 438, balance: 10e8, code: 'ERR_UNKNOWN_NETWORK', main: path.join('node_modules', 'addrindex', 'lib', 'index.js'),
+      tip: 438, balance: 10e8, code: 'ERR_UNKNOWN_NETWORK', main: path.join('node_modules', 'addrindex', 'lib', 'index.js'), service: true,
     });
   });
 });

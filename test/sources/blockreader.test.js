@@ -110,6 +110,26 @@ describe('BlocksDirSource locators and BlockReader', () => {
       assert.equal(r.cachedBytes, 0);
     });
 
+    it('concurrent reads of different blocks of one blk file open it once (no handle left for the garbage collector)', async () => {
+      const r = open({ dir });
+      const blk = path.join(dir, blkName(0));
+      const openOnBlk = () => fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`) === blk;
+        } catch {
+          return false;
+        }
+      }).length;
+      const before = openOnBlk();
+      const heights = [11, 12, 13, 14, 15, 16, 17, 18];
+      const all = await Promise.all(heights.map((h) => r.read(HASHES[h], locators.get(HASHES[h]))));
+      all.forEach((got, i) => assert.equal(got.block.hash, HASHES[heights[i]]));
+      assert.equal(r.stats.fileReads, heights.length);
+      assert.equal(openOnBlk() - before, 1);
+      await r.close();
+      assert.equal(openOnBlk(), before);
+    });
+
     it('concurrent reads of one block share one read', async () => {
       const r = open({ dir });
       const all = await Promise.all(Array.from({ length: 8 }, () => r.read(HASHES[9], locators.get(HASHES[9]))));

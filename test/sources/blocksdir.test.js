@@ -393,6 +393,37 @@ describe('BlocksDirSource', () => {
       assert.equal(s.stats().recordsRead, 443);
     });
 
+    it('locate(hash) and chainWork(hash): any scanned block\'s place (a reader reads it back) and work from genesis; null for the unknown and the unlinked', async () => {
+      const { BlockReader } = require('../../lib/sources/blockreader');
+      const { blockProof } = require('../../lib/sources/header-index');
+      const dir = tempDir('src');
+      const orphan = forge(BLOCKS[300], 'ab'.repeat(32), 7);
+      writeDir(dir, [BLOCKS, [sib438, orphan]]);
+      const s = open(dir);
+      await s.scan();
+      const reader = new BlockReader({ dir, network: 'main' });
+      try {
+        let work = 0n;
+        for (let h = 0; h <= TIP; h++) {
+          work += blockProof(BLOCKS[h].readUInt32LE(72));
+          if (h % 73 && h !== TIP) continue;
+          assert.equal(s.chainWork(HASHES[h]), work);
+          const { raw } = await reader.read(HASHES[h], s.locate(HASHES[h]));
+          assert.ok(raw.equals(BLOCKS[h]));
+        }
+        // a stale block off the best chain lies somewhere too, with its own branch's work
+        const { raw } = await reader.read(hashOf(sib438), s.locate(hashOf(sib438)));
+        assert.ok(raw.equals(sib438));
+        assert.equal(s.chainWork(hashOf(sib438)), s.chainWork(HASHES[438]));
+        assert.ok(s.locate(hashOf(orphan)));
+        assert.equal(s.chainWork(hashOf(orphan)), null);
+        assert.equal(s.locate('00'.repeat(32)), null);
+        assert.equal(s.chainWork('not a hash'), null);
+      } finally {
+        await reader.close();
+      }
+    });
+
     it('a longer branch hidden in an earlier file wins over the blocks seen first', async () => {
       const dir = tempDir('src');
       // blocks 0..437 in file 1, the fork (438', 439') in file 0, real 438 in file 2

@@ -419,7 +419,7 @@ function storeConformance(name, backend) {
           getHistory: [[SATOSHI9, { limit: 2, order: 'desc' }], [HAL, { cursor: 'not-a-cursor' }]],
           getHistories: [[[HAL, SATOSHI9], { limit: 3 }], ['not an array']],
           getUtxos: [[SATOSHI9, { limit: 1 }], [Buffer.alloc(31)]], getTx: [[fromDisplayHex(TX170)]], getTxid: [[171]],
-          getMempoolHead: [[]], getMempool: [[]], stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
+          getMempoolHead: [[]], getMempool: [[]], getSourceInfo: [[]], stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
           getBlockByHash: [[BLOCK170], ['zz']], getHeaders: [[168, 3]], getTxids: [[170, 2], [-1, 2]],
           getSpenders: [[fromDisplayHex(TX170)]], getTouched: [[438], [9]],
         };
@@ -477,6 +477,20 @@ function storeConformance(name, backend) {
         const reader = await open(location, { ...MAIN, readOnly: true });
         assert.deepEqual(await reader.getMempoolHead(), { seq: 2, tip: tip.hash });
         await assert.rejects(reader.putMempool(snap(5, (await store.getTip()).hash)), (err) => err.code === 'ERR_READ_ONLY');
+      });
+
+      it('records where the sync reads its blocks, beside the chain (not in its digest)', async () => {
+        const { location, store } = await fresh(MAIN);
+        await syncBlocks(store, mainnetChain().blocks, 0, 2);
+        assert.equal(await store.getSourceInfo(), null);
+        const d = await store.digest();
+        await store.putSourceInfo({ blocksDir: '/data/bitcoin/blocks' });
+        await store.putSourceInfo({ blocksDir: '/srv/blocks', network: 'main' });
+        assert.deepEqual(await store.getSourceInfo(), { blocksDir: '/srv/blocks', network: 'main' });
+        assert.equal(await store.digest(), d);
+        const reader = await open(location, { ...MAIN, readOnly: true });
+        assert.deepEqual(await reader.getSourceInfo(), { blocksDir: '/srv/blocks', network: 'main' });
+        await assert.rejects(reader.putSourceInfo({}), (err) => err.code === 'ERR_READ_ONLY');
       });
 
       it('keeps everything across close and reopen', async () => {

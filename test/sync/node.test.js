@@ -78,6 +78,13 @@ describe('sync from a node (btcd over JSON-RPC)', function () {
     assert.equal(res.code, 0, res.stderr);
     assert.ok(!res.stderr.includes(a.pass), 'the password is never printed');
     assert.equal(await digestOf(datadir), ref.digest);
+    // the index records where its blocks came from, the password masked
+    const ro = await openIndex(datadir, { readOnly: true });
+    try {
+      assert.deepEqual(await ro.getSourceInfo(), { node: `http://${a.user}:***@127.0.0.1:${a.rpcPort}/` });
+    } finally {
+      await ro.close();
+    }
 
     // what the wallet knows it did: P2PK outputs count toward the key's P2PKH address
     const p2pkh = await runJson(['query', chain.addresses.p2pkh, '--datadir', datadir]);

@@ -1,0 +1,246 @@
+'use strict';
+
+const { AddressSets, addressList, addressString } = require('./addresses');
+const { mempoolTxids, mempoolBalance, withMempoolUtxos } = require('./mempool');
+
+/** Address sets whose confirmed txids are kept until the tip moves (bitcore-node's txidsCache). */
+const TXIDS_CACHE = 1000;
+
+/** bitcore-node 3's limits (Bitcoin.DEFAULT_*), settable by the same option names. */
+const DEFAULTS = Object.freeze({ maxTxids: 1000, maxTransactionHistory: 50, maxAddressesQuery: 10000, transactionConcurrency: 5 });
+
+/**
+ * bitcore-node 3's address methods (getAddressBalance, getAddressUnspentOutputs,
+ * getAddressTxids, getAddressHistory, getAddressSummary) with its option handling, orders,
+ * limits and errors, over the index's confirmed answers (address-index.js) and, when one is
+ * configured, a mempool source (mempool.js). Promise-based; the service adapts callbacks.
+ *
+ * Options are read as bitcore-node reads them: `options.queryMempool` defaults to true, so
+ * `true`, `false` and `{}` all ask for the mempool; without a mempool source the answers are
+ * what bitcore-node gives for `queryMempool: false`.
+ */
+class AddressApi {
+  /**
+   * @param {object} opts
+   * @param {import('./address-index').AddressIndex} opts.index
+   * @param {import('./mempool').MempoolSource|null} opts.mempool
+   * @param {(txid: string) => Promise<object>} opts.detailedTx the service's getDetailedTransaction
+   * @param {() => number} opts.height the service's current height
+   * @param {import('../chain/networks').Network} opts.network
+   * @param {object} opts.bitcore the host's bitcore-lib (its preconditions make the node's errors)
+   * @param {object|null} opts.node
+   * @param {object} [opts.limits] maxTxids, maxTransactionHistory, maxAddressesQuery, transactionConcurrency
+   */
+  constructor({ index, mempool, detailedTx, height, network, bitcore, node, limits = {} }) {
+    this.index = index;
+    this.mempool = mempool;
+    this.detailedTx = detailedTx;
+    this.height = height;
+    this.network = network;
+    this.$ = bitcore.util.preconditions;
+    this.node = node;
+    this.limits = { ...DEFAULTS };
+    for (const k of Object.keys(DEFAULTS)) if (limits[k]) this.limits[k] = limits[k];
+    this.sets = new AddressSets(network, node);
+    /** @type {Map<string, string[]>} address set → its confirmed txids, oldest first */
+    this.txidsCache = new Map();
+    this.generation = 0;
+  }
+
+  /**
+   * Forgets what a new block changes. As bitcore-node, the txids of an address set are kept
+   * until then: insight pages through one wallet's history request by request.
+   */
+  resetCaches() {
+    this.txidsCache.clear();
+    this.generation++;
+  }
+
+  /** The confirmed txids of the whole history, oldest first, from the cache when it has them. */
+  async _confirmedTxids(targets) {
+    const key = targets.key;
+    const hit = this.txidsCache.get(key);
+    if (hit) return hit;
+    const generation = this.generation;
+    const txids = await this.index.txids(targets);
+    if (generation === this.generation) {
+      if (this.txidsCache.size >= TXIDS_CACHE) this.txidsCache.delete(this.txidsCache.keys().next().value);
+      this.txidsCache.set(key, txids);
+    }
+    return txids;
+  }
+
+  _targets(arg) {
+    return this.sets.parse(arg);
+  }
+
+  /** The deltas of the mempool source, or null when there is none (or it is not asked). */
+  async _deltas(targets, queryMempool) {
+    if (!queryMempool || !this.mempool || targets.length === 0) return null;
+    return this.mempool.addressDeltas(targets.map((t) => t.address));
+  }
+
+  /** @returns {Promise<{balance: number, received: number}>} */
+  async getAddressBalance(addressArg) {
+    return this.index.balance(this._targets(addressArg));
+  }
+
+  /** Newest first: mempool outputs (when a source is configured), then confirmed. */
+  async getAddressUnspentOutputs(addressArg, options) {
+    const targets = this._targets(addressArg);
+    const [deltas, confirmed] = await Promise.all([
+      this._deltas(targets, queryMempoolOf(options)), this.index.utxos(targets),
+    ]);
+    const scripts = new Map(targets.map((t) => [t.address, t.script]));
+    return withMempoolUtxos(confirmed.reverse(), deltas, (a) => scripts.get(a));
+  }
+
+  /**
+   * bitcore-node's `_getHeightRangeQuery`: both `start` and `end` >= 0, `end` <= `start`
+   * (newest first), else a TypeError. The patched node applied a range only when both heights
+   * were above 0: `end: 0` asks for the whole history, as it did.
+   * @returns {{start: number, end: number}|null|false} null: no range; false: the whole history
+   */
+  _range(options) {
+    if (!(options.start >= 0 && options.end >= 0)) return null;
+    if (options.end > options.start) throw new TypeError('"end" is expected to be less than or equal to "start"');
+    return options.end > 0 ? { start: Number(options.end), end: Number(options.start) } : false;
+  }
+
+  /** Newest first: mempool txids, then confirmed ones. */
+  async getAddressTxids(addressArg, options) {
+    let queryMempool = queryMempoolOf(options);
+    const mempoolOnly = Boolean(options && options.queryMempoolOnly);
+    const range = this._range(options || {});
+    if (range !== null) queryMempool = false;
+    if (mempoolOnly) queryMempool = true;
+    const targets = this._targets(addressArg);
+    const deltas = await this._deltas(targets, queryMempool);
+    const unconfirmed = deltas ? mempoolTxids(deltas) : [];
+    if (mempoolOnly) return unconfirmed;
+    const confirmed = range ? await this.index.txids(targets, range) : await this._confirmedTxids(targets);
+    return unconfirmed.concat([...confirmed].reverse());
+  }
+
+  /** `_paginateTxids`: from < to, as the host's preconditions check it. */
+  _page(txids, fromArg, toArg) {
+    const from = parseInt(fromArg, 10);
+    const to = parseInt(toArg, 10);
+    this.$.checkState(from < to, `"from" (${from}) is expected to be less than "to" (${to})`);
+    return txids.slice(from, to);
+  }
+
+  /**
+   * Transactions of the addresses, newest first, each with what it did to them.
+   * @returns {Promise<{totalCount: number, items: object[]}>}
+   */
+  async getAddressHistory(addressArg, options) {
+    const opts = objectOf(options);
+    const list = addressList(addressArg);
+    if (list.length > this.limits.maxAddressesQuery) {
+      throw new TypeError(`Maximum number of addresses (${this.limits.maxAddressesQuery}) exceeded`);
+    }
+    if (!list.every((a) => typeof a === 'string' || addressString(a) !== null)) {
+      throw new TypeError('Addresses are expected to be strings');
+    }
+    const from = parseInt(opts.from || 0, 10);
+    const to = parseInt(opts.to || this.limits.maxTransactionHistory, 10);
+    if (to - from > this.limits.maxTransactionHistory) {
+      throw new Error(`"from" (${opts.from}) and "to" (${opts.to}) range should be less than or equal to ${this.limits.maxTransactionHistory}`);
+    }
+    const txids = await this.getAddressTxids(list, opts);
+    const page = this._page(txids, from, to);
+    const wanted = this._targets(list).wanted;
+    const items = await mapLimit(page, this.limits.transactionConcurrency, async (txid) => {
+      const tx = await this.detailedTx(txid);
+      return { ...addressDetails(tx, wanted), confirmations: this._confirmations(tx), tx };
+    });
+    return { totalCount: txids.length, items };
+  }
+
+  _confirmations(tx) {
+    const height = this.height();
+    this.$.checkState(height > 0, 'current height is unknown');
+    return tx.height >= 0 ? Math.max(0, height - tx.height + 1) : 0;
+  }
+
+  /**
+   * Balance, totals and txids (newest first, paged by from/to) of the addresses.
+   * @returns {Promise<object>}
+   */
+  async getAddressSummary(addressArg, options) {
+    const opts = objectOf(options);
+    const targets = this._targets(addressArg);
+    const [[confirmed, balance], deltas] = await Promise.all([
+      this.index.consistent(() => Promise.all([this._confirmedTxids(targets), this.index.balance(targets)])),
+      this._deltas(targets, queryMempoolOf(opts)),
+    ]);
+    const summary = {
+      appearances: confirmed.length,
+      totalReceived: balance.received,
+      totalSpent: balance.received - balance.balance,
+      balance: balance.balance,
+    };
+    const unconfirmed = deltas ? mempoolTxids(deltas) : [];
+    if (deltas) {
+      summary.unconfirmedAppearances = unconfirmed.length;
+      summary.unconfirmedBalance = mempoolBalance(deltas);
+    }
+    if (opts.noTxList) return summary;
+    const from = parseInt(opts.from || 0, 10);
+    const to = parseInt(opts.to || this.limits.maxTxids, 10);
+    if (to - from > this.limits.maxTxids) {
+      throw new Error(`"from" (${from}) and "to" (${to}) range should be less than or equal to ${this.limits.maxTxids}`);
+    }
+    summary.txids = this._page(unconfirmed.concat([...confirmed].reverse()), from, to);
+    return summary;
+  }
+}
+
+/** `options.queryMempool`, true unless false (bitcore-node reads it off true/false too). */
+function queryMempoolOf(options) {
+  return !(options && typeof options === 'object' && options.queryMempool !== undefined) || Boolean(options.queryMempool);
+}
+
+function objectOf(options) {
+  return options && typeof options === 'object' ? options : {};
+}
+
+/**
+ * bitcore-node's `_getAddressDetailsForTransaction`: which inputs and outputs of a detailed
+ * transaction belong to the asked addresses, and the net satoshis it moved for them.
+ * @param {object} tx a detailed transaction
+ * @param {Set<string>} wanted
+ */
+function addressDetails(tx, wanted) {
+  const addresses = {};
+  let satoshis = 0;
+  const at = (address) => addresses[address] || (addresses[address] = { inputIndexes: [], outputIndexes: [] });
+  tx.inputs.forEach((input, i) => {
+    if (!input.address || !wanted.has(input.address)) return;
+    at(input.address).inputIndexes.push(i);
+    satoshis -= input.satoshis;
+  });
+  tx.outputs.forEach((output, i) => {
+    if (!output.address || !wanted.has(output.address)) return;
+    at(output.address).outputIndexes.push(i);
+    satoshis += output.satoshis;
+  });
+  return { addresses, satoshis };
+}
+
+/** async.mapLimit: results in input order, at most `limit` running. */
+async function mapLimit(items, limit, fn) {
+  const out = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+module.exports = { AddressApi, DEFAULTS, addressDetails, queryMempoolOf };

@@ -1,0 +1,118 @@
+'use strict';
+
+const { StoreError } = require('../errors');
+const { toDisplayHex } = require('../chain/hash');
+
+/** Entries asked of the store per call when a whole list is wanted. */
+const PAGE = 10000;
+/** Times a read is retried when the index commits a block while it runs. */
+const READ_ATTEMPTS = 5;
+
+/**
+ * The patched bitcoind's confirmed address RPCs (`getaddressbalance`, `getaddressutxos`,
+ * `getaddresstxids`), answered from the index, in that node's orders:
+ *
+ *  - txids of one address in chain order (its index is keyed by height, then position in
+ *    the block); of several, sorted by height and then by txid as a hex string (it merged them
+ *    in a std::set of (height, txid) pairs). A transaction appears once.
+ *  - unspent outputs sorted by height (ties: chain order, then output index; the node's sort
+ *    was not stable).
+ *
+ * bitcore-node reverses both lists (newest first). Every answer belongs to one tip: reads
+ * that straddle a commit are repeated.
+ */
+class AddressIndex {
+  /** @param {import('../stores/abstract').AbstractStore} store */
+  constructor(store) {
+    this.store = store;
+  }
+
+  /**
+   * Runs `read` until the tip is the same before and after it.
+   * @template T
+   * @param {() => Promise<T>} read
+   * @returns {Promise<T>}
+   */
+  async consistent(read) {
+    for (let attempt = 1; ; attempt++) {
+      const before = await this.store.getTip();
+      const value = await read();
+      const after = await this.store.getTip();
+      if ((before && before.hash) === (after && after.hash)) return value;
+      if (attempt === READ_ATTEMPTS) {
+        throw new StoreError('ERR_INDEX_MOVING', `the index committed new blocks during each of ${READ_ATTEMPTS} attempts to read a consistent answer`);
+      }
+    }
+  }
+
+  /**
+   * `getaddressbalance`: received counts every output paying the addresses (change too).
+   * @param {import('./addresses').Target[]} targets
+   * @returns {Promise<{balance: number, received: number}>}
+   */
+  async balance(targets) {
+    const summaries = await this.store.getSummaries(targets.map((t) => t.scripthash));
+    let balance = 0;
+    let received = 0;
+    for (const s of summaries) {
+      if (!s) continue;
+      balance += s.balance;
+      received += s.received;
+    }
+    return { balance, received };
+  }
+
+  /**
+   * `getaddressutxos`, oldest first.
+   * @param {import('./addresses').Target[]} targets
+   * @returns {Promise<Array<{address: string, txid: string, outputIndex: number, script: string, satoshis: number, height: number}>>}
+   */
+  async utxos(targets) {
+    return this.consistent(async () => {
+      const all = [];
+      for (const t of targets) {
+        let cursor;
+        do {
+          const page = await this.store.getUtxos(t.scripthash, { limit: PAGE, cursor });
+          for (const u of page.utxos) all.push({ t, u });
+          cursor = page.next;
+        } while (cursor);
+      }
+      if (targets.length > 1) all.sort((a, b) => a.u.height - b.u.height || a.u.txNum - b.u.txNum || a.u.vout - b.u.vout);
+      return all.map(({ t, u }) => ({
+        address: t.address, txid: toDisplayHex(u.txid), outputIndex: u.vout, script: t.script, satoshis: u.value, height: u.height,
+      }));
+    });
+  }
+
+  /**
+   * `getaddresstxids`, oldest first, optionally within heights [start, end].
+   * @param {import('./addresses').Target[]} targets
+   * @param {{start: number, end: number}|null} [range]
+   * @returns {Promise<string[]>} display hex
+   */
+  async txids(targets, range = null) {
+    if (targets.length === 0) return [];
+    const opts = { limit: PAGE, order: 'asc' };
+    if (range) {
+      opts.fromHeight = range.start;
+      opts.toHeight = range.end;
+    }
+    return this.consistent(async () => {
+      const entries = [];
+      let cursor;
+      do {
+        const page = targets.length === 1
+          ? await this.store.getHistory(targets[0].scripthash, { ...opts, cursor })
+          : await this.store.getHistories(targets.map((t) => t.scripthash), { ...opts, cursor });
+        for (const e of page.entries) entries.push(e);
+        cursor = page.next;
+      } while (cursor);
+      const txids = entries.map((e) => ({ height: e.height, txid: toDisplayHex(e.txid) }));
+      if (targets.length > 1) txids.sort((a, b) => a.height - b.height || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0));
+      return txids.map((e) => e.txid);
+    });
+  }
+}
+
+module.exports = { AddressIndex };

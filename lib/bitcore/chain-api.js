@@ -1,0 +1,160 @@
+'use strict';
+
+const { UsageError } = require('../errors');
+const { ChainReader } = require('./chain');
+const { SpendFinder } = require('./spends');
+const { BlockTimes } = require('./timestamps');
+const { detailedTx } = require('./detailed-tx');
+const { strippedTx, strippedBlock } = require('./stripped');
+const { RPC, rpcError } = require('./rpc-error');
+
+/**
+ * bitcore-node 3's block and transaction methods (getBlock, getRawBlock, getBlockHeader,
+ * getBlockOverview, getBlockHashesByTimestamp, getRawTransaction, getTransaction,
+ * getDetailedTransaction, getSpentInfo) over the index and its block files, in that
+ * service's result shapes. Promise-based; the service adapts callbacks.
+ *
+ * Blocks and transactions are handed out in their non-witness serialization, as bitcore-lib
+ * objects of the host's own copy (stripped.js says why). Everything that needs a block's
+ * bytes needs the block files (servicesConfig.bitcoind.blocksDir); without them these
+ * methods fail with an error saying so (no code: insight-api answers 503).
+ */
+class ChainApi {
+  /**
+   * @param {object} opts
+   * @param {import('../stores/abstract').AbstractStore} opts.store
+   * @param {import('./block-files').BlockFiles|null} opts.files
+   * @param {import('../chain/networks').Network} opts.network
+   * @param {object} opts.bitcore the host's bitcore-lib
+   * @param {object|null} opts.node
+   * @param {number} [opts.detailedCacheSize=10000] detailed transactions kept until the tip moves
+   */
+  constructor({ store, files, network, bitcore, node, detailedCacheSize = 10000 }) {
+    this.store = store;
+    this.files = files;
+    this.network = network;
+    this.bitcore = bitcore;
+    this.node = node;
+    this.chain = files ? new ChainReader({ store, files, node }) : null;
+    this.spends = this.chain ? new SpendFinder({ store, chain: this.chain }) : null;
+    this.times = new BlockTimes(store);
+    this.detailedCacheSize = detailedCacheSize;
+    /** @type {Map<string, Promise<object>>} txid → detailed transaction; valid until the tip moves (spends change) */
+    this.detailed = new Map();
+  }
+
+  /** Forgets what a new block can change: who spent what. */
+  resetCaches() {
+    this.detailed.clear();
+  }
+
+  _reader() {
+    if (!this.chain) {
+      throw new UsageError('ERR_NO_BLOCKS',
+        'blocks and transactions are read from the blocks dir the index was synced from: set servicesConfig.bitcoind.blocksDir');
+    }
+    return this.chain;
+  }
+
+  async _tipHeight() {
+    const tip = await this.store.getTip();
+    return tip ? tip.height : -1;
+  }
+
+  /** @returns {Promise<Buffer>} */
+  async getRawBlock(blockArg) {
+    const { raw, block } = await this._reader().block(blockArg);
+    return strippedBlock(raw, block);
+  }
+
+  /** @returns {Promise<object>} a bitcore-lib Block of the host's copy */
+  async getBlock(blockArg) {
+    return this.bitcore.Block.fromBuffer(await this.getRawBlock(blockArg));
+  }
+
+  async getBlockHeader(blockArg) {
+    const chain = this._reader();
+    const b = await chain.block(blockArg);
+    return chain.header(b, await this._tipHeight());
+  }
+
+  /** The header plus the block's txids. */
+  async getBlockOverview(blockArg) {
+    const chain = this._reader();
+    const b = await chain.block(blockArg);
+    const header = await chain.header(b, await this._tipHeight());
+    return { ...header, txids: b.block.txs.map((t) => t.hash) };
+  }
+
+  /**
+   * `getblockhashes high low {logicalTimes}` (timestamps.js).
+   * @returns {Promise<Array<string|{blockhash: string, logicalts: number}>>}
+   */
+  async getBlockHashesByTimestamp(high, low, options) {
+    if (!Number.isSafeInteger(high) || !Number.isSafeInteger(low)) {
+      throw rpcError(this.node, RPC.MISC_ERROR, 'JSON value is not an integer as expected');
+    }
+    const blocks = await this.times.between(high, low);
+    if (options && options.logicalTimes) return blocks.map((b) => ({ blockhash: b.hash, logicalts: b.logicalts }));
+    return blocks.map((b) => b.hash);
+  }
+
+  /** @returns {Promise<Buffer>} */
+  async getRawTransaction(txid) {
+    const { tx } = await this._reader().tx(txid);
+    return Buffer.from(strippedTx(tx));
+  }
+
+  /** @returns {Promise<object>} a bitcore-lib Transaction of the host's copy */
+  async getTransaction(txid) {
+    return new this.bitcore.Transaction().fromBuffer(await this.getRawTransaction(txid));
+  }
+
+  /** bitcore-node's detailed transaction (detailed-tx.js), kept until the tip moves. */
+  getDetailedTransaction(txid) {
+    const key = String(txid).toLowerCase();
+    let p = this.detailed.get(key);
+    if (!p) {
+      p = this._detailed(txid);
+      p.catch(() => this.detailed.delete(key));
+      if (this.detailed.size >= this.detailedCacheSize) this.detailed.delete(this.detailed.keys().next().value);
+      this.detailed.set(key, p);
+    }
+    return p;
+  }
+
+  async _detailed(txid) {
+    const chain = this._reader();
+    const found = await chain.tx(txid);
+    const { tx } = found;
+    const [prevouts, spends] = await Promise.all([
+      tx.coinbase ? [] : chain.outputs(tx.inputs),
+      this.spends.spendsOf(tx, found.txNum, found.height),
+    ]);
+    return detailedTx(tx, {
+      prevouts, spends, height: found.height, blockHash: found.blockHash, time: found.time, network: this.network,
+    });
+  }
+
+  /**
+   * `getspentinfo {txid, index}`: who spent an output, or {} when nobody did (or there is no
+   * such output), as bitcore-node turns the node's -5 into {}.
+   * @returns {Promise<{txid: string, index: number, height: number}|{}>}
+   */
+  async getSpentInfo(options) {
+    const chain = this._reader();
+    const { txid, index } = options || {};
+    let found;
+    try {
+      found = await chain.tx(txid);
+    } catch (err) {
+      if (err.code === RPC.INVALID_ADDRESS_OR_KEY) return {};
+      throw err;
+    }
+    if (!Number.isInteger(index) || index < 0 || index >= found.tx.outputs.length) return {};
+    const spends = await this.spends.spendsOf(found.tx, found.txNum, found.height);
+    return spends[index] || {};
+  }
+}
+
+module.exports = { ChainApi };

@@ -1,0 +1,377 @@
+'use strict';
+
+const path = require('node:path');
+const { EventEmitter } = require('node:events');
+const { AddrIndexError, UsageError } = require('../errors');
+const { openIndex } = require('../stores');
+const { hostBitcore, networkOf } = require('./host');
+const { parseAddresses } = require('./addresses');
+const { AddressIndex } = require('./address-index');
+const { AddressApi, DEFAULTS } = require('./address-api');
+const { ChainApi } = require('./chain-api');
+const { BlockFiles } = require('./block-files');
+const { TipWatcher, addedHeights } = require('./tip');
+const { Subscriptions } = require('./subscriptions');
+const { strippedTx } = require('./stripped');
+const status = require('./status');
+const { serviceFailure } = require('./rpc-error');
+
+/** Blocks announced one by one when the tip moves; a longer jump announces its tip only. */
+const MAX_ANNOUNCED = 10;
+/** Transactions remembered as announced (bitcore-node's zmqKnownTransactions). */
+const KNOWN_TXS = 5000;
+
+/**
+ * addrindex as bitcore-node 3's `bitcoind` service: a drop-in for
+ * bitcore-node/lib/services/bitcoind.js, so insight-api and other services written for it
+ * run unchanged on an addrindex index instead of bitpay's patched bitcoind.
+ *
+ * Configured by `servicesConfig.bitcoind` in bitcore-node.json with addrindex's own options:
+ *
+ *   datadir      the index (`addrindex sync` keeps it), relative to the config's directory
+ *   store        lmdb (default) | level | mongo;  mongodbUrl for mongo
+ *   network      optional; must agree with the node's and the index's
+ *   blocksDir    the Bitcoin Core blocks dir the index is synced from: blocks and transactions
+ *                are read from it (without it, the address methods still work)
+ *   tipPollMs    how often the index's tip is checked for new blocks (default 1000)
+ *   maxTxids, maxTransactionHistory, maxAddressesQuery, transactionConcurrency: as bitcore-node
+ *
+ * It reads the index; one writer (`addrindex sync --follow`) keeps it. Every method of the
+ * original's getAPIMethods() is here with its arity, callback and result shape
+ * (address-api.js and chain-api.js say how each is answered). What needs a node, a mempool
+ * or fee data is answered as README.md in this folder lists.
+ */
+class BitcoindService extends EventEmitter {
+  /**
+   * @param {object} options servicesConfig.bitcoind, plus `node` and `name` from bitcore-node
+   */
+  constructor(options) {
+    super();
+    this.options = options;
+    this.node = options.node;
+    this.name = options.name;
+    this.bitcore = hostBitcore(this.node, this.node && this.node.configPath ? path.dirname(this.node.configPath) : process.cwd());
+    this.network = networkOf(this.node, options.network);
+    this.log = (this.node && this.node.log) || null;
+    /** @type {number} the index's height, as bitcore-node's `height` */
+    this.height = -1;
+    /** @type {string|undefined} the index's tip hash, as bitcore-node's `tiphash` */
+    this.tiphash = undefined;
+    this.subscriptions = new Subscriptions({
+      isAddress: (a) => { try { return parseAddresses(a, this.network, this.node).length === 1; } catch { return false; } },
+      log: this.log,
+    });
+    this.knownTxs = new Set();
+    // bitcore-node logs service errors instead of crashing on an unheard 'error' event
+    this.on('error', (err) => { if (this.log) this.log.error(err.stack || String(err)); });
+    this.store = null;
+    this.files = null;
+  }
+
+  /** Paths in the config are relative to the config file's directory, as bitcore-node's are. */
+  _path(p) {
+    if (!p) return p;
+    const base = this.node && this.node.configPath ? path.dirname(this.node.configPath) : process.cwd();
+    return path.resolve(base, p);
+  }
+
+  /**
+   * Called by the Node: opens the index (and the blocks dir), reads the tip, starts watching it.
+   * @param {(err?: Error) => void} callback
+   */
+  start(callback) {
+    this._start().then(() => setImmediate(callback), (err) => setImmediate(callback, err));
+  }
+
+  async _start() {
+    const o = this.options;
+    if (o.spawn || o.connect) {
+      throw new UsageError('ERR_BITCORE_CONFIG',
+        'servicesConfig.bitcoind is addrindex\'s: { "datadir": "<index>", "blocksDir": "<bitcoin blocks dir>" }, not bitcore-node\'s "spawn"/"connect"');
+    }
+    if (!o.datadir && o.store !== 'mongo') {
+      throw new UsageError('ERR_BITCORE_CONFIG', 'servicesConfig.bitcoind.datadir is missing: the addrindex index to serve');
+    }
+    try {
+      this.store = await openIndex({
+        store: o.store || 'lmdb', datadir: this._path(o.datadir), mongodbUrl: o.mongodbUrl, network: this.network.name, readOnly: true,
+      });
+      if (o.blocksDir) {
+        this.files = new BlockFiles({ dir: this._path(o.blocksDir), network: this.network, maxBytes: o.blockCacheBytes });
+        await this.files.open();
+      }
+      const limits = {};
+      for (const k of Object.keys(DEFAULTS)) if (o[k]) limits[k] = o[k];
+      this.chainApi = new ChainApi({ store: this.store, files: this.files, network: this.network, bitcore: this.bitcore, node: this.node });
+      this.addressApi = new AddressApi({
+        index: new AddressIndex(this.store),
+        mempool: null, // the mempool source plugs in here (mempool.js)
+        detailedTx: (txid) => this.chainApi.getDetailedTransaction(txid),
+        height: () => this.height,
+        network: this.network,
+        bitcore: this.bitcore,
+        node: this.node,
+        limits,
+      });
+      this.watcher = new TipWatcher(this.store, { pollMs: o.tipPollMs || 1000, onChange: (tip, prev) => this._onTip(tip, prev) });
+      this.watcher.on('error', (err) => this.emit('error', err));
+      this._setTip(await this.watcher.start());
+    } catch (err) {
+      await this._close();
+      throw err;
+    }
+    this.emit('ready');
+    if (this.log) {
+      this.log.info(`addrindex ${this.network.name} index ${this.store.describe()}, tip ${this.height}${this.files ? `, blocks from ${this.files.source.dir}` : ''}`);
+    }
+  }
+
+  _setTip(tip) {
+    this.height = tip ? tip.height : -1;
+    this.tiphash = tip ? tip.hash : undefined;
+  }
+
+  /**
+   * A new tip: announce its blocks as bitcore-node relayed the node's ZMQ messages (each
+   * block's transactions as `tx`, then the block as `block` and bitcoind/hashblock), then
+   * `tip` and, when caught up with the block source, `synced`.
+   */
+  async _onTip(tip, prev) {
+    this._setTip(tip);
+    this.chainApi.resetCaches();
+    this.addressApi.resetCaches();
+    for (const h of await addedHeights(this.store, tip, prev, MAX_ANNOUNCED)) {
+      const hash = await this.store.getBlockHash(h);
+      if (!hash) break; // moved again meanwhile: the next poll announces it
+      if (this.files) await this._announceTxs(hash);
+      this.emit('block', Buffer.from(hash, 'hex'));
+      this.subscriptions.hashblock(hash);
+    }
+    this.emit('tip', this.height);
+    if (Math.round(await this._syncPercentage()) >= 100) this.emit('synced', this.height);
+  }
+
+  async _announceTxs(hash) {
+    const { block } = await this.files.read(hash);
+    for (const tx of block.txs) {
+      if (this.knownTxs.has(tx.hash)) continue;
+      this.knownTxs.add(tx.hash);
+      if (this.knownTxs.size > KNOWN_TXS) this.knownTxs.delete(this.knownTxs.values().next().value);
+      const raw = Buffer.from(strippedTx(tx));
+      this.emit('tx', raw);
+      this.subscriptions.rawtransaction(raw.toString('hex'));
+      if (this.subscriptions.wantsAddresses) this.subscriptions.addresstxid(tx.hash, this._addressesOf(raw));
+    }
+  }
+
+  /**
+   * bitcore-node's `_getAddressesFromTransaction`: the addresses the host's bitcore-lib reads
+   * from a transaction's input scripts and output scripts, distinct, inputs first.
+   */
+  _addressesOf(raw) {
+    const tx = new this.bitcore.Transaction().fromBuffer(raw);
+    const out = [];
+    const add = (script) => {
+      let a = null;
+      try {
+        a = script ? script.toAddress(this.node.network) : null;
+      } catch {
+        a = null;
+      }
+      if (a) {
+        const s = a.toString();
+        if (!out.includes(s)) out.push(s);
+      }
+    };
+    for (const input of tx.inputs) add(input.script);
+    for (const output of tx.outputs) add(output.script);
+    return out;
+  }
+
+  /** Called by the Node. */
+  stop(callback) {
+    this._close().then(() => setImmediate(callback), (err) => setImmediate(callback, err));
+  }
+
+  async _close() {
+    if (this.watcher) await this.watcher.stop();
+    if (this.files) await this.files.close();
+    if (this.store) await this.store.close();
+    this.watcher = null;
+    this.files = null;
+    this.store = null;
+  }
+
+  /** The methods bitcore-node copies onto the Node, with the original's names and arities. */
+  getAPIMethods() {
+    return [
+      ['getBlock', this, this.getBlock, 1],
+      ['getRawBlock', this, this.getRawBlock, 1],
+      ['getBlockHeader', this, this.getBlockHeader, 1],
+      ['getBlockOverview', this, this.getBlockOverview, 1],
+      ['getBlockHashesByTimestamp', this, this.getBlockHashesByTimestamp, 2],
+      ['getBestBlockHash', this, this.getBestBlockHash, 0],
+      ['getSpentInfo', this, this.getSpentInfo, 1],
+      ['getInfo', this, this.getInfo, 0],
+      ['syncPercentage', this, this.syncPercentage, 0],
+      ['isSynced', this, this.isSynced, 0],
+      ['getRawTransaction', this, this.getRawTransaction, 1],
+      ['getTransaction', this, this.getTransaction, 1],
+      ['getDetailedTransaction', this, this.getDetailedTransaction, 1],
+      ['sendTransaction', this, this.sendTransaction, 1],
+      ['estimateFee', this, this.estimateFee, 1],
+      ['getAddressTxids', this, this.getAddressTxids, 2],
+      ['getAddressBalance', this, this.getAddressBalance, 2],
+      ['getAddressUnspentOutputs', this, this.getAddressUnspentOutputs, 2],
+      ['getAddressHistory', this, this.getAddressHistory, 2],
+      ['getAddressSummary', this, this.getAddressSummary, 1],
+      ['generateBlock', this, this.generateBlock, 1],
+    ];
+  }
+
+  /** The bus events (subscriptions.js). */
+  getPublishEvents() {
+    return this.subscriptions.publishEvents(this);
+  }
+
+  // ---- address methods (address-api.js) ----
+
+  getAddressBalance(addressArg, options, callback) {
+    reply(() => this.addressApi.getAddressBalance(addressArg, options), options, callback);
+  }
+
+  getAddressUnspentOutputs(addressArg, options, callback) {
+    reply(() => this.addressApi.getAddressUnspentOutputs(addressArg, options), options, callback);
+  }
+
+  getAddressTxids(addressArg, options, callback) {
+    reply(() => this.addressApi.getAddressTxids(addressArg, options), options, callback);
+  }
+
+  getAddressHistory(addressArg, options, callback) {
+    reply(() => this.addressApi.getAddressHistory(addressArg, options), options, callback);
+  }
+
+  getAddressSummary(addressArg, options, callback) {
+    reply(() => this.addressApi.getAddressSummary(addressArg, options), options, callback);
+  }
+
+  // ---- blocks and transactions (chain-api.js) ----
+
+  getBlock(blockArg, callback) {
+    reply(() => this.chainApi.getBlock(blockArg), callback);
+  }
+
+  getRawBlock(blockArg, callback) {
+    reply(() => this.chainApi.getRawBlock(blockArg), callback);
+  }
+
+  getBlockHeader(blockArg, callback) {
+    reply(() => this.chainApi.getBlockHeader(blockArg), callback);
+  }
+
+  getBlockOverview(blockArg, callback) {
+    reply(() => this.chainApi.getBlockOverview(blockArg), callback);
+  }
+
+  getBlockHashesByTimestamp(high, low, options, callback) {
+    reply(() => this.chainApi.getBlockHashesByTimestamp(high, low, typeof options === 'function' ? {} : options), options, callback);
+  }
+
+  getRawTransaction(txid, callback) {
+    reply(() => this.chainApi.getRawTransaction(txid), callback);
+  }
+
+  getTransaction(txid, callback) {
+    reply(() => this.chainApi.getTransaction(txid), callback);
+  }
+
+  getDetailedTransaction(txid, callback) {
+    reply(() => this.chainApi.getDetailedTransaction(txid), callback);
+  }
+
+  getSpentInfo(options, callback) {
+    reply(() => this.chainApi.getSpentInfo(options), callback);
+  }
+
+  // ---- the chain's state (status.js) ----
+
+  getBestBlockHash(callback) {
+    reply(async () => {
+      const tip = await this.store.getTip();
+      return tip ? tip.hash : null;
+    }, callback);
+  }
+
+  async _syncPercentage() {
+    const tip = await this.store.getTip();
+    const target = this.files ? await this.files.tipHeight() : null;
+    return status.syncPercentage(tip ? tip.height : -1, target);
+  }
+
+  syncPercentage(callback) {
+    reply(() => this._syncPercentage(), callback);
+  }
+
+  isSynced(callback) {
+    reply(async () => Math.round(await this._syncPercentage()) >= 100, callback);
+  }
+
+  getInfo(callback) {
+    reply(async () => {
+      const tip = await this.store.getTip();
+      let bits = null;
+      if (tip && this.files) bits = (await this.files.read(tip.hash)).block.bits;
+      return status.info({
+        blocks: tip ? tip.height : -1, bits, network: this.network, networkName: this.node ? this.node.getNetworkName() : this.network.name,
+      });
+    }, callback);
+  }
+
+  estimateFee(blocks, callback) {
+    reply(async () => status.NO_FEE_ESTIMATE, callback);
+  }
+
+  // ---- what only a node can do ----
+
+  sendTransaction(tx, options, callback) {
+    reply(async () => { throw needsNode('sendTransaction'); }, options, callback);
+  }
+
+  generateBlock(num, callback) {
+    reply(async () => { throw needsNode('generateBlock'); }, callback);
+  }
+}
+
+BitcoindService.dependencies = [];
+
+function needsNode(method) {
+  const err = new Error(`${method} needs a connection to a node, which this addrindex service does not have`);
+  err.name = 'NoNodeError';
+  return err;
+}
+
+/**
+ * Runs a method and calls back as bitcore-node does: asynchronously, once, with the error
+ * (index failures without a code, see rpc-error.js) or the result. The callback may come
+ * in the options' place, as `method(arg, callback)`.
+ * @param {() => Promise<unknown>} run
+ * @param {Function|unknown} optionsOrCallback
+ * @param {Function} [callback]
+ */
+function reply(run, optionsOrCallback, callback) {
+  const cb = typeof callback === 'function' ? callback : optionsOrCallback;
+  if (typeof cb !== 'function') throw new TypeError('a callback is expected');
+  let p;
+  try {
+    p = Promise.resolve(run());
+  } catch (err) {
+    p = Promise.reject(err);
+  }
+  p.then(
+    (result) => setImmediate(cb, null, result),
+    (err) => setImmediate(cb, err instanceof AddrIndexError ? serviceFailure(err) : err),
+  );
+}
+
+module.exports = { BitcoindService };

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the bitcore-node host the plugin's tests and benchmark run in (bitcore-node 3.1.3,
+# insight-api 0.4.3, bitcore-lib 0.13.19, pinned by tools/bitcore-host/package-lock.json) into
+# .cache/bitcore, once: later runs reuse it while the pins are the same. Prints the host dir.
+#
+# Its own package.json and node_modules: the project's devDependency bitcore-lib 11 must never
+# meet bitcore-lib 0.13 in one process (0.13 refuses a second copy). Scripts are off:
+# bitcore-node's preinstall downloads a bitcoind and its zmq@2 does not compile on Node 20;
+# neither is used (the plugin requires bitcore-node/lib/node, lib/service and lib/services/web).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+src="$root/tools/bitcore-host"
+out="$root/.cache/bitcore"
+stamp="$out/pins.sha256"
+
+command -v npm >/dev/null || { echo "install-bitcore: npm is not installed" >&2; exit 3; }
+want="$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$out/node_modules/bitcore-node/package.json" ]; then
+  echo "$out"
+  exit 0
+fi
+rm -rf "$out"
+mkdir -p "$out"
+cp "$src/package.json" "$src/package-lock.json" "$out/"
+(cd "$out" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) >&2
+echo "$want" > "$stamp"
+echo "$out"

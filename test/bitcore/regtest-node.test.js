@@ -1,0 +1,45 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { execFile } = require('node:child_process');
+const { bitcoreHost } = require('../helpers/bitcore-host');
+
+const ROOT = path.join(__dirname, '..', '..');
+
+/** Runs a mocha file of test/bitcore/host in its own process, with the host's bitcore-lib. */
+function runHost(host, file) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'), '--no-config', '--timeout', '60000',
+      '--reporter', 'spec', path.join(__dirname, 'host', file)],
+    { cwd: ROOT, env: { ...process.env, ADDRINDEX_TEST_BITCORE_HOST: host }, maxBuffer: 16 * 1024 * 1024 },
+    (err, out, errOut) => resolve({ code: err ? err.code : 0, stdout: String(out), stderr: String(errOut) }));
+  });
+}
+
+/**
+ * bitcore-node 3.1.3's regtest/node.js, ported (test/bitcore/host/regtest-node.js), runs in a
+ * process of its own: it needs the host's bitcore-lib 0.13, which must not meet this process's
+ * bitcore-lib 11. Its mocha report is shown when it fails.
+ */
+describe('bitcore-node 3.1.3\'s regtest/node.js and insight\'s socket.io events against addrindex\'s bitcoind service', function () {
+  this.timeout(300000);
+
+  it('passes every case that needs neither a node nor a mempool (the others are pending, named)', async () => {
+    const host = await bitcoreHost();
+    const { code, stdout, stderr } = await runHost(host, 'regtest-node.js');
+    const report = `${stdout}\n${stderr}`;
+    assert.equal(code, 0, report);
+    const passing = Number((/(\d+) passing/.exec(stdout) || [])[1]);
+    const pending = Number((/(\d+) pending/.exec(stdout) || [])[1]);
+    assert.equal(passing, 17, report);
+    assert.equal(pending, 3, report);
+  });
+
+  it('events over socket.io for a mined block, and the socket RPC (test/bitcore/host/events.js)', async () => {
+    const host = await bitcoreHost();
+    const { code, stdout, stderr } = await runHost(host, 'events.js');
+    assert.equal(code, 0, `${stdout}\n${stderr}`);
+    assert.match(stdout, /2 passing/);
+  });
+});
