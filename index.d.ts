@@ -32,6 +32,14 @@ export class AddrIndexError extends Error {
 export class ParseError extends AddrIndexError {}
 export class AddressError extends AddrIndexError {}
 export class SourceError extends AddrIndexError {}
+/** A node that cannot be used: ERR_NODE_UNAVAILABLE, ERR_NODE_AUTH, ERR_NODE_NETWORK, ERR_NODE_PROTOCOL, ERR_ABORTED. */
+export class NodeError extends AddrIndexError {}
+/** A JSON-RPC error the node answered (code ERR_NODE_RPC); `rpcCode` is the node's own code. */
+export class RpcError extends NodeError {
+  method?: string;
+  rpcCode?: number;
+  static from(method: string, error: { code: number; message: string }): RpcError;
+}
 export class UsageError extends AddrIndexError {}
 export class StoreError extends AddrIndexError {}
 export class CodecError extends AddrIndexError {}
@@ -41,6 +49,8 @@ export const errors: {
   ParseError: typeof ParseError;
   AddressError: typeof AddressError;
   SourceError: typeof SourceError;
+  NodeError: typeof NodeError;
+  RpcError: typeof RpcError;
   UsageError: typeof UsageError;
   StoreError: typeof StoreError;
   CodecError: typeof CodecError;

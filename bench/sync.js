@@ -26,6 +26,7 @@ const { parseArgs } = require('node:util');
 const { printTable } = require('./lib/table');
 const { heightHolding, boundedSource } = require('./lib/prefix');
 const { diskUsage } = require('./lib/disk');
+const { mainThreadCpuSec, msSince: ms } = require('./lib/proc');
 
 const { values: args } = parseArgs({
   options: {
@@ -265,23 +266,6 @@ function row(what, r) {
     'peak RSS MB': (r.maxRss / MB).toFixed(0),
     'disk MB': (r.diskBytes / MB).toFixed(1),
   };
-}
-
-/**
- * CPU seconds of this process's main thread (Linux /proc): on a machine shared with other
- * work, wall time stretches but the main thread's own CPU time (the sync's bottleneck) does not.
- */
-function mainThreadCpuSec() {
-  try {
-    const f = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-function ms(t0) {
-  return Number(process.hrtime.bigint() - t0) / 1e6;
 }
 
 function num(v) {

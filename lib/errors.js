@@ -27,6 +27,41 @@ class AddressError extends AddrIndexError {}
 /** A block source (blocks directory, raw file, node) that cannot deliver blocks. */
 class SourceError extends AddrIndexError {}
 
+/**
+ * A Bitcoin node that cannot be used: unreachable (ERR_NODE_UNAVAILABLE), refusing the
+ * credentials (ERR_NODE_AUTH), on another network (ERR_NODE_NETWORK), answering what is not
+ * JSON-RPC (ERR_NODE_PROTOCOL).
+ */
+class NodeError extends AddrIndexError {}
+
+/**
+ * A JSON-RPC error the node answered (code ERR_NODE_RPC): `rpcCode` is the node's own error
+ * code (e.g. -5 for an unknown block or transaction, -32601 for an unknown method).
+ */
+class RpcError extends NodeError {
+  /**
+   * @param {string} code 'ERR_NODE_RPC'
+   * @param {string} message
+   * @param {{method: string, rpcCode: number, rpcMessage: string}} details
+   */
+  constructor(code, message, details) {
+    super(code, message, details);
+    this.method = details && details.method;
+    this.rpcCode = details && details.rpcCode;
+  }
+
+  /**
+   * @param {string} method
+   * @param {{code: number, message: string}} error as the node sent it
+   */
+  static from(method, error) {
+    const code = error && typeof error === 'object' ? error.code : undefined;
+    const message = error && typeof error === 'object' ? String(error.message) : String(error);
+    return new RpcError('ERR_NODE_RPC', `the node answered ${method} with error ${code}: ${message}`,
+      { method, rpcCode: code, rpcMessage: message });
+  }
+}
+
 /** Command-line or option misuse. */
 class UsageError extends AddrIndexError {}
 
@@ -39,4 +74,6 @@ class CodecError extends AddrIndexError {}
 /** The sync cannot go on (unknown prevout, reorg deeper than the undo kept, …). */
 class SyncError extends AddrIndexError {}
 
-module.exports = { AddrIndexError, ParseError, AddressError, SourceError, UsageError, StoreError, CodecError, SyncError };
+module.exports = {
+  AddrIndexError, ParseError, AddressError, SourceError, NodeError, RpcError, UsageError, StoreError, CodecError, SyncError,
+};

@@ -5,16 +5,20 @@ const { UsageError } = require('../errors');
 const { BATCH_DEFAULTS, batchLimits } = require('../sync/batch');
 const { intOption, indexLocation, resolveNetwork, storeOptions } = require('./datadir');
 const { openIndex } = require('../stores');
+const { sourceOptions, sourceUsage, openSource } = require('./source');
 const { logOptions, logUsage, logSettings, errorFields } = require('../ops/log');
 
-const usage = `usage: addrindex sync --blocks-dir DIR (--datadir DIR | --store mongo --mongodb-url URL) [--network NET] [options]
+const usage = `usage: addrindex sync (--blocks-dir DIR | --rpc-url URL | --rpc-cookie FILE) (--datadir DIR | --store mongo --mongodb-url URL)
+                      [--network NET] [options]
 
-Indexes the best chain of a Bitcoin Core blocks directory into DATADIR, then exits (or, with
---follow, keeps reading new blocks as the node writes them, until SIGINT/SIGTERM). Safe to
-stop at any moment: the index moves one whole batch at a time, and a restart resumes.
+Indexes the best chain of a Bitcoin Core blocks directory or of a running node (JSON-RPC)
+into DATADIR, then exits (or, with --follow, keeps indexing new blocks as they come, until
+SIGINT/SIGTERM). Safe to stop at any moment: the index moves one whole batch at a time, and
+a restart resumes. With a node and no --blocks-dir every block comes over JSON-RPC; with both,
+the node decides the best chain, the blocks dir serves the blocks of it that it holds and the
+node the others.
 
-  --blocks-dir DIR     the node's blocks directory (holds blk*.dat), e.g. ~/.bitcoin/blocks
-  --datadir DIR        where the index lives (created when missing)
+${sourceUsage}  --datadir DIR        where the index lives (created when missing)
   --network NET        main | testnet | testnet4 | signet | regtest; an existing datadir's own network
                        is used when omitted (a new one defaults to main)
   --store NAME         index backend: lmdb (default) | level | mongo
@@ -22,7 +26,7 @@ stop at any moment: the index moves one whole batch at a time, and a restart res
   --mongodb-retry-s N  --store mongo: how long a lost server is waited for (retrying with backoff, then
                        resuming) before the command stops with ERR_DB_UNAVAILABLE (default 30)
   --follow             keep syncing new blocks until SIGINT/SIGTERM
-  --poll-ms N          --follow: pause between rescans of the blocks dir (default 1000)
+  --poll-ms N          --follow: pause between rescans of the blocks dir or the node (default 1000)
   --undo-depth N       blocks of undo kept: the deepest reorg the index follows (default 100)
   --batch-blocks N     blocks per commit, at most (default ${BATCH_DEFAULTS.maxBlocks})
   --batch-mb N         raw block megabytes per commit, at most (default ${BATCH_DEFAULTS.maxBytes / 1048576})
@@ -36,7 +40,7 @@ stop at any moment: the index moves one whole batch at a time, and a restart res
 ${logUsage}`;
 
 const options = {
-  'blocks-dir': { type: 'string' },
+  ...sourceOptions,
   ...storeOptions,
   follow: { type: 'boolean', default: false },
   'poll-ms': { type: 'string' },
@@ -65,7 +69,6 @@ async function run(positionals, values, io) {
 
 async function sync(positionals, values, io, logger) {
   if (positionals.length) throw new UsageError('ERR_USAGE', `sync takes no positional arguments (see "addrindex sync --help")`);
-  if (!values['blocks-dir']) throw new UsageError('ERR_USAGE', `sync needs --blocks-dir (see "addrindex sync --help")`);
   const location = indexLocation(values, 'sync');
   const batchMb = intOption(values, 'batch-mb', 1);
   const batch = batchLimits({
@@ -79,19 +82,33 @@ async function sync(positionals, values, io, logger) {
   const metricsPort = intOption(values, 'metrics-port', 0);
   if (metricsPort !== undefined && metricsPort > 65535) throw new UsageError('ERR_USAGE', `--metrics-port must be at most 65535, got ${metricsPort}`);
 
-  // Everything that can be checked without writing is checked first: a wrong network or an
-  // unreadable blocks dir must not leave a fresh, empty datadir behind.
+  // Everything that can be checked without writing is checked first: a wrong network, an
+  // unreadable blocks dir or an unreachable node must not leave a fresh, empty datadir behind.
   const network = await resolveNetwork(location, values.network);
-  const { BlocksDirSource } = require('../sources/blocksdir');
-  const source = new BlocksDirSource({ dir: values['blocks-dir'], network });
+  const controller = new AbortController();
+  const say = (line) => {
+    if (!values.quiet) io.stderr.write(`${io.stderr.isTTY ? '\n' : ''}${line}\n`);
+  };
+  let metrics = null;
+  const source = openSource(values, network, {
+    env: io.env || process.env,
+    signal: controller.signal,
+    log: (line) => {
+      say(line);
+      logger.warn(line);
+    },
+    // every failed call of the node, retries included (docs/DEPLOY.md, node errors)
+    onNodeError: (code) => {
+      if (metrics) metrics.nodeErrors.inc({ code });
+    },
+  });
   let store = null;
   let metricsServer = null;
-  const controller = new AbortController();
   let signals = 0;
   const onSignal = (sig) => {
     signals++;
     if (signals === 1) {
-      if (!values.quiet) io.stderr.write(`${io.stderr.isTTY ? '\n' : ''}${sig}: stopping after the batch being committed (again to stop now)\n`);
+      say(`${sig}: stopping after the batch being committed (again to stop now)`);
       logger.info({ signal: sig }, 'stopping after the batch being committed');
       controller.abort();
     } else {
@@ -102,7 +119,6 @@ async function sync(positionals, values, io, logger) {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    let metrics = null;
     if (metricsPort !== undefined) {
       // before anything is written: a port in use fails the command with nothing created
       const { Metrics } = require('../ops/metrics');
@@ -112,10 +128,19 @@ async function sync(positionals, values, io, logger) {
       io.stderr.write(`metrics on ${metricsServer.url}/metrics\n`);
       logger.info({ url: `${metricsServer.url}/metrics` }, 'serving metrics');
     }
-    await source.scan();
+    try {
+      await source.scan();
+    } catch (err) {
+      if (controller.signal.aborted && err.code === 'ERR_ABORTED') return 0; // stopped while waiting for the node
+      throw err;
+    }
     store = await openIndex({ ...location, network, undoDepth, readOnly: false });
-    // a server started later reads blocks and transactions from the same place
-    await store.putSourceInfo({ blocksDir: path.resolve(values['blocks-dir']) });
+    // a server started later reads blocks and transactions from the same place; of a node,
+    // only its URL as printed (the password stays out of the index)
+    const info = {};
+    if (values['blocks-dir'] !== undefined) info.blocksDir = path.resolve(values['blocks-dir']);
+    if (source.nodeUrl) info.node = source.nodeUrl;
+    await store.putSourceInfo(info);
     const { SyncService } = require('../sync/service');
     const { ProgressReporter } = require('../sync/progress');
     const { syncLog } = require('../ops/sync-log');

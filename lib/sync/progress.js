@@ -53,6 +53,8 @@ class ProgressReporter {
     if (p.phase === 'reorg') {
       const r = p.reorg;
       this._event(`reorg: reverted ${r.depth} block(s) from height ${r.fromHeight} to the fork point ${r.forkHeight}`);
+    } else if (p.phase === 'changed') {
+      this._event(`the block source's chain changed while it was read: rescanning (${p.reason})`);
     } else if (p.phase === 'behind') {
       this._event(`the block source's best chain (tip ${p.target}) is behind the index (tip ${p.height}): waiting for it`);
     } else if (p.phase === 'caught-up' && this.follow && p.hash !== this.lastCaughtUp) {

@@ -11,7 +11,8 @@ const { Channel } = require('./channel');
 
 /**
  * @typedef {object} SyncProgress
- * @property {'scan'|'reorg'|'batch'|'caught-up'|'behind'} phase
+ * @property {'scan'|'reorg'|'batch'|'caught-up'|'behind'|'changed'} phase  changed: the source's
+ *   chain moved while its blocks were read (ERR_SOURCE_CHANGED); the run rescans
  * @property {number} height        the index's tip height after this step (-1: empty)
  * @property {number} target        the block source's tip height
  * @property {string} [hash]        the index's tip hash
@@ -22,7 +23,11 @@ const { Channel } = require('./channel');
  * @property {{blocks: number, txs: number, bytes: number, ms: number, commitMs: number}} [batch]  the batch
  *   just committed: ms from its first prevout lookup to the end of its commit, commitMs the commit alone
  * @property {{fromHeight: number, forkHeight: number, depth: number}} [reorg]
+ * @property {string} [reason]      phase changed: the source's message
  */
+
+/** Passes in a row (without --follow) whose source changed under them before the run gives up. */
+const MAX_SOURCE_CHANGES = 10;
 
 /**
  * The sync: block source → parse (worker threads) → deltas → store, one atomic commit per
@@ -89,10 +94,29 @@ class SyncService {
     this.reorgs = [];
     const pool = new ParsePool({ threads: this.threads, verifyMerkle: this.verifyMerkle });
     let result;
+    let changes = 0;
     try {
       for (;;) {
         if (signal && signal.aborted) break;
-        result = await this._pass(pool, signal, follow);
+        try {
+          result = await this._pass(pool, signal, follow);
+          changes = 0;
+        } catch (err) {
+          // a source waiting on a node (RPC retries) gives up when the run is stopped
+          if (signal && signal.aborted && err.code === 'ERR_ABORTED') break;
+          // The source's chain moved while its blocks were read (a node that reorganized or
+          // came back with another chain): the batches before are committed, the next pass
+          // rescans and finds the fork.
+          if (err.code !== 'ERR_SOURCE_CHANGED' || (!follow && ++changes > MAX_SOURCE_CHANGES)) throw err;
+          const srcTip = this.source.tip();
+          this._emit('changed', await this.store.getTip(), srcTip ? srcTip.height : -1, { reason: err.message });
+          try {
+            await sleep(follow ? this.pollMs : Math.min(this.pollMs, 100 * changes), undefined, { signal });
+          } catch (e) {
+            if (e.name !== 'AbortError') throw e;
+          }
+          continue;
+        }
         if (!follow || (signal && signal.aborted)) break;
         try {
           await sleep(this.pollMs, undefined, { signal });
@@ -229,7 +253,8 @@ class SyncService {
 
   /**
    * The reader loop: source → parse pool → batches → channel. Never rejects; a failure is
-   * handed to the writer through the channel, after the batches completed before it.
+   * handed to the writer through the channel, after the batches completed before it (a
+   * source's failure also after the blocks it gave before, as a last, shorter batch).
    *
    * Parses are posted up to `parseAheadBytes` of raw blocks ahead of the one being batched.
    * The writer's work (delta building, the commit) runs on this same thread in long
@@ -243,6 +268,7 @@ class SyncService {
     const queue = [];
     let queuedBytes = 0;
     let sourceDone = false;
+    let sourceError = null;
     // Slow start: the first batch may hold 1/16 of maxBytes, each next one twice the one
     // before, up to maxBytes. The writer would otherwise idle until a whole first batch is
     // parsed; a deterministic ramp (not one driven by timing) keeps batch boundaries, and so
@@ -257,7 +283,15 @@ class SyncService {
     try {
       for (;;) {
         while (!sourceDone && queuedBytes < aheadBytes && queue.length < aheadBlocks) {
-          const next = await records.next();
+          let next;
+          try {
+            next = await records.next();
+          } catch (err) {
+            // the blocks read before the failure are good: they are batched and committed first
+            sourceError = err;
+            sourceDone = true;
+            break;
+          }
           if (next.done) {
             sourceDone = true;
             break;
@@ -289,6 +323,7 @@ class SyncService {
         }
       }
       if (batch.length && !(await channel.put(batch))) return;
+      if (sourceError) throw sourceError;
       channel.end();
     } catch (err) {
       channel.fail(err);

@@ -2,9 +2,9 @@
 
 const { spawn, execFile } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
+const { freePort } = require('./ports');
 
 const ROOT = path.join(__dirname, '..', '..');
 const BUILD_SCRIPT = path.join(ROOT, 'scripts', 'build-ferretdb.sh');
@@ -13,22 +13,6 @@ const BUILD_SCRIPT = path.join(ROOT, 'scripts', 'build-ferretdb.sh');
 const BUILD_TIMEOUT_MS = 5 * 60 * 1000;
 /** How long a started server may take to print its `ready` line. */
 const READY_TIMEOUT_MS = 30 * 1000;
-
-/**
- * A free loopback TCP port, chosen by the OS (listen on port 0, read it back, close).
- * @returns {Promise<number>}
- */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Builds (once, cached in .cache/ferretdb) the FerretDB v1.24 SQLite server and returns its path.

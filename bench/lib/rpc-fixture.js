@@ -1,0 +1,152 @@
+#!/usr/bin/env node
+'use strict';
+
+/**
+ * A bench fixture, not a test double: an HTTP JSON-RPC server that answers the calls a block
+ * source makes the way bitcoind does, from a blocks dir (the generated chains of
+ * bench/gen-chain.js), so a sync over RPC can be measured on a chain no real node here holds.
+ *
+ *   node bench/lib/rpc-fixture.js --blocks DIR --port N [--user U --pass P] [--network regtest]
+ *
+ * Prints `ready http://U:P@127.0.0.1:N` when it serves; on SIGTERM prints one JSON line with
+ * its CPU time and request counts, then exits.
+ *
+ * Like bitcoind: HTTP/1.1 keep-alive, Basic auth (401 otherwise), JSON-RPC 1.0 and 2.0, batches
+ * (an array in, an array out), `getblock HASH 0` reads the block's bytes from its blk file and
+ * hex-encodes them (Core 23+ does not deserialize for verbosity 0), errors with Core's codes
+ * (-5 unknown block, -8 height out of range, -32601 unknown method). Answered: getbestblockhash,
+ * getblockcount, getblockhash, getblock (verbosity 0), getblockheader (bool), getchaintips.
+ */
+
+const http = require('node:http');
+const { parseArgs } = require('node:util');
+const { BlocksDirSource } = require('../../lib/sources/blocksdir');
+const { parseHeader } = require('../../lib/chain/header');
+
+const { values: args } = parseArgs({
+  options: {
+    blocks: { type: 'string' },
+    port: { type: 'string', default: '0' },
+    user: { type: 'string', default: 'bench' },
+    pass: { type: 'string', default: 'bench' },
+    network: { type: 'string', default: 'regtest' },
+  },
+});
+
+class RpcFailure extends Error {
+  constructor(code, message) {
+    super(message);
+    this.rpcCode = code;
+  }
+}
+
+async function main() {
+  const source = new BlocksDirSource({ dir: args.blocks, network: args.network });
+  await source.scan();
+  const counts = { requests: 0, calls: 0, bytesOut: 0 };
+
+  const readBlock = async (hash) => {
+    const height = typeof hash === 'string' ? source.heightOf(hash) : null;
+    if (height === null) throw new RpcFailure(-5, 'Block not found');
+    for await (const b of source.blocks(height, height)) return { height, raw: b.raw };
+    throw new RpcFailure(-5, 'Block not found');
+  };
+
+  const methods = {
+    getbestblockhash: async () => JSON.stringify(source.tip().hash),
+    getblockcount: async () => String(source.tip().height),
+    getblockhash: async ([height]) => {
+      const hash = Number.isInteger(height) ? source.hashAt(height) : null;
+      if (!hash) throw new RpcFailure(-8, 'Block height out of range');
+      return JSON.stringify(hash);
+    },
+    getblock: async ([hash, verbosity = 1]) => {
+      if (verbosity !== 0 && verbosity !== false) throw new RpcFailure(-8, 'this fixture serves verbosity 0 only');
+      const { raw } = await readBlock(hash);
+      return `"${raw.toString('hex')}"`;
+    },
+    getblockheader: async ([hash, verbose = true]) => {
+      const { height, raw } = await readBlock(hash);
+      if (!verbose) return `"${raw.toString('hex', 0, 80)}"`;
+      const h = parseHeader(raw);
+      const tip = source.tip().height;
+      return JSON.stringify({
+        hash: h.hash, confirmations: tip - height + 1, height, version: h.version, merkleroot: Buffer.from(h.merkleRoot).reverse().toString('hex'),
+        time: h.time, nonce: h.nonce, bits: h.bits.toString(16).padStart(8, '0'),
+        ...(height > 0 ? { previousblockhash: h.prev } : {}), ...(height < tip ? { nextblockhash: source.hashAt(height + 1) } : {}),
+      });
+    },
+    getchaintips: async () => JSON.stringify([{ height: source.tip().height, hash: source.tip().hash, branchlen: 0, status: 'active' }]),
+  };
+
+  /** One request object → its reply as JSON text (result JSON spliced in, as bitcoind writes it). */
+  const answer = async (req) => {
+    counts.calls++;
+    const id = JSON.stringify(req && req.id !== undefined ? req.id : null);
+    const v2 = req && req.jsonrpc === '2.0';
+    const head = v2 ? '{"jsonrpc":"2.0",' : '{';
+    const fn = req && methods[req.method];
+    try {
+      if (!fn) throw new RpcFailure(-32601, 'Method not found');
+      const result = await fn(Array.isArray(req.params) ? req.params : []);
+      return { ok: true, text: `${head}"result":${result}${v2 ? '' : ',"error":null'},"id":${id}}` };
+    } catch (err) {
+      if (!(err instanceof RpcFailure)) throw err;
+      const error = JSON.stringify({ code: err.rpcCode, message: err.message });
+      return { ok: false, code: err.rpcCode, text: `${head}${v2 ? '' : '"result":null,'}"error":${error},"id":${id}}` };
+    }
+  };
+
+  const expected = `Basic ${Buffer.from(`${args.user}:${args.pass}`).toString('base64')}`;
+  const server = http.createServer((req, res) => {
+    counts.requests++;
+    if (req.headers.authorization !== expected) {
+      res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="jsonrpc"' });
+      res.end();
+      return;
+    }
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', async () => {
+      let body;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString());
+      } catch {
+        res.writeHead(500, { 'Content-Type': 'application/json' });
+        res.end('{"result":null,"error":{"code":-32700,"message":"Parse error"},"id":null}\n');
+        return;
+      }
+      let status = 200;
+      let text;
+      if (Array.isArray(body)) {
+        const replies = [];
+        for (const r of body) replies.push((await answer(r)).text); // bitcoind answers a batch in order, one at a time
+        text = `[${replies.join(',')}]\n`;
+      } else {
+        const r = await answer(body);
+        // JSON-RPC 1.x errors come with HTTP 500 (404 for an unknown method), as bitcoind sends them
+        if (!r.ok && body.jsonrpc !== '2.0') status = r.code === -32601 ? 404 : 500;
+        text = `${r.text}\n`;
+      }
+      counts.bytesOut += Buffer.byteLength(text);
+      res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+      res.end(text);
+    });
+  });
+  server.keepAliveTimeout = 30000;
+  await new Promise((resolve) => server.listen(Number(args.port), '127.0.0.1', resolve));
+  const { port } = server.address();
+  process.stdout.write(`ready http://${args.user}:${args.pass}@127.0.0.1:${port}\n`);
+  process.on('SIGTERM', () => {
+    const cpu = process.cpuUsage();
+    process.stdout.write(`${JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, ...counts })}\n`);
+    server.close();
+    server.closeAllConnections();
+    source.close().finally(() => process.exit(0));
+  });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
