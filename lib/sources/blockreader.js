@@ -169,7 +169,8 @@ class BlockReader {
    * @param {string} txid display hex
    * @param {string} blockHash display hex
    * @param {BlockLocator|null} locator
-   * @param {{offset: number, length: number}|null} place the transaction's bytes within the block
+   * @param {{offset: number, length: number, position?: number}|null} place the transaction's
+   *   bytes within the block; with `position` (its index in the block) a cached block is not searched
    * @returns {Promise<{tx: import('../chain/tx').Tx, from: 'tx'|'file'|'node'}>}
    * @throws {SourceError} ERR_BLOCK_UNAVAILABLE, or ERR_TX_NOT_IN_BLOCK when the (checked)
    *   block does not hold the transaction
@@ -177,6 +178,13 @@ class BlockReader {
   async readTx(txid, blockHash, locator, place) {
     if (this.closed) throw new SourceError('ERR_SOURCE_CLOSED', 'the block reader is closed');
     const cached = this.cache.get(blockHash);
+    if (cached && place && Number.isInteger(place.position)) {
+      const tx = cached.entry.block.txs[place.position];
+      if (tx && tx.hash === txid) {
+        this.stats.hits++;
+        return { tx, from: cached.entry.from };
+      }
+    }
     if (!cached && locator && place && this.dir && Number.isInteger(place.offset) && Number.isInteger(place.length) &&
         place.offset >= HEADER_SIZE + 1 && place.length >= 60 && place.offset + place.length <= locator.length) {
       try {

@@ -286,6 +286,22 @@ describe('BlocksDirSource locators and BlockReader', () => {
       assert.ok(moved.tx.raw.equals(other.raw));
     });
 
+    it('a cached block answers by position, checked by txid; a wrong position falls back to the search', async () => {
+      const r = open({ dir });
+      await r.read(blocks[1].hash, locs[1]);
+      const hits = r.stats.hits;
+      for (const [i, t] of blocks[1].txs.entries()) {
+        const got = await r.readTx(t.hash, blocks[1].hash, locs[1], { offset: t.offset, length: t.size, position: i });
+        assert.equal(got.tx.hash, t.hash);
+        assert.ok(got.tx.raw.equals(t.raw));
+      }
+      assert.equal(r.stats.hits - hits, blocks[1].txs.length);
+      const t = blocks[1].txs[9];
+      const wrong = await r.readTx(t.hash, blocks[1].hash, locs[1], { offset: t.offset, length: t.size, position: 8 });
+      assert.ok(wrong.tx.raw.equals(t.raw));
+      assert.equal(r.stats.txReads + r.stats.fileReads, 1); // the first read of the block only
+    });
+
     it('a transaction the checked block does not hold is an error, not another transaction', async () => {
       const r = open({ dir });
       const t = blocks[0].txs[7];
