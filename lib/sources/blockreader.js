@@ -189,8 +189,11 @@ class BlockReader {
         place.offset >= HEADER_SIZE + 1 && place.length >= 60 && place.offset + place.length <= locator.length) {
       try {
         checkLocator(locator);
-        const head = await this._readRange(locator.file, locator.offset, HEADER_SIZE);
-        const raw = await this._readRange(locator.file, locator.offset + place.offset, place.length);
+        // the header and the transaction: two small reads, issued together
+        const [head, raw] = await Promise.all([
+          this._readRange(locator.file, locator.offset, HEADER_SIZE),
+          this._readRange(locator.file, locator.offset + place.offset, place.length),
+        ]);
         const tx = toDisplayHex(sha256d(head)) === blockHash ? parseTransaction(raw) : null;
         if (tx && tx.hash === txid) {
           this.stats.txReads++;
