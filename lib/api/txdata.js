@@ -2,6 +2,7 @@
 
 const { StoreError } = require('../errors');
 const { toDisplayHex } = require('../chain/hash');
+const { PrevoutCache, outpointKey } = require('./outputs-cache');
 
 /**
  * What a served transaction or block needs beyond the store's rows, gathered once for every
@@ -18,8 +19,10 @@ const { toDisplayHex } = require('../chain/hash');
  *
  * Inputs' previous outputs are read the same way: each input's funding transaction is found
  * with getTx and read alone, and its output taken (docs/FORMAT.md, "Rules": the index keeps
- * no copy of spent outputs; the cost is measured by bench/api.js). Who spent an output comes
- * from the outputs row (getSpenders).
+ * no copy of spent outputs; the cost is measured by bench/api.js). Previous outputs read lately
+ * are kept by outpoint (outputs-cache.js), and a funding transaction being read for one
+ * request is not read again for another. Who spent an output comes from
+ * the outputs row (getSpenders).
  *
  * Every method reads the store several times; callers run it inside ApiApp.consistent(), and
  * a read that finds the index changed under it (a row naming a block that is no longer at its
@@ -55,11 +58,15 @@ class TxData {
    * @param {import('../stores/abstract').AbstractStore} opts.store
    * @param {import('../sources/blockreader').BlockReader} opts.reader
    * @param {MempoolHook|null} [opts.mempool] unconfirmed spenders come from here
+   * @param {number} [opts.prevoutCacheBytes] previous outputs kept (default 16 MiB)
    */
-  constructor({ store, reader, mempool = null }) {
+  constructor({ store, reader, mempool = null, prevoutCacheBytes }) {
     this.store = store;
     this.reader = reader;
     this.mempool = mempool;
+    this.cache = new PrevoutCache(prevoutCacheBytes);
+    /** @type {Map<string, Promise<import('../chain/tx').Tx>>} funding transactions being read, by latin1 txid */
+    this.reading = new Map();
   }
 
   /**
@@ -182,21 +189,29 @@ class TxData {
    */
   async prevouts(tx) {
     if (tx.coinbase) return [null];
-    const funding = new Map();
-    for (const input of tx.inputs) {
-      const key = input.txid.latin1Slice(0, 32);
-      if (!funding.has(key)) funding.set(key, this._funding(input.txid, tx));
-    }
-    const txs = new Map();
-    await Promise.all([...funding].map(async ([k, p]) => txs.set(k, await p)));
-    return tx.inputs.map((input, i) => {
-      const f = txs.get(input.txid.latin1Slice(0, 32));
-      const o = f.outputs[input.vout];
-      if (!o) {
-        throw new StoreError('ERR_MISSING_PREVOUT', `input ${i} of ${tx.hash} spends ${f.hash}:${input.vout}, which has ${f.outputs.length} outputs`);
+    const out = new Array(tx.inputs.length);
+    /** latin1 txid -> the inputs spending it that the cache did not answer */
+    const missing = new Map();
+    tx.inputs.forEach((input, i) => {
+      const hit = this.cache.get(outpointKey(input.txid, input.vout));
+      if (hit) {
+        out[i] = hit;
+        return;
       }
-      return { value: o.value, script: o.script };
+      const k = input.txid.latin1Slice(0, 32);
+      if (!missing.has(k)) missing.set(k, []);
+      missing.get(k).push(i);
     });
+    await Promise.all([...missing].map(async ([k, inputs]) => {
+      const funding = await this._fundingOnce(k, tx.inputs[inputs[0]].txid, tx);
+      for (const i of inputs) {
+        const { txid, vout } = tx.inputs[i];
+        const o = funding.outputs[vout];
+        if (!o) throw new StoreError('ERR_MISSING_PREVOUT', `input ${i} of ${tx.hash} spends ${toDisplayHex(txid)}:${vout}, an output it does not have`);
+        out[i] = this.cache.set(outpointKey(txid, vout), o);
+      }
+    }));
+    return out;
   }
 
   /**
@@ -241,6 +256,16 @@ class TxData {
     const { tx } = await this.reader.readTx(toDisplayHex(loc.txid), loc.blockHash, row.locator,
       { offset: loc.offset, length: loc.length, position: loc.position });
     return { tx, block: blockInfo(row) };
+  }
+
+  /** A funding transaction, read once however many requests ask for it at the same time. */
+  _fundingOnce(key, txid, spender) {
+    let p = this.reading.get(key);
+    if (!p) {
+      p = this._funding(txid, spender).finally(() => this.reading.delete(key));
+      this.reading.set(key, p);
+    }
+    return p;
   }
 
   async _funding(txid, spender) {
