@@ -95,7 +95,7 @@ async function pickAddresses(store, blocksDir, { wallet, busy, minTxs, network =
         }
       }
       if (batch.length >= 5000) await check();
-      if (two.length >= 20 * wallet && many.length >= 20 * busy) break;
+      if (two.length >= 4 * wallet && many.length >= 4 * busy) break;
     }
     await check();
   } finally {

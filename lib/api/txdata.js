@@ -2,7 +2,7 @@
 
 const { StoreError } = require('../errors');
 const { toDisplayHex } = require('../chain/hash');
-const { PrevoutCache, outpointKey } = require('./outputs-cache');
+const { PrevoutCache, outpointKey } = require('./prevout-cache');
 
 /**
  * What a served transaction or block needs beyond the store's rows, gathered once for every
@@ -20,7 +20,7 @@ const { PrevoutCache, outpointKey } = require('./outputs-cache');
  * Inputs' previous outputs are read the same way: each input's funding transaction is found
  * with getTx and read alone, and its output taken (docs/FORMAT.md, "Rules": the index keeps
  * no copy of spent outputs; the cost is measured by bench/api.js). Previous outputs read lately
- * are kept by outpoint (outputs-cache.js), and a funding transaction being read for one
+ * are kept by outpoint (prevout-cache.js), and a funding transaction being read for one
  * request is not read again for another. Who spent an output comes from
  * the outputs row (getSpenders).
  *

@@ -1,0 +1,176 @@
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const http = require('node:http');
+const { spawnSync } = require('node:child_process');
+const { ROOT, startProcess, stopProcess, once, percentile, cannonGet } = require('./http');
+const { buildChainIndex, pickAddresses } = require('./chain-index');
+const { txRowSizes } = require('./tx-sizes');
+const { TxidPaths } = require('./txid-paths');
+const { printTable } = require('./table');
+
+const say = (msg) => process.stderr.write(`${msg}\n`);
+
+/**
+ * Drops a blocks dir's blk files from the page cache (GNU dd's nocache: posix_fadvise
+ * DONTNEED over the whole file, no privileges needed), so the next reads come from the disk.
+ * @returns {boolean} whether every file was dropped
+ */
+function dropPageCache(dir) {
+  let ok = true;
+  for (const f of fs.readdirSync(dir).filter((n) => /^blk\d{5}\.dat$/.test(n))) {
+    const r = spawnSync('dd', [`if=${path.join(dir, f)}`, 'iflag=nocache', 'count=0', 'status=none']);
+    if (r.status !== 0) ok = false;
+  }
+  return ok;
+}
+
+function stats(list) {
+  const sorted = [...list].sort((a, b) => a - b);
+  return { n: sorted.length, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99) };
+}
+
+/**
+ * Section 3 of bench/api.js (see there): transactions and blocks on the generated chain.
+ * @param {object} o
+ * @returns {Promise<object>} the figures, with `targets`
+ */
+async function txBench({ tmp, servers, workers, duration, connections, txs, seed, chainDir }) {
+  const { openStore } = require('../../lib/stores');
+  const { BlockReader } = require('../../lib/sources/blockreader');
+  const { TxData } = require('../../lib/api/txdata');
+  const { decodeAddress } = require('../../lib/chain/address');
+  const { toDisplayHex } = require('../../lib/chain/hash');
+
+  const idx = await buildChainIndex({ tmp, txs, seed, chainDir, say: (m) => say(m) });
+  say(`  ${idx.txs} txs in ${idx.blocks} blocks, ${(idx.rawBytes / 1e6).toFixed(1)} MB of blocks, synced in ${idx.syncMs} ms`);
+
+  const store = await openStore({ store: 'lmdb', datadir: idx.datadir, network: 'regtest', readOnly: true });
+  let picked;
+  let sizes;
+  let paths;
+  const sample = [];
+  try {
+    const tip = await store.getTip();
+    for (let i = 0; i < 2000; i++) sample.push(toDisplayHex(await store.getTxids(Math.floor(((i + 0.5) * tip.nextTxNum) / 2000), 1)));
+    say('picking addresses: a 2,100-address wallet (2 txs each), 100 with >= 25 txs ...');
+    picked = await pickAddresses(store, idx.blocksDir, { wallet: 2100, busy: 100, minTxs: 25 });
+    say('walking the rows for the size split ...');
+    sizes = await txRowSizes(store, idx.rawBytes);
+    say('the TxNum -> txid table: both read paths side by side ...');
+    const reader = new BlockReader({ dir: idx.blocksDir, network: 'regtest' });
+    const tp = new TxidPaths(store, new TxData({ store, reader }), idx.blocksDir);
+    try {
+      const sh = (a) => decodeAddress(a, 'regtest').scripthash;
+      paths = await tp.compare(picked.wallet.map(sh), picked.busy.map((b) => sh(b.address)), 5);
+    } finally {
+      tp.close();
+      await reader.close();
+    }
+  } finally {
+    await store.close();
+  }
+
+  const dropped = dropPageCache(idx.blocksDir);
+  const api = await startProcess([path.join(ROOT, 'bin', 'addrindex.js'), 'serve', '--datadir', idx.datadir, '--workers', String(workers), '--port', '0']);
+  servers.push(api);
+  try {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    await once(agent, `${api.url}/api/v1/status`, 'GET');
+    await once(agent, `${api.url}/api/v1/status`, 'GET');
+    say(`/api/address/:a/txs of ${picked.busy.length} addresses, cold (blk files ${dropped ? 'dropped from the page cache' : 'NOT dropped: dd failed'}, fresh server) ...`);
+    const txsPath = (b) => `${api.url}/api/address/${b.address}/txs`;
+    const cold = [];
+    for (const b of picked.busy) cold.push((await once(agent, txsPath(b), 'GET')).ms);
+    const warm = [];
+    const pages = [];
+    for (let round = 0; round < 3; round++) {
+      for (const b of picked.busy) {
+        const r = await once(agent, txsPath(b), 'GET', undefined, { keep: round === 0 });
+        if (round === 0) {
+          const j = JSON.parse(r.body);
+          pages.push({ inputs: j.reduce((n, t) => n + t.vin.length, 0), outputs: j.reduce((n, t) => n + t.vout.length, 0), bytes: r.bytes });
+        } else {
+          warm.push(r.ms);
+        }
+      }
+    }
+    // the same split by page size: a page of ordinary wallet transactions (at most 75 inputs)
+    const light = picked.busy.map((b, i) => i).filter((i) => pages[i].inputs <= 75);
+    const warmLight = light.flatMap((i) => [warm[i], warm[picked.busy.length + i]]);
+
+    say(`/api/tx/:txid over ${sample.length} txids ...`);
+    const txUrl = (t) => `${api.url}/api/tx/${t}`;
+    for (const t of sample) await once(agent, txUrl(t), 'GET');
+    const txLat = [];
+    for (const t of sample) txLat.push((await once(agent, txUrl(t), 'GET')).ms);
+    agent.destroy();
+    say(`/api/tx/:txid requests/s, ${connections} connections, ${duration} s ...`);
+    const rps = await cannonGet(api.url, sample.map((t) => `/api/tx/${t}`), { connections, duration });
+
+    const out = {
+      chain: { txs: idx.txs, blocks: idx.blocks, rawBytes: idx.rawBytes, seed: String(seed), syncMs: idx.syncMs },
+      tx: { warm: stats(txLat), rps },
+      addressTxs: {
+        addresses: picked.busy.length,
+        txCount: stats(picked.busy.map((b) => b.txCount)),
+        pageInputs: stats(pages.map((p) => p.inputs)),
+        pageOutputs: stats(pages.map((p) => p.outputs)),
+        pageBytes: stats(pages.map((p) => p.bytes)),
+        cold: stats(cold),
+        coldPageCacheDropped: dropped,
+        warm: stats(warm),
+        light: { addresses: light.length, cold: stats(light.map((i) => cold[i])), warm: stats(warmLight) },
+      },
+      sizes,
+      txidTable: paths,
+    };
+    const ms = (v) => `${Number(v).toFixed(2)} ms`;
+    out.targets = {
+      txP50: { target: '<= 2 ms', value: out.tx.warm.p50, shown: ms(out.tx.warm.p50), met: out.tx.warm.p50 <= 2 },
+      txRps: { target: `>= 3000 req/s on ${workers} workers`, value: rps.rps, shown: `${rps.rps.toFixed(0)} req/s`, met: rps.rps >= 3000 },
+      addressTxsWarmP50: { target: '<= 5 ms', value: out.addressTxs.warm.p50, shown: ms(out.addressTxs.warm.p50), met: out.addressTxs.warm.p50 <= 5 },
+      addressTxsColdP50: { target: '<= 20 ms', value: out.addressTxs.cold.p50, shown: ms(out.addressTxs.cold.p50), met: out.addressTxs.cold.p50 <= 20 },
+      txRowBytes: { target: '<= 5 % of the raw blocks', value: sizes.extra.pct, shown: `${sizes.extra.pct.toFixed(2)} %`, met: sizes.extra.pct <= 5 },
+    };
+    return out;
+  } finally {
+    await stopProcess(api);
+    servers.splice(servers.indexOf(api), 1);
+  }
+}
+
+function printTxBench(t) {
+  const mb = (b) => (b / 1e6).toFixed(2);
+  console.log(`\ntransactions and blocks: generated chain, ${t.chain.txs} txs, ${t.chain.blocks} blocks, ${mb(t.chain.rawBytes)} MB (seed ${t.chain.seed})`);
+  const a = t.addressTxs;
+  printTable([
+    { measure: 'GET /api/tx/:txid, warm', p50: t.tx.warm.p50.toFixed(2), p90: t.tx.warm.p90.toFixed(2), p99: t.tx.warm.p99.toFixed(2), target: 'p50 <= 2' },
+    { measure: `GET /api/address/:a/txs, cold (${a.addresses} addresses)`, p50: a.cold.p50.toFixed(2), p90: a.cold.p90.toFixed(2), p99: a.cold.p99.toFixed(2), target: 'p50 <= 20' },
+    { measure: 'GET /api/address/:a/txs, warm', p50: a.warm.p50.toFixed(2), p90: a.warm.p90.toFixed(2), p99: a.warm.p99.toFixed(2), target: 'p50 <= 5' },
+    { measure: `  pages of <= 75 inputs (${a.light.addresses}), cold`, p50: a.light.cold.p50.toFixed(2), p90: a.light.cold.p90.toFixed(2), p99: a.light.cold.p99.toFixed(2), target: '' },
+    { measure: '  pages of <= 75 inputs, warm', p50: a.light.warm.p50.toFixed(2), p90: a.light.warm.p90.toFixed(2), p99: a.light.warm.p99.toFixed(2), target: '' },
+  ]);
+  console.log(`  the addresses: txs p50 ${a.txCount.p50}; a page of 25 txs holds p50 ${a.pageInputs.p50} inputs, ${a.pageOutputs.p50} outputs, ${(a.pageBytes.p50 / 1024).toFixed(0)} KiB`);
+  console.log(`  GET /api/tx/:txid: ${t.tx.rps.rps.toFixed(0)} req/s (p50 ${t.tx.rps.p50} ms, p99 ${t.tx.rps.p99} ms)`);
+  const s = t.sizes;
+  console.log(`\nindex rows for transactions and blocks (of ${mb(s.rawBytes)} MB of blocks; the whole index ${mb(s.indexBytes)} MB = ${s.index.pct.toFixed(1)} %)`);
+  printTable([
+    { rows: 'block locators (l)', MB: mb(s.locators.bytes), '% of blocks': s.locators.pct.toFixed(3) },
+    { rows: 'tx offsets (in n)', MB: mb(s.txOffsets.bytes), '% of blocks': s.txOffsets.pct.toFixed(3) },
+    { rows: 'spenders (spent part of o)', MB: mb(s.spenders.bytes), '% of blocks': s.spenders.pct.toFixed(3) },
+    { rows: 'spent outputs (none kept)', MB: mb(0), '% of blocks': '0' },
+    { rows: 'together (target <= 5 %)', MB: mb(s.extra.bytes), '% of blocks': s.extra.pct.toFixed(3) },
+    { rows: 'txids (in n)', MB: mb(s.txids.bytes), '% of blocks': s.txids.pct.toFixed(3) },
+    { rows: 'the index without them', MB: mb(s.withoutTxids.bytes), '% of blocks': s.withoutTxids.pct.toFixed(2) },
+  ]);
+  const p = t.txidTable;
+  console.log(`\nthe TxNum -> txid table: read from the index (A) or by hashing the transaction read from its blk file (B), in process, p50 of ${p.rounds} rounds`);
+  printTable([
+    { read: `merged history, ${p.wallet} addresses (${p.entries} entries)`, 'A ms': p.mergedA.p50.toFixed(2), 'B ms': p.mergedB.p50.toFixed(2), 'B / A': p.mergedRatio.toFixed(2) },
+    { read: `newest 25 whole txs of ${p.busy} addresses`, 'A ms': p.txsA.p50.toFixed(2), 'B ms': p.txsB.p50.toFixed(2), 'B / A': p.txsRatio.toFixed(2) },
+  ]);
+}
+
+module.exports = { txBench, printTxBench, dropPageCache };
