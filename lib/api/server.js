@@ -17,6 +17,7 @@ const { createLogger } = require('../ops/log');
 const { BlockReader } = require('../sources/blockreader');
 const { TxData } = require('./txdata');
 const { ChainWork } = require('./chainwork');
+const { JsonCache } = require('./json-cache');
 const native = require('./routes/native');
 const esplora = require('./routes/esplora');
 const insight = require('./routes/insight');
@@ -56,6 +57,7 @@ class ApiApp {
    *   fallback for a block the blocks dir cannot give (`getblock HASH 0`): the node issue's
    *   `serve --rpc-url` plugs in here
    * @param {number} [opts.blockCacheBytes] the block reader's cache of parsed blocks (default 64 MiB)
+   * @param {number} [opts.txJsonCacheBytes] Esplora transaction JSON kept (default 32 MiB)
    * @param {import('./txdata').MempoolHook} [opts.mempool] the mempool view, once a follower
    *   keeps one (the node issue): unconfirmed spenders; none by default
    */
@@ -82,6 +84,8 @@ class ApiApp {
     });
     this.txdata = new TxData({ store: this.store, reader: this.reader, mempool: opts.mempool || null });
     this.chainwork = new ChainWork(this.store);
+    /** Esplora transaction JSON, which never changes for a txid in a given block */
+    this.txJson = new JsonCache(opts.txJsonCacheBytes);
     this.draining = false;
     this.inFlight = 0;
     this.router = new Router();

@@ -80,7 +80,28 @@ class TxData {
   async tx(txid, opts = {}) {
     const loc = await this.store.getTx(txid);
     if (!loc) return null;
+    return this.at(loc, opts);
+  }
+
+  /**
+   * The transaction at a location getTx gave.
+   * @param {import('../stores/abstract').TxLocation} loc
+   * @param {{prevouts?: boolean, spends?: boolean, tip?: object}} [opts]
+   * @returns {Promise<FullTx>}
+   */
+  async at(loc, opts = {}) {
     return this._complete(loc, await this._read(loc), opts);
+  }
+
+  /**
+   * Where each of these transactions is (a history page's: each must be there).
+   * @param {Buffer[]} txids internal order
+   * @returns {Promise<import('../stores/abstract').TxLocation[]>}
+   */
+  async locate(txids) {
+    const locs = await Promise.all(txids.map((t) => this.store.getTx(t)));
+    locs.forEach((loc, i) => { if (!loc) throw moved(`transaction ${toDisplayHex(txids[i])} left the index during the read`); });
+    return locs;
   }
 
   /**

@@ -4,8 +4,9 @@ const { ApiError, badRequest, notFound } = require('../errors');
 const validate = require('../validate');
 const format = require('../format');
 const view = require('../esplora-format');
-const { json, text, binary } = require('../reply');
+const { json, text, binary, rawJson } = require('../reply');
 const { moved } = require('../txdata');
+const { txKey } = require('../json-cache');
 
 const { LIMITS } = validate;
 const HEX64 = /^[0-9a-fA-F]{64}$/;
@@ -28,6 +29,22 @@ function register(router, app) {
   const store = app.store;
   const data = app.txdata;
   const txJson = (f) => view.esploraTx(f.tx, { prevouts: f.prevouts, block: f.block, network: app.network });
+  /** A confirmed transaction's JSON, from the cache or made and kept (it never changes: json-cache.js). */
+  const txString = (f) => {
+    const s = JSON.stringify(txJson(f));
+    app.txJson.set(txKey(f.loc), s);
+    return s;
+  };
+  /** The JSON of transactions at these locations, reading only those not cached. */
+  const txStrings = async (locs) => {
+    const out = locs.map((loc) => app.txJson.get(txKey(loc)));
+    const missing = [];
+    out.forEach((s, i) => { if (s === undefined) missing.push(i); });
+    const fulls = await Promise.all(missing.map((i) => data.at(locs[i], { prevouts: true })));
+    fulls.forEach((f, j) => { out[missing[j]] = txString(f); });
+    return out;
+  };
+  const list = (strings) => rawJson(Buffer.from(`[${strings.join(',')}]`));
 
   const families = [
     { kind: 'address', param: 'address', scripthash: (s) => validate.address(s, app.network).scripthash },
@@ -66,19 +83,19 @@ function register(router, app) {
       const sh = target(ctx);
       const after = ctx.query.get('after_txid');
       const last = after && HEX64.test(after) ? validate.txid(after) : null;
-      const page = await chainPage(app, sh, last, txJson);
+      const page = await chainPage(app, sh, last, txStrings);
       if (page === null) throw new ApiError(422, 'ERR_AFTER_TXID_NOT_FOUND', `after_txid ${after} is not in this ${fam.kind}'s history`);
-      return json(page);
+      return list(page);
     });
 
-    router.add('GET', `${base}/txs/chain`, async (ctx) => json(await chainPage(app, target(ctx), null, txJson)));
+    router.add('GET', `${base}/txs/chain`, async (ctx) => list(await chainPage(app, target(ctx), null, txStrings)));
 
     router.add('GET', `${base}/txs/chain/:last_seen_txid`, async (ctx) => {
       const sh = target(ctx);
       // electrs ignores a last_seen_txid it cannot parse and answers the first page, and
       // answers an empty page for one that is not in this history
       const last = HEX64.test(ctx.params.last_seen_txid) ? validate.txid(ctx.params.last_seen_txid) : null;
-      return json((await chainPage(app, sh, last, txJson)) || []);
+      return list((await chainPage(app, sh, last, txStrings)) || []);
     });
 
     // No mempool in the index: nothing unconfirmed to list (mempool_stats are zero too).
@@ -98,7 +115,15 @@ function register(router, app) {
     return { tip, value };
   };
 
-  router.add('GET', '/api/tx/:txid', async (ctx) => json(txJson((await confirmedTx(ctx, { prevouts: true })).value)));
+  router.add('GET', '/api/tx/:txid', async (ctx) => {
+    const txid = validate.txid(ctx.params.txid);
+    const { value } = await app.consistent(async () => {
+      const loc = await store.getTx(txid);
+      return loc ? (await txStrings([loc]))[0] : null;
+    });
+    if (value === null) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index`);
+    return rawJson(Buffer.from(value));
+  });
   router.add('GET', '/api/tx/:txid/hex', async (ctx) => text((await confirmedTx(ctx, {})).value.tx.raw.toString('hex')));
   router.add('GET', '/api/tx/:txid/raw', async (ctx) => binary(Buffer.from((await confirmedTx(ctx, {})).value.tx.raw)));
 
@@ -189,11 +214,18 @@ function register(router, app) {
     const page = await blockOr404(ctx, async (row) => {
       if (start >= row.txCount) return false;
       if (start % LIMITS.esploraPage !== 0) return true;
-      return data.blockTxs(row, start, LIMITS.esploraPage, { prevouts: true });
+      const count = Math.min(LIMITS.esploraPage, row.txCount - start);
+      const txids = await store.getTxids(row.firstTxNum + start, count);
+      const keys = [];
+      for (let i = 0; i < count; i++) keys.push(txKey({ blockHash: row.hash, txid: txids.subarray(32 * i, 32 * i + 32) }));
+      const cached = keys.map((k) => app.txJson.get(k));
+      if (cached.every((x) => x !== undefined)) return cached;
+      // one read of the whole block for the page
+      return (await data.blockTxs(row, start, count, { prevouts: true })).map((f, i) => cached[i] || txString(f));
     });
     if (page === false) throw notFound('ERR_TX_INDEX_RANGE', `start index ${start} is past the block's last transaction`);
     if (page === true) throw badRequest('ERR_BAD_PARAM', `start index must be a multiple of ${LIMITS.esploraPage}, got ${start}`);
-    return json(page.map(txJson));
+    return list(page);
   };
   router.add('GET', '/api/block/:blockhash/txs', (ctx) => blockTxs(ctx, undefined));
   router.add('GET', '/api/block/:blockhash/txs/:start_index', (ctx) => blockTxs(ctx, ctx.params.start_index));
@@ -231,8 +263,8 @@ function register(router, app) {
  * @param {import('../server').ApiApp} app
  * @param {Buffer} scripthash
  * @param {Buffer|null} lastSeen txid, internal order
- * @param {(f: import('../txdata').FullTx) => object} toJson
- * @returns {Promise<object[]|null>} null: lastSeen is not in this history
+ * @param {(locs: import('../../stores/abstract').TxLocation[]) => Promise<string[]>} toJson
+ * @returns {Promise<string[]|null>} each transaction's JSON; null: lastSeen is not in this history
  */
 async function chainPage(app, scripthash, lastSeen, toJson) {
   const store = app.store;
@@ -241,9 +273,9 @@ async function chainPage(app, scripthash, lastSeen, toJson) {
       ? await entriesAfter(store, scripthash, lastSeen)
       : (await store.getHistory(scripthash, { order: 'desc', limit: LIMITS.esploraPage })).entries;
     if (entries === null) return null;
-    return app.txdata.txs(entries.map((e) => e.txid), { prevouts: true });
+    return toJson(await app.txdata.locate(entries.map((e) => e.txid)));
   });
-  return value && value.map(toJson);
+  return value;
 }
 
 /**
