@@ -67,6 +67,8 @@ class TxData {
     this.cache = new PrevoutCache(prevoutCacheBytes);
     /** @type {Map<string, Promise<import('../chain/tx').Tx>>} funding transactions being read, by latin1 txid */
     this.reading = new Map();
+    /** @type {Map<number, import('../stores/abstract').Block>} block rows read lately, by height */
+    this.rows = new Map();
   }
 
   /**
@@ -272,11 +274,28 @@ class TxData {
   }
 
   async _read(loc) {
-    const row = await this.store.getBlock(loc.height);
+    const row = await this._blockRow(loc);
     if (!row || row.hash !== loc.blockHash) throw moved(`block ${loc.blockHash} is no longer at height ${loc.height}`);
     const { tx } = await this.reader.readTx(toDisplayHex(loc.txid), loc.blockHash, row.locator,
       { offset: loc.offset, length: loc.length, position: loc.position });
     return { tx, block: blockInfo(row) };
+  }
+
+  /**
+   * The block row a location names: a row read lately serves while the location names the same
+   * block (its hash, from this very read of the index, says so); another block at that height
+   * (a reorg) is read anew.
+   */
+  async _blockRow(loc) {
+    const hit = this.rows.get(loc.height);
+    if (hit && hit.hash === loc.blockHash) return hit;
+    const row = await this.store.getBlock(loc.height);
+    if (row && row.hash === loc.blockHash) {
+      this.rows.delete(loc.height);
+      this.rows.set(loc.height, row);
+      if (this.rows.size > BLOCK_ROWS) this.rows.delete(this.rows.keys().next().value);
+    }
+    return row;
   }
 
   /** A funding transaction, read once however many requests ask for it at the same time. */
@@ -332,6 +351,9 @@ async function blocksDirOf(store, given) {
   const info = await store.getSourceInfo();
   return info && typeof info.blocksDir === 'string' ? { dir: info.blocksDir, from: 'index' } : { dir: null, from: null };
 }
+
+/** Block rows kept (a few hundred bytes each: the locator and the header the reads need). */
+const BLOCK_ROWS = 4096;
 
 /** @param {import('../stores/abstract').Block} row @returns {BlockInfo} */
 function blockInfo(row) {
