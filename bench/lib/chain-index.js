@@ -62,7 +62,8 @@ module.exports = { buildChainIndex };
  * @param {import('../../lib/stores/abstract').AbstractStore} store
  * @param {string} blocksDir
  * @param {{wallet: number, busy: number, minTxs: number, network?: string}} want
- * @returns {Promise<{wallet: string[], busy: Array<{address: string, txCount: number}>}>}
+ * @returns {Promise<{wallet: string[], busy: Array<{address: string, txCount: number}>,
+ *   candidates: Array<{address: string, txCount: number}>}>} candidates: every address found with >= minTxs
  */
 async function pickAddresses(store, blocksDir, { wallet, busy, minTxs, network = 'regtest' }) {
   const { BlocksDirSource } = require('../../lib/sources/blocksdir');
@@ -103,7 +104,7 @@ async function pickAddresses(store, blocksDir, { wallet, busy, minTxs, network =
   }
   if (two.length < wallet || many.length < busy) throw new Error(`found ${two.length} two-tx and ${many.length} busy addresses`);
   const spread = (list, n) => Array.from({ length: n }, (_, i) => list[Math.floor((i * list.length) / n)]);
-  return { wallet: spread(two, wallet), busy: spread(many, busy) };
+  return { wallet: spread(two, wallet), busy: spread(many, busy), candidates: many };
 }
 
 module.exports.pickAddresses = pickAddresses;

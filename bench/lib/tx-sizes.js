@@ -77,4 +77,42 @@ async function txRowSizes(store, rawBytes) {
   };
 }
 
-module.exports = { txRowSizes, varintLen };
+/**
+ * What keeping every spent output in the index would cost instead of reading it from its
+ * funding transaction (the choice docs/FORMAT.md records): per spent output its value as a
+ * varint and its script with a length byte, the least a record that can answer Esplora's
+ * prevout (the script itself, not its hash) could hold. One pass over the blocks.
+ * @param {string} blocksDir
+ * @param {string} network
+ * @returns {Promise<{spent: number, bytes: number}>}
+ */
+async function spentOutputBytes(blocksDir, network) {
+  const { BlocksDirSource } = require('../../lib/sources/blocksdir');
+  const { parseBlock } = require('../../lib/chain/block');
+  const source = new BlocksDirSource({ dir: blocksDir, network });
+  const live = new Map(); // txid (latin1) + vout -> the record's bytes
+  let bytes = 0;
+  let spent = 0;
+  try {
+    await source.scan();
+    for await (const b of source.blocks(0)) {
+      for (const tx of parseBlock(b.raw).txs) {
+        for (const input of tx.inputs) {
+          const k = `${input.txid.latin1Slice(0, 32)}${input.vout}`;
+          const cost = live.get(k);
+          if (cost === undefined) continue;
+          live.delete(k);
+          bytes += cost;
+          spent++;
+        }
+        const id = tx.txid.latin1Slice(0, 32);
+        tx.outputs.forEach((o, n) => live.set(`${id}${n}`, varintLen(o.value) + varintLen(o.script.length) + o.script.length));
+      }
+    }
+  } finally {
+    await source.close();
+  }
+  return { spent, bytes };
+}
+
+module.exports = { txRowSizes, spentOutputBytes, varintLen };

@@ -77,6 +77,12 @@ class TxidPaths {
     return this.data.txs(page.entries.map((e) => e.txid), { prevouts: true });
   }
 
+  /** A without the prevouts: what a copy of every spent output in the index could at best bring it to. */
+  async txsBare(sh) {
+    const page = await this.store.getHistory(sh, { order: 'desc', limit: 25 });
+    return this.data.txs(page.entries.map((e) => e.txid), {});
+  }
+
   /** B: the same, found by place and hashed; prevouts as in A. */
   async txsB(sh) {
     const page = await this.store.getHistory(sh, { order: 'desc', limit: 25 });
@@ -102,13 +108,14 @@ class TxidPaths {
       await fn();
       return Number(process.hrtime.bigint() - t0) / 1e6;
     };
-    const lat = { mergedA: [], mergedB: [], txsA: [], txsB: [] };
+    const lat = { mergedA: [], mergedB: [], txsA: [], txsB: [], txsBare: [] };
     for (let r = 0; r < rounds; r++) {
       lat.mergedA.push(await time(() => this.mergedA(wallet)));
       lat.mergedB.push(await time(() => this.mergedB(wallet)));
       for (const sh of busy) {
         lat.txsA.push(await time(() => this.txsA(sh)));
         lat.txsB.push(await time(() => this.txsB(sh)));
+        lat.txsBare.push(await time(() => this.txsBare(sh)));
       }
     }
     const out = { entries: a.entries.length, wallet: wallet.length, busy: busy.length, rounds };
