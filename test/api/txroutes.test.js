@@ -312,6 +312,37 @@ describe('api: transactions and blocks read from the blocks dir (439 mainnet blo
     assert.equal((await get(`/api/v1/tx/${TX170}?full=2`)).status, 400);
   });
 
+  it('the mempool hook: an unconfirmed spender from a mempool view of the current tip, none from a view of another', async () => {
+    const { encodeMempool, decodeMempool } = require('../../lib/codec/mempool');
+    const { MempoolView } = require('../../lib/core/mempool');
+    const spender = Buffer.alloc(32, 0x5a); // a mempool transaction spending Hal's unspent output
+    const snapshot = (tipHash) => new MempoolView(decodeMempool(encodeMempool({
+      seq: 1, tip: fromDisplayHex(tipHash), txs: [{
+        txid: spender, time: 1, fee: 1000, vsize: 110, raw: Buffer.from('00', 'hex'),
+        inputs: [{ txid: fromDisplayHex(TX170), vout: 0, value: 1e9, scripthash: Buffer.alloc(32, 1), unconfirmed: false }],
+        outputs: [{ value: 1e9 - 1000, scripthash: Buffer.alloc(32, 2) }],
+      }],
+    })));
+    let view = snapshot(chain.blocks[tip].hash);
+    const withPool = await startServer(fixture.datadir, { mempool: () => view });
+    try {
+      const got = (p) => request(withPool.url + p);
+      const unconfirmed = { spent: true, txid: toDisplayHex(spender), vin: 0, status: { confirmed: false } };
+      assert.deepEqual((await got(`/api/tx/${TX170}/outspend/0`)).json, unconfirmed);
+      assert.deepEqual((await got(`/api/tx/${TX170}/outspends`)).json[0], unconfirmed);
+      const ins = (await got(`/insight-api/tx/${TX170}`)).json.vout[0];
+      assert.deepEqual([ins.spentTxId, ins.spentIndex, ins.spentHeight], [toDisplayHex(spender), 0, null]);
+      assert.deepEqual((await got(`/api/v1/tx/${TX170}?full=1`)).json.outputs[0].spent, { txid: toDisplayHex(spender), vin: 0, height: null });
+      // the confirmed spender of output 1 still comes from the index
+      assert.deepEqual((await got(`/api/tx/${TX170}/outspends`)).json[1], (await get(`/api/tx/${TX170}/outspends`)).json[1]);
+      // a view resolved against another tip is not this index's mempool: nothing from it
+      view = snapshot(chain.blocks[tip - 1].hash);
+      assert.deepEqual((await got(`/api/tx/${TX170}/outspend/0`)).json, { spent: false });
+    } finally {
+      await withPool.close();
+    }
+  });
+
   it('hostile txids, hashes, indexes and pages: 4xx JSON, never a 500', async () => {
     const h = chain.blocks[170].hash;
     const cases = [
