@@ -353,6 +353,10 @@ export class ApiApp {
     fetchFromNode?: ((hash: string) => Promise<Buffer | string>) | null;
     /** the block reader's cache of parsed blocks, bytes (default 64 MiB) */
     blockCacheBytes?: number;
+    /** Esplora transaction JSON kept, bytes (default 32 MiB) */
+    txJsonCacheBytes?: number;
+    /** the mempool view a follower keeps (lib/core/mempool.js MempoolView), for unconfirmed spenders */
+    mempool?: (() => unknown) | null;
   });
   readonly store: AbstractStore;
   readonly network: Network;
