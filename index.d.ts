@@ -357,9 +357,21 @@ export class ApiApp {
     storeKind: StoreName;
     timeoutMs?: number;
     log?: (msg: string) => void;
+    /** where transactions and blocks are read: the blocks dir the index was synced from (getSourceInfo) */
+    blocksDir?: string | null;
+    /** the node fallback for a block the blocks dir cannot give: `getblock HASH 0`, bytes or hex */
+    fetchFromNode?: ((hash: string) => Promise<Buffer | string>) | null;
+    /** the block reader's cache of parsed blocks, bytes (default 64 MiB) */
+    blockCacheBytes?: number;
+    /** Esplora transaction JSON kept, bytes (default 32 MiB) */
+    txJsonCacheBytes?: number;
+    /** the mempool view a follower keeps (lib/core/mempool.js MempoolView), for unconfirmed spenders */
+    mempool?: (() => unknown) | null;
   });
   readonly store: AbstractStore;
   readonly network: Network;
+  /** closes the block reader's files (the store stays the caller's); closeGracefully calls it */
+  close(): Promise<void>;
   /** the request handler, for http.createServer or an existing server */
   handle(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void;
 }

@@ -88,8 +88,26 @@ function fetchRaw(url, { method = 'GET', body, headers = {}, agent = false } = {
   });
 }
 
+/**
+ * Requests/s of GETs rotating over `paths` (autocannon); any error or non-2xx answer fails
+ * the run, so a throughput figure never counts error answers.
+ * @returns {Promise<{rps: number, p50: number, p99: number, total: number}>}
+ */
+async function cannonGet(url, paths, { connections, duration }) {
+  const autocannon = require('autocannon');
+  let i = 0;
+  const res = await autocannon({
+    url,
+    connections,
+    duration,
+    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length] }) }],
+  });
+  if (res.errors || res.non2xx) throw new Error(`${url}: ${res.errors} errors, ${res.non2xx} non-2xx answers`);
+  return { rps: res.requests.average, p50: res.latency.p50, p99: res.latency.p99, total: res.requests.total };
+}
+
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-module.exports = { ROOT, startProcess, stopProcess, once, fetchRaw, percentile };
+module.exports = { ROOT, startProcess, stopProcess, once, fetchRaw, percentile, cannonGet };

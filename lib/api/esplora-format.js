@@ -25,6 +25,7 @@ const { esploraAsm } = require('../chain/asm');
 const { esploraType, esploraAddress, innerScripts } = require('../chain/esplora-script');
 const { coreDifficulty } = require('../chain/difficulty');
 const { getNetwork } = require('../chain/networks');
+const { parseHeader } = require('../chain/header');
 const { Memo } = require('./memo');
 
 const NULL_TXID = '0'.repeat(64);
@@ -160,6 +161,30 @@ function blockFacts(block) {
 }
 
 /**
+ * The same facts from the index's block row (its 80-byte header, transaction count, size and
+ * weight), so a block view needs no read of the block itself.
+ * @param {{hash: string, header: Buffer, txCount: number, size: number, weight: number}} row
+ *   a store Block
+ * @returns {BlockFacts}
+ */
+function storedBlockFacts(row) {
+  const h = parseHeader(row.header);
+  if (h.hash !== row.hash) throw new StoreError('ERR_CORRUPT', `the index's header for block ${row.hash} hashes to ${h.hash}`);
+  return {
+    hash: row.hash,
+    version: h.version,
+    prev: h.prev,
+    merkleRoot: toDisplayHex(h.merkleRoot),
+    time: h.time,
+    bits: h.bits,
+    nonce: h.nonce,
+    txCount: row.txCount,
+    size: row.size,
+    weight: row.weight,
+  };
+}
+
+/**
  * @typedef {object} BlockFacts
  * @property {string} hash
  * @property {number} version int32 as the header holds it
@@ -198,6 +223,44 @@ function esploraBlock(b, { height, mediantime }) {
 }
 
 /**
+ * mempool.space's GET /api/v1/block/:hash (and each entry of /api/v1/blocks), which
+ * @mempool/mempool.js's getBlock and getBlocks ask for: Esplora's block plus `extras`. Of
+ * mempool.space's extras this gives what the header and the coinbase tell exactly (reward,
+ * coinbase script and addresses, header, virtual size); its fee statistics need every input's
+ * previous output and its pool and audit fields its own databases, and are left out.
+ * @param {BlockFacts} b
+ * @param {object} ctx
+ * @param {number} ctx.height
+ * @param {number} ctx.mediantime
+ * @param {Buffer} ctx.header the 80 header bytes
+ * @param {import('../chain/tx').Tx} ctx.coinbase the block's first transaction
+ * @param {string|import('../chain/networks').Network} ctx.network
+ * @returns {object}
+ */
+function mempoolBlock(b, { height, mediantime, header, coinbase, network }) {
+  const net = getNetwork(network);
+  const t = parseTxDetail(coinbase);
+  const addresses = [];
+  let reward = 0;
+  for (const o of t.outputs) {
+    reward += o.value;
+    const a = addressMemo(net).get(o.script.toString('hex'), () => esploraAddress(o.script, net));
+    if (a !== null && !addresses.includes(a)) addresses.push(a);
+  }
+  return {
+    ...esploraBlock(b, { height, mediantime }),
+    extras: {
+      reward,
+      coinbaseRaw: t.details[0].script.toString('hex'),
+      coinbaseAddress: addresses.length ? addresses[0] : null,
+      coinbaseAddresses: addresses,
+      header: header.toString('hex'),
+      virtualSize: b.weight / 4,
+    },
+  };
+}
+
+/**
  * GET /api/block/:hash/status.
  * @param {{height: number, nextHash: string|null}|null} best where the block sits on the best
  *   chain, null when it is not on it
@@ -219,4 +282,7 @@ function esploraMerkleProof(txids, pos, height) {
   return { block_height: height, merkle: merkleBranch(txids, pos).map(toDisplayHex), pos };
 }
 
-module.exports = { esploraTx, esploraTxStatus, esploraOutput, esploraOutspend, esploraBlock, esploraBlockStatus, esploraMerkleProof, blockFacts };
+module.exports = {
+  esploraTx, esploraTxStatus, esploraOutput, esploraOutspend, esploraBlock, esploraBlockStatus, esploraMerkleProof, blockFacts, storedBlockFacts,
+  mempoolBlock,
+};

@@ -317,16 +317,6 @@ function esploraUtxo(utxo, block) {
   return { txid: hex32(utxo.txid), vout: utxo.vout, status: esploraStatus(block), value: utxo.value };
 }
 
-/**
- * A confirmed transaction of an address's history, with the fields the index holds: the
- * txid and its confirmation status (Esplora's other tx fields need the transaction body).
- * @param {import('../stores/abstract').HistoryEntry} entry
- * @param {BlockInfo} block
- */
-function esploraTx(entry, block) {
-  return { txid: hex32(entry.txid), status: esploraStatus(block) };
-}
-
 // ---- insight-api (bitpay) ----
 
 /**
@@ -385,6 +375,6 @@ function insightUtxo(utxo, address, scriptPubKey, tipHeight) {
 
 module.exports = {
   TargetNames, hex32, nativeTip, nativeSummary, nativeEntry, nativeMultiEntry, nativeMultiPageJSON, nativeUtxo, nativeTx,
-  esploraAddress, esploraStatus, esploraUtxo, esploraTx,
+  esploraAddress, esploraStatus, esploraUtxo,
   btc, insightAddr, insightUtxo,
 };

@@ -18,9 +18,14 @@ function text(value, status = 200) {
   return { status, type: 'text/plain; charset=utf-8', body: Buffer.from(String(value)) };
 }
 
+/** Raw bytes (a transaction's or a block's). @param {Buffer} body @returns {Reply} */
+function binary(body) {
+  return { status: 200, type: 'application/octet-stream', body };
+}
+
 /** A body serialized once (a static document). @param {Buffer} body @returns {Reply} */
 function rawJson(body) {
   return { status: 200, type: JSON_TYPE, body };
 }
 
-module.exports = { json, text, rawJson };
+module.exports = { json, text, binary, rawJson };

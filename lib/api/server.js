@@ -14,6 +14,10 @@ const { Metrics } = require('../ops/metrics');
 const { watchIndex } = require('../ops/index-metrics');
 const { HttpMetrics } = require('../ops/http-metrics');
 const { createLogger } = require('../ops/log');
+const { BlockReader } = require('../sources/blockreader');
+const { TxData } = require('./txdata');
+const { ChainWork } = require('./chainwork');
+const { JsonCache } = require('./json-cache');
 const native = require('./routes/native');
 const esplora = require('./routes/esplora');
 const insight = require('./routes/insight');
@@ -47,6 +51,15 @@ class ApiApp {
    * @param {{minBytes?: number, encodings?: string[]}} [opts.compression] see compress.js
    * @param {{limit: number, windowMs: number, trustProxy?: boolean}} [opts.rateLimit] per client; none by default
    * @param {string[]} [opts.cors] allowed origins ('*' for any); none by default
+   * @param {string|null} [opts.blocksDir] where transactions and blocks are read: the blocks dir
+   *   the index was synced from (its locators point into it); null: nowhere but the node
+   * @param {((hash: string) => Promise<Buffer|string>)|null} [opts.fetchFromNode] the node
+   *   fallback for a block the blocks dir cannot give (`getblock HASH 0`): the node issue's
+   *   `serve --rpc-url` plugs in here
+   * @param {number} [opts.blockCacheBytes] the block reader's cache of parsed blocks (default 64 MiB)
+   * @param {number} [opts.txJsonCacheBytes] Esplora transaction JSON kept (default 32 MiB)
+   * @param {import('./txdata').MempoolHook} [opts.mempool] the mempool view, once a follower
+   *   keeps one (the node issue): unconfirmed spenders; none by default
    */
   constructor(opts) {
     this.store = opts.store;
@@ -65,6 +78,14 @@ class ApiApp {
     this.cors = opts.cors && opts.cors.length ? new Cors(opts.cors) : null;
     this.httpMetrics = new HttpMetrics(this.metrics);
     watchIndex(this.metrics, this.store, () => this.node.tip);
+    this.blocksDir = opts.blocksDir || null;
+    this.reader = new BlockReader({
+      dir: this.blocksDir, network: this.network, maxBytes: opts.blockCacheBytes, fetchFromNode: opts.fetchFromNode || null,
+    });
+    this.txdata = new TxData({ store: this.store, reader: this.reader, mempool: opts.mempool || null });
+    this.chainwork = new ChainWork(this.store);
+    /** Esplora transaction JSON, which never changes for a txid in a given block */
+    this.txJson = new JsonCache(opts.txJsonCacheBytes);
     this.draining = false;
     this.inFlight = 0;
     this.router = new Router();
@@ -83,7 +104,8 @@ class ApiApp {
    * Runs `read(tip)` so that what it returns belongs to one committed tip: the tip is read
    * before and after, and the read is repeated when a commit landed in between (a seqlock).
    * Stores promise per-call consistency only; this makes a response of several calls
-   * consistent too, on every store, without holding a read transaction across turns.
+   * consistent too, on every store, without holding a read transaction across turns. A read
+   * that finds rows of two states itself (ERR_INDEX_MOVED, see txdata.js) is repeated the same way.
    * @template T
    * @param {(tip: import('../stores/abstract').Tip|null) => Promise<T>} read
    * @returns {Promise<{tip: import('../stores/abstract').Tip|null, value: T}>}
@@ -91,7 +113,13 @@ class ApiApp {
   async consistent(read) {
     for (let attempt = 1; ; attempt++) {
       const before = await this.store.getTip();
-      const value = await read(before);
+      let value;
+      try {
+        value = await read(before);
+      } catch (err) {
+        if (!(err && err.code === 'ERR_INDEX_MOVED' && attempt < READ_ATTEMPTS)) throw movedOr(err);
+        continue;
+      }
       const after = await this.store.getTip();
       if (sameTip(before, after)) return { tip: before, value };
       if (attempt === READ_ATTEMPTS) {
@@ -117,6 +145,11 @@ class ApiApp {
       out.set(h, { height: b.height, hash: b.hash, time: b.time });
     }
     return out;
+  }
+
+  /** Closes what the app opened itself (the block reader's files); the store is the caller's. */
+  async close() {
+    await this.reader.close();
   }
 
   /** The node's tip as last read (a cluster worker gets it from the primary). */
@@ -298,6 +331,12 @@ function requestId(req) {
   return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,64}$/.test(given) ? given : randomUUID();
 }
 
+/** A read that kept finding the index moving: the same 503 as a tip that kept moving. */
+function movedOr(err) {
+  if (!(err && err.code === 'ERR_INDEX_MOVED')) return err;
+  return new ApiError(503, 'ERR_INDEX_MOVING', `the index committed new blocks during each of ${READ_ATTEMPTS} attempts to read a consistent answer; retry`);
+}
+
 function sameTip(a, b) {
   if (!a || !b) return a === b;
   return a.height === b.height && a.hash === b.hash;
@@ -433,6 +472,7 @@ async function closeGracefully(server, app, graceMs = 10000) {
   clearTimeout(timer);
   if (!ok) server.closeAllConnections();
   await closed;
+  await app.close();
   return { drained: ok };
 }
 

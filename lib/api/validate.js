@@ -20,8 +20,14 @@ const LIMITS = Object.freeze({
    */
   maxAddresses: 5000,
   multiPageMax: 5000,
-  /** Esplora pages its confirmed history 25 at a time, newest first. */
+  /** Esplora pages its confirmed history 25 at a time, newest first (a block's transactions too). */
   esploraPage: 25,
+  /** Esplora's /blocks lists this many blocks, newest first. */
+  esploraBlocks: 10,
+  /** insight pages transactions (/txs) 10 at a time ... */
+  insightTxsPage: 10,
+  /** ... and /addrs/txs answers at most this many (bitcore-node's maxTransactionHistory). */
+  insightTxsMax: 50,
   /** Esplora's and insight's /utxo routes have no paging: above this they answer 400. */
   compatUtxoMax: 1000,
   /** insight lists txids in the address summary: at most this many per request ... */
@@ -210,6 +216,17 @@ function txid(str) {
 }
 
 /**
+ * @param {string} str a block hash, display hex
+ * @returns {string} lower-case display hex, as the store takes it
+ */
+function blockHash(str) {
+  if (typeof str !== 'string' || !HEX64.test(str)) {
+    throw badRequest('ERR_BLOCK_HASH_FORMAT', `a block hash is 64 hex digits, got ${JSON.stringify(shorten(str))}`);
+  }
+  return str.toLowerCase();
+}
+
+/**
  * A list of addresses or script hashes from a request body, each parsed; the error of a bad
  * item names its position.
  * @param {unknown} list
@@ -240,5 +257,5 @@ function shorten(v) {
 }
 
 module.exports = {
-  LIMITS, integer, historyOptions, pageOptions, address, electrumScripthash, esploraScripthash, txid, targetList,
+  LIMITS, integer, historyOptions, pageOptions, address, electrumScripthash, esploraScripthash, txid, blockHash, targetList,
 };

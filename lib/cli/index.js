@@ -15,6 +15,7 @@ const COMMANDS = {
   status: () => require('./status'),
   verify: () => require('./verify'),
   query: () => require('./query'),
+  tx: () => require('./tx'),
   serve: () => require('./serve'),
   start: () => require('./start'),
   bitcore: () => require('./bitcore'),

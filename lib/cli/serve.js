@@ -27,11 +27,16 @@ and exits 0; a worker that dies is replaced.
   --timeout-ms N       a request not answered within N ms gets 503 (default ${LIMITS.requestTimeoutMs})
   --grace-ms N         on shutdown, wait up to N ms for requests in flight (default 10000)
 
+Transactions and blocks (/api/tx/..., /api/block/..., insight's /tx, /txs, /block, native
+/api/v1/tx/:txid?full=1) are read from the blocks dir \`addrindex sync\` recorded in the index,
+at the places it recorded; --blocks-dir overrides it (the same blocks, moved).
+
 Operations (see docs/DEPLOY.md): GET /health (the process is up), GET /ready (index open, tip
 known, lag under --max-lag), GET /metrics (Prometheus, every worker merged by the primary).
-  --blocks-dir DIR     the node's blocks dir: its best chain's tip is the node's tip, read every
-                       --poll-ms, for the lag in /ready, /api/v1/status and the metrics. Without it
-                       the lag is unknown and /ready checks only that the index is open with a tip
+  --blocks-dir DIR     the node's blocks dir: where transactions and blocks are read, and its best
+                       chain's tip is the node's tip, read every --poll-ms, for the lag in /ready,
+                       /api/v1/status and the metrics. Without it the lag is unknown and /ready
+                       checks only that the index is open with a tip
   --poll-ms N          how often the node's tip is read (default 2000)
   --max-lag N          /ready answers 503 when the index is more than N blocks behind the node
                        (default 3; needs --blocks-dir)
@@ -209,6 +214,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
   const { PrimaryOps } = require('../cluster/ops');
   const { Metrics } = require('../ops/metrics');
   const { NodeTipWatcher, blocksDirTip } = require('../ops/node-tip');
+  const { blocksDirOf } = require('../api/txdata');
   const strategy = readStrategy(cfg.store);
 
   // Open once here before forking: a missing or foreign index fails with one clear error
@@ -219,9 +225,11 @@ async function serveWith(cfg, io, hooks, logs, logger) {
   let keep = false;
   let network;
   let tip;
+  let bodies;
   try {
     network = getNetwork(store.network || cfg.network);
     tip = await store.getTip();
+    bodies = await blocksDirOf(store, cfg.blocksDir);
     keep = strategy === 'forward';
   } finally {
     if (!keep) await store.close();
@@ -229,6 +237,15 @@ async function serveWith(cfg, io, hooks, logs, logger) {
   if (cfg.electrum) checkElectrum(cfg.electrum);
 
   const say = (msg) => io.stderr.write(`addrindex serve: ${msg}\n`);
+  // Transactions and blocks are read where the sync read them (or where --blocks-dir says);
+  // without a dir those routes answer 503 until a node can stand in (the node issue's --rpc-url).
+  if (!bodies.dir) {
+    say('the index records no blocks dir (synced from a node, or by an older release) and no --blocks-dir was given: ' +
+      'transaction and block routes will answer 503');
+  } else if (!require('node:fs').existsSync(bodies.dir)) {
+    say(`the blocks dir ${bodies.dir} (${bodies.from === 'index' ? 'recorded by sync' : '--blocks-dir'}) does not exist: ` +
+      'transaction and block routes will answer 503 until it does');
+  }
   const metrics = new Metrics({ scope: 'primary' });
   metrics.nodeTip.set(-1);
   // The node's tip: read once before forking (a wrong --blocks-dir fails here, clearly),
@@ -254,7 +271,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       store: cfg.store, strategy, datadir: cfg.datadir, mongodbUrl: cfg.mongodbUrl, network: network.name,
       host: cfg.host, port: cfg.port, timeoutMs: cfg.timeoutMs, graceMs: cfg.graceMs,
       logJson: logs.json, logLevel: logs.level, nodeConfigured: Boolean(watcher), maxLag: cfg.maxLag,
-      compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors, electrum: cfg.electrum,
+      compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors, electrum: cfg.electrum, blocksDir: bodies.dir,
     },
   });
   const ops = new PrimaryOps(primary, metrics);
@@ -318,8 +335,13 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       const ports = [electrum.tcp && `tcp ${at(electrum.tcp)}`, electrum.tls && `tls ${at(electrum.tls)}`].filter(Boolean);
       (logs.json ? io.stderr : io.stdout).write(`addrindex serve: electrum ${ports.join(', ')} (transactions from ${cfg.electrum.blocksDir})\n`);
     }
+    if (bodies.dir) {
+      (logs.json ? io.stderr : io.stdout).write(`addrindex serve: transactions and blocks read from ${bodies.dir} ` +
+        `(${bodies.from === 'index' ? 'the blocks dir sync recorded' : '--blocks-dir'})\n`);
+    }
     logger.info({
       url, network: network.name, tip: tip ? { height: tip.height, hash: tip.hash } : null, workers: cfg.workers, store: cfg.store,
+      blocksDir: bodies.dir,
       nodeTip: watcher ? watcher.tip : undefined, electrum: electrum || undefined,
     }, 'serving');
     if (hooks.onReady) hooks.onReady({ url, network: network.name, tip, electrum });

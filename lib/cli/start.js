@@ -1,7 +1,6 @@
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { SourceError } = require('../errors');
 const { getNetwork } = require('../chain/networks');
@@ -50,14 +49,19 @@ async function ensureIndex(datadir, io) {
   const network = getNetwork('main');
   const started = Date.now();
   await fs.promises.mkdir(datadir, { recursive: true });
+  // The blocks file sits in a blocks directory beside the index, named as Bitcoin Core names
+  // it and kept: the server reads transactions and blocks from it.
+  const dir = path.join(datadir, 'blocks');
+  await fs.promises.mkdir(dir, { recursive: true });
+  const blk = path.join(dir, 'blk00000.dat');
+  if (!fs.existsSync(blk) || fs.statSync(blk).size !== fs.statSync(DATA).size) await fs.promises.copyFile(DATA, blk);
   const store = await openStore({ store: 'lmdb', datadir, network: network.name, readOnly: false });
-  const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'addrindex-start-'));
   try {
+    const info = await store.getSourceInfo();
+    if (!info || info.blocksDir !== dir) await store.putSourceInfo({ blocksDir: dir });
     const tip = await store.getTip();
     if (tip && tip.height === TIP.height && tip.hash === TIP.hash) return { synced: false, ms: Date.now() - started };
     io.stderr.write(`addrindex start: indexing the first 439 mainnet blocks into ${datadir} ...\n`);
-    // The blocks file sits in a temporary blocks directory exactly as Bitcoin Core names it.
-    await fs.promises.copyFile(DATA, path.join(dir, 'blk00000.dat'));
     const { BlocksDirSource } = require('../sources/blocksdir');
     const { SyncService } = require('../sync/service');
     const source = new BlocksDirSource({ dir, network });
@@ -69,7 +73,6 @@ async function ensureIndex(datadir, io) {
     return { synced: true, ms: Date.now() - started };
   } finally {
     await store.close();
-    await fs.promises.rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -88,12 +91,16 @@ function examples(url) {
     `curl '${url}/api/v1/address/${SATOSHI}/history?limit=5&order=desc'`,
     '# two addresses\' histories merged in chain order (one cursor pages through both)',
     `curl -H 'Content-Type: application/json' -d '${body}' ${url}/api/v1/addresses/history`,
-    `# where a transaction is: height, block, position`,
+    `# where a transaction is: height, block, position; with ?full=1 the whole transaction`,
     `curl ${url}/api/v1/tx/${TX170}`,
+    `curl '${url}/api/v1/tx/${TX170}?full=1'`,
     '# Esplora-compatible (blockstream.info / mempool.space clients) and insight-compatible',
     `curl ${url}/api/address/${HAL}`,
     `curl ${url}/api/address/${HAL}/utxo`,
+    `curl ${url}/api/tx/${TX170}`,
+    `curl ${url}/api/address/${SATOSHI}/txs`,
     `curl ${url}/insight-api/addr/${HAL}`,
+    `curl ${url}/insight-api/tx/${TX170}`,
     `# every route: ${url}/api/v1/openapi.json`,
   ];
 }

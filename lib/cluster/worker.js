@@ -39,7 +39,9 @@ async function main() {
     app = new ApiApp({
       store, network: config.network, storeKind: config.store, timeoutMs: config.timeoutMs, log, logger,
       metrics, scrape: ops.scrape, nodeConfigured: Boolean(config.nodeConfigured), maxLag: config.maxLag,
-      compression: config.compression, rateLimit: config.rateLimit, cors: config.cors,
+      compression: config.compression, rateLimit: config.rateLimit, cors: config.cors, blocksDir: config.blocksDir || null,
+      // the node fallback for blocks (fetchFromNode) and the mempool view arrive with the node
+      // issue's `serve --rpc-url` and mempool follower
     });
     app.setNodeTip(nodeTip);
     ops.onNodeTip = (tip) => app.setNodeTip(tip);

@@ -48,8 +48,10 @@ class BlockReader {
    * @param {number} [opts.maxOpenFiles=8]
    * @param {((hash: string) => Promise<Buffer|string>)|null} [opts.fetchFromNode] the node
    *   fallback, e.g. `getblock HASH 0` over JSON-RPC: raw bytes or their hex
+   * @param {number} [opts.headerTtlMs=10000] readTx: how long a header checked at a place is
+   *   trusted without reading it again (0: read it every time)
    */
-  constructor({ dir = null, network = 'main', maxBytes = 64 << 20, maxOpenFiles = 8, fetchFromNode = null } = {}) {
+  constructor({ dir = null, network = 'main', maxBytes = 64 << 20, maxOpenFiles = 8, fetchFromNode = null, headerTtlMs = 10000 } = {}) {
     this.dir = dir;
     this.network = getNetwork(network);
     this.maxBytes = maxBytes;
@@ -61,7 +63,10 @@ class BlockReader {
     /** @type {Map<string, Promise<ReadBlock>>} reads under way */
     this.pending = new Map();
     this.key = undefined;
-    this.stats = { hits: 0, fileReads: 0, nodeReads: 0, mismatches: 0, txReads: 0, txMisses: 0 };
+    this.stats = { hits: 0, fileReads: 0, nodeReads: 0, mismatches: 0, txReads: 0, txMisses: 0, headerReads: 0 };
+    /** @type {Map<string, {hash: string, at: number}>} "file:offset" -> the header found there lately */
+    this.headers = new Map();
+    this.headerTtlMs = headerTtlMs;
     this.closed = false;
   }
 
@@ -102,6 +107,7 @@ class BlockReader {
       } catch (err) {
         if (!(err instanceof SourceError || err instanceof ParseError)) throw err;
         if (err.code === 'ERR_BLOCK_MISMATCH') this.stats.mismatches++;
+        this.headers.delete(`${locator.file}:${locator.offset}`); // whatever was seen there lately is gone
         reasons.push({ source: 'file', code: err.code, message: err.message });
       }
     } else {
@@ -166,10 +172,17 @@ class BlockReader {
    * (through its merkle root and witness commitment) pins the witness this block holds. When
    * either check fails or the bytes cannot be read, the whole block is read (and checked) as
    * read() does and the transaction taken from it. A few hundred bytes instead of a block.
+   *
+   * A header checked at a place within the last `headerTtlMs` is not read again (a page of
+   * transactions and their funding transactions hits the same blocks; on a cold disk the
+   * header is a second random read per transaction). The transaction's bytes must still hash
+   * to its txid, so a file rewritten in those seconds goes unnoticed only if the same
+   * transaction lies at the very same place of the rewritten file with another witness.
    * @param {string} txid display hex
    * @param {string} blockHash display hex
    * @param {BlockLocator|null} locator
-   * @param {{offset: number, length: number}|null} place the transaction's bytes within the block
+   * @param {{offset: number, length: number, position?: number}|null} place the transaction's
+   *   bytes within the block; with `position` (its index in the block) a cached block is not searched
    * @returns {Promise<{tx: import('../chain/tx').Tx, from: 'tx'|'file'|'node'}>}
    * @throws {SourceError} ERR_BLOCK_UNAVAILABLE, or ERR_TX_NOT_IN_BLOCK when the (checked)
    *   block does not hold the transaction
@@ -177,13 +190,32 @@ class BlockReader {
   async readTx(txid, blockHash, locator, place) {
     if (this.closed) throw new SourceError('ERR_SOURCE_CLOSED', 'the block reader is closed');
     const cached = this.cache.get(blockHash);
+    if (cached && place && Number.isInteger(place.position)) {
+      const tx = cached.entry.block.txs[place.position];
+      if (tx && tx.hash === txid) {
+        this.stats.hits++;
+        return { tx, from: cached.entry.from };
+      }
+    }
     if (!cached && locator && place && this.dir && Number.isInteger(place.offset) && Number.isInteger(place.length) &&
         place.offset >= HEADER_SIZE + 1 && place.length >= 60 && place.offset + place.length <= locator.length) {
       try {
         checkLocator(locator);
-        const head = await this._readRange(locator.file, locator.offset, HEADER_SIZE);
-        const raw = await this._readRange(locator.file, locator.offset + place.offset, place.length);
-        const tx = toDisplayHex(sha256d(head)) === blockHash ? parseTransaction(raw) : null;
+        const where = `${locator.file}:${locator.offset}`;
+        const seen = this.headers.get(where);
+        const fresh = seen !== undefined && Date.now() - seen.at < this.headerTtlMs;
+        // the header (unless checked there lately) and the transaction: small reads, issued together
+        const [head, raw] = await Promise.all([
+          fresh ? null : this._readRange(locator.file, locator.offset, HEADER_SIZE),
+          this._readRange(locator.file, locator.offset + place.offset, place.length),
+        ]);
+        let found = fresh ? seen.hash : null;
+        if (head) {
+          this.stats.headerReads++;
+          found = toDisplayHex(sha256d(head));
+          this._noteHeader(where, found);
+        }
+        const tx = found === blockHash ? parseTransaction(raw) : null;
         if (tx && tx.hash === txid) {
           this.stats.txReads++;
           return { tx, from: 'tx' };
@@ -199,8 +231,16 @@ class BlockReader {
     return { tx, from };
   }
 
+  /** Remembers which block's header a place held when it was last read. */
+  _noteHeader(where, hash) {
+    this.headers.delete(where);
+    this.headers.set(where, { hash, at: Date.now() });
+    if (this.headers.size > HEADER_MEMORY) this.headers.delete(this.headers.keys().next().value);
+  }
+
   /** Forgets every cached block. */
   clear() {
+    this.headers.clear();
     this.cache.clear();
     this.cachedBytes = 0;
   }
@@ -211,6 +251,9 @@ class BlockReader {
     if (this.handles) await this.handles.closeAll();
   }
 }
+
+/** Places whose header readTx remembers (a few hundred bytes each). */
+const HEADER_MEMORY = 4096;
 
 // What a parsed block holds beyond its raw bytes, per object (measured on node 20 by
 // bench/blockreader.js: a Tx with its two arrays, a TxInput or TxOutput with its Buffer view).

@@ -98,7 +98,7 @@ describe('api format: pure mappers', () => {
     assert.equal(format.esploraAddress('address', HAL, null).chain_stats.tx_count, 0);
   });
 
-  it('Esplora utxo and tx carry status {confirmed, block_height, block_hash, block_time} in electrs field order', () => {
+  it('Esplora utxo carries status {confirmed, block_height, block_hash, block_time} in electrs field order', () => {
     const u = format.esploraUtxo({ txid: internal(TX170), vout: 0, value: 1e9, height: 170, txNum: 171 }, BLOCK170);
     assert.deepEqual(u, {
       txid: TX170, vout: 0,
@@ -106,8 +106,6 @@ describe('api format: pure mappers', () => {
       value: 1e9,
     });
     assert.deepEqual(Object.keys(u), ['txid', 'vout', 'status', 'value']);
-    const tx = format.esploraTx({ txNum: 171, txid: internal(TX170), height: 170, funded: true, spent: false }, BLOCK170);
-    assert.deepEqual(tx, { txid: TX170, status: u.status });
   });
 
   it('insight address: its field names (txApperances), BTC numbers beside satoshis, optional txid list', () => {

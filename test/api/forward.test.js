@@ -25,7 +25,7 @@ describe('api cluster: reads forwarded to the primary over IPC', function () {
     primary = new ClusterPrimary({
       workers: 2,
       store,
-      worker: { store: 'lmdb', strategy: 'forward', network: 'main', host: '127.0.0.1', port: 0, graceMs: 2000 },
+      worker: { store: 'lmdb', strategy: 'forward', network: 'main', host: '127.0.0.1', port: 0, graceMs: 2000, blocksDir: fixture.blocksDir },
     });
     const address = await primary.start();
     url = `http://127.0.0.1:${address.port}`;
@@ -48,6 +48,11 @@ describe('api cluster: reads forwarded to the primary over IPC', function () {
       `/api/address/${HAL}/utxo`,
       `/insight-api/addr/${SATOSHI}`,
       '/api/blocks/tip/hash',
+      // transactions and blocks: store reads forwarded, block files read by the worker
+      '/api/tx/f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16',
+      '/api/tx/f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16/outspends',
+      '/insight-api/tx/f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16',
+      '/api/blocks',
     ];
     for (const p of paths) {
       const [a, b] = await Promise.all([request(url + p), request(direct.url + p)]);

@@ -31,6 +31,17 @@ const COMPARE_ROUTES = Object.freeze([
   `/insight-api/addrs/${HAL},${SATOSHI}/utxo`,
   `/api/v1/tx/${TX170}`,
   `/api/tx/${TX170}/status`,
+  // transactions and blocks, read from the blocks dir the index recorded
+  `/api/tx/${TX170}`,
+  `/api/tx/${TX170}/outspends`,
+  `/api/v1/tx/${TX170}?full=1`,
+  `/api/address/${SATOSHI}/txs`,
+  `/insight-api/tx/${TX170}`,
+  `/insight-api/txs?address=${SATOSHI}`,
+  `/insight-api/addrs/${HAL},${SATOSHI}/txs`,
+  '/api/block/00000000d1145790a8694403d4063f323d499e655c83426834d4ce2f8dd4a2ee/txs',
+  '/insight-api/block/00000000d1145790a8694403d4063f323d499e655c83426834d4ce2f8dd4a2ee',
+  '/api/v1/blocks/170',
   '/api/blocks/tip/hash',
   '/api/blocks/tip/height',
   '/api/block-height/170',
@@ -67,6 +78,8 @@ async function syncedFixture(count = 439) {
   const store = await openStore({ store: 'lmdb', datadir, network: 'main' });
   const source = new BlocksDirSource({ dir: blocksDir, network: 'main' });
   try {
+    // as `addrindex sync` does: a server started later reads blocks from here
+    await store.putSourceInfo({ blocksDir });
     await new SyncService({ source, store, network: 'main', threads: 0 }).run();
   } finally {
     await source.close();
@@ -102,6 +115,7 @@ async function syncedGenerated({ network, seed = 'api-test', blocks = 5, txsPerB
   const addresses = [];
   let tip;
   try {
+    await store.putSourceInfo({ blocksDir });
     ({ tip } = await new SyncService({ source, store, network, threads: 0 }).run());
     for await (const b of source.blocks(1)) {
       for (const tx of parseBlock(b.raw).txs) {
@@ -116,7 +130,7 @@ async function syncedGenerated({ network, seed = 'api-test', blocks = 5, txsPerB
     await store.close();
   }
   return {
-    datadir, network, tip, addresses,
+    datadir, blocksDir, network, tip, addresses,
     cleanup: async () => {
       await fs.promises.rm(datadir, { recursive: true, force: true });
       await fs.promises.rm(blocksDir, { recursive: true, force: true });
@@ -125,15 +139,18 @@ async function syncedGenerated({ network, seed = 'api-test', blocks = 5, txsPerB
 }
 
 /**
- * The API over a read-only store in this process, on a free port.
+ * The API over a read-only store in this process, on a free port. Blocks are read from
+ * `blocksDir` or, as `addrindex serve` finds them, from the dir the index recorded.
  * @returns {Promise<{url: string, app: object, server: object, store: object, close: () => Promise<void>}>}
  */
-async function startServer(datadir, { network = 'main', ...opts } = {}) {
+async function startServer(datadir, { network = 'main', blocksDir, ...opts } = {}) {
   const { openStore } = require('../../lib/stores');
   const { ApiApp, createServer, closeGracefully } = require('../../lib/api/server');
+  const { blocksDirOf } = require('../../lib/api/txdata');
   const store = await openStore({ store: 'lmdb', datadir, network, readOnly: true });
   const logs = [];
-  const app = new ApiApp({ store, network, storeKind: 'lmdb', log: (m) => logs.push(m), ...opts });
+  const { dir } = await blocksDirOf(store, blocksDir);
+  const app = new ApiApp({ store, network, storeKind: 'lmdb', log: (m) => logs.push(m), blocksDir: dir, ...opts });
   const server = createServer(app);
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${server.address().port}`;

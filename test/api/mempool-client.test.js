@@ -42,7 +42,8 @@ describe('api: the @mempool/mempool.js client against the server', function () {
     const block170 = ref.txs.find((t) => t.txid === TX170);
     const status = { confirmed: true, block_height: 170, block_hash: block170.blockHash, block_time: block170.time };
     assert.deepEqual(await bitcoin.addresses.getAddressTxsUtxo({ address: HAL }), [{ txid: TX170, vout: 0, status, value: 1e9 }]);
-    assert.deepEqual(await bitcoin.addresses.getAddressTxsChain({ address: HAL }), [{ txid: TX170, status }]);
+    const hal = await bitcoin.addresses.getAddressTxsChain({ address: HAL });
+    assert.deepEqual(hal.map((t) => [t.txid, t.status]), [[TX170, status]]);
     const chain = await bitcoin.addresses.getAddressTxsChain({ address: SATOSHI });
     assert.deepEqual(chain.map((t) => t.txid), ref.at(SATOSHI).history.map((e) => e.txid).reverse());
     assert.deepEqual(await bitcoin.addresses.getAddressTxsMempool({ address: HAL }), []);
@@ -57,14 +58,49 @@ describe('api: the @mempool/mempool.js client against the server', function () {
     assert.equal(await bitcoin.blocks.getBlockHeight({ height: 170 }), block170.blockHash);
   });
 
-  it('what needs transaction bodies fails with 501 and says why', async () => {
-    for (const call of [() => bitcoin.addresses.getAddressTxs({ address: HAL }), () => bitcoin.transactions.getTx({ txid: TX170 })]) {
-      await assert.rejects(call(), (err) => {
-        assert.equal(err.response.status, 501);
-        assert.equal(err.response.data.error.code, 'ERR_NOT_IMPLEMENTED');
-        return true;
-      });
-    }
+  it('getTx, getTxHex, getTxOutspends: the height-170 payment, its prevout and fee, who spent its change', async () => {
+    const tx = await bitcoin.transactions.getTx({ txid: TX170 });
+    const r = ref.blocks[170].transactions[1];
+    assert.equal(tx.txid, TX170);
+    assert.equal(tx.size, r.toBuffer().length);
+    assert.equal(tx.vin[0].prevout.value, 50e8);
+    assert.equal(tx.vin[0].txid, r.inputs[0].prevTxId.toString('hex'));
+    assert.deepEqual(tx.vout.map((o) => o.value), r.outputs.map((o) => o.satoshis));
+    assert.equal(tx.fee, 0);
+    assert.equal(await bitcoin.transactions.getTxHex({ txid: TX170 }), r.toBuffer().toString('hex'));
+    const spends = await bitcoin.transactions.getTxOutspends({ txid: TX170 });
+    const change = ref.outputs.find((o) => o.txid === TX170 && o.vout === 1);
+    assert.deepEqual(spends.map((s) => [s.spent, s.txid, s.vin]), [[false, undefined, undefined], [true, change.spentTxid, change.spentVin]]);
+    assert.equal(spends[1].status.block_height, change.spentAt);
+    await assert.rejects(bitcoin.transactions.getTx({ txid: '11'.repeat(32) }), (err) => err.response.status === 404);
+  });
+
+  it('getAddressTxs (and after_txid): whole transactions newest first, as getTx answers each', async () => {
+    const want = ref.at(SATOSHI).history.map((e) => e.txid).reverse();
+    const txs = await bitcoin.addresses.getAddressTxs({ address: SATOSHI });
+    assert.deepEqual(txs.map((t) => t.txid), want);
+    for (const t of txs) assert.deepEqual(t, await bitcoin.transactions.getTx({ txid: t.txid }));
+    const after = await bitcoin.addresses.getAddressTxs({ address: SATOSHI, after_txid: want[0] });
+    assert.deepEqual(after.map((t) => t.txid), want.slice(1));
+  });
+
+  it('getBlock and getBlockTxs: block 170 as mempool.space shapes it, its transactions with and without a start index', async () => {
+    const b = ref.blocks[170];
+    const block = await bitcoin.blocks.getBlock({ hash: b.hash });
+    assert.equal(block.id, b.hash);
+    assert.equal(block.height, 170);
+    assert.equal(block.tx_count, 2);
+    assert.equal(block.timestamp, b.header.time);
+    assert.equal(block.previousblockhash, ref.blocks[169].hash);
+    assert.equal(block.extras.reward, 50e8);
+    assert.equal(block.extras.coinbaseRaw, b.transactions[0].inputs[0]._scriptBuffer.toString('hex'));
+    const txs = await bitcoin.blocks.getBlockTxs({ hash: b.hash }); // the client asks for /txs/undefined
+    assert.deepEqual(txs.map((t) => t.txid), b.transactions.map((t) => t.hash));
+    assert.deepEqual(await bitcoin.blocks.getBlockTxs({ hash: b.hash, start_index: 0 }), txs);
+    assert.deepEqual(txs[1], await bitcoin.transactions.getTx({ txid: TX170 }));
+    const blocks = await bitcoin.blocks.getBlocks({ start_height: 170 });
+    assert.deepEqual(blocks[0], block);
+    assert.deepEqual(blocks.map((x) => x.height), [170, 169, 168, 167, 166, 165, 164, 163, 162, 161]);
     await assert.rejects(bitcoin.addresses.getAddress({ address: 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx' }),
       (err) => err.response.status === 400 && err.response.data.error.code === 'ERR_ADDRESS_NETWORK');
   });
@@ -96,6 +132,12 @@ describe('api: @mempool/mempool.js on a testnet index (its /testnet/api/ prefix)
     assert.deepEqual(plain.json, viaClient);
     // only this network's prefix: a signet path is not a route here, and mainnet addresses are refused
     assert.equal((await request(`${srv.url}/signet/api/blocks/tip/height`)).status, 404);
+    // transactions and blocks too, mempool.space's /testnet/api/v1/block included
+    const [tx] = await bitcoin.addresses.getAddressTxs({ address });
+    assert.deepEqual(await bitcoin.transactions.getTx({ txid: tx.txid }), (await request(`${srv.url}/api/tx/${tx.txid}`)).json);
+    const block = await bitcoin.blocks.getBlock({ hash: tx.status.block_hash });
+    assert.equal(block.height, tx.status.block_height);
+    assert.ok((await bitcoin.blocks.getBlockTxs({ hash: block.id })).some((t) => t.txid === tx.txid));
     await assert.rejects(bitcoin.addresses.getAddress({ address: HAL }), (err) => err.response.data.error.code === 'ERR_ADDRESS_NETWORK');
   });
 });

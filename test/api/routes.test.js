@@ -294,16 +294,11 @@ describe('api routes over a synced index (real HTTP)', function () {
       assert.deepEqual((await get(`/api/address/${SATOSHI}/txs/chain/zzz`)).json.map((t) => t.txid), sat.slice(0, 25));
     });
 
-    it('txs/mempool is empty; txs and tx bodies are 501 with a pointer to what works', async () => {
+    it('txs/mempool is empty (no mempool in the index); input is validated first', async () => {
       assert.deepEqual((await get(`/api/address/${HAL}/txs/mempool`)).json, []);
-      for (const p of [`/api/address/${HAL}/txs`, `/api/scripthash/${scripthashes(HAL).esplora}/txs`, `/api/tx/${TX170}`, `/api/tx/${TX170}/hex`, `/api/tx/${TX170}/raw`]) {
-        const r = await get(p);
-        assert.equal(r.status, 501, p);
-        assert.equal(r.json.error.code, 'ERR_NOT_IMPLEMENTED');
-        assert.match(r.json.error.message, /does not store/);
-      }
-      // input is still validated first
+      assert.deepEqual((await get(`/api/scripthash/${scripthashes(HAL).esplora}/txs/mempool`)).json, []);
       assert.equal((await get('/api/address/nope/txs')).status, 400);
+      assert.equal((await get('/api/address/nope/txs/mempool')).status, 400);
     });
 
     it('tx status, tip height and hash, block-height', async () => {
@@ -372,15 +367,6 @@ describe('api routes over a synced index (real HTTP)', function () {
       const bad = await get(`/insight-api/addrs/${HAL},bogus/utxo`);
       assert.equal(bad.status, 400);
       assert.match(bad.json.error.message, /^address 2 of 2: /);
-    });
-
-    it('routes needing transaction bodies are 501', async () => {
-      for (const [m, p] of [['GET', `/insight-api/addrs/${HAL}/txs`], ['POST', '/insight-api/addrs/txs'], ['GET', `/insight-api/txs?address=${HAL}`],
-        ['GET', `/insight-api/tx/${TX170}`], ['GET', `/insight-api/rawtx/${TX170}`]]) {
-        const r = await request(srv.url + p, m === 'POST' ? { method: 'POST', body: { addrs: HAL } } : {});
-        assert.equal(r.status, 501, p);
-        assert.equal(r.json.error.code, 'ERR_NOT_IMPLEMENTED');
-      }
     });
   });
 

@@ -74,6 +74,20 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
     return j;
   }
 
+  /**
+   * insight-api's own answer as addrindex's /insight-api route must give it: the same but for
+   * inputs spending a P2PK output, whose `addr` the patched node's spent index left empty
+   * (insight-format.js), where the service names the key's P2PKH address.
+   */
+  function asOwnRoute(t) {
+    const j = JSON.parse(JSON.stringify(t));
+    if (!j.isCoinBase) {
+      const outputs = chainOutputs();
+      for (const v of j.vin) if (bitcore.Script.fromBuffer(outputs.get(`${v.txid}:${v.vout}`).script).isPublicKeyOut()) v.addr = null;
+    }
+    return j;
+  }
+
   const raws = require('../helpers/fixtures').mainnet439Blocks();
   const mainnetRaw = (h) => raws[h];
 
@@ -140,6 +154,9 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
         assert.equal(r.json.to, Math.min(to, order.length));
         assert.deepEqual(r.json.items.map((t) => t.txid), order.slice(from, to));
         for (const t of r.json.items) assert.deepEqual(t, expectedTx(t.txid), t.txid);
+        // addrindex's own route: the same window of the same transactions
+        const mine = await own(`/insight-api/addrs/${addrs.join(',')}/txs?from=${from}&to=${to}`);
+        assert.deepEqual(mine.json, { ...r.json, items: r.json.items.map(asOwnRoute) });
       }
     });
   });
@@ -147,9 +164,10 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
   describe('transactions and blocks', () => {
     it('/tx/:txid for every transaction but the genesis coinbase: values, fees, prevouts, spenders as bitcore-lib decodes them', async () => {
       for (const txid of ref.txids.slice(1)) {
-        const r = await insight(`/tx/${txid}`);
+        const [r, mine] = await Promise.all([insight(`/tx/${txid}`), own(`/insight-api/tx/${txid}`)]);
         assert.equal(r.status, 200, txid);
         assert.deepEqual(r.json, expectedTx(txid), txid);
+        assert.deepEqual(mine.json, asOwnRoute(r.json), `addrindex's /insight-api/tx/${txid}`);
       }
       const hal = await insight(`/tx/${TX170}`);
       assert.equal(hal.json.vout[0].scriptPubKey.addresses[0], HAL);
@@ -165,6 +183,7 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
         const r = await insight(`/rawtx/${txid}`);
         assert.equal(r.status, 200);
         assert.equal(r.json.rawtx, ref.blocks[loc.height].transactions[loc.position].toString());
+        assert.deepEqual((await own(`/insight-api/rawtx/${txid}`)).json, r.json);
       }
     });
 
@@ -184,6 +203,10 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
         assert.deepEqual(r.json, want, `height ${h}`);
         const rawBlock = await insight(`/rawblock/${hash}`);
         assert.equal(rawBlock.json.rawblock, mainnetRaw(h).toString('hex'));
+        // addrindex's own routes answer as insight-api does
+        assert.deepEqual((await own(`/insight-api/block/${hash}`)).json, r.json, `height ${h}`);
+        assert.deepEqual((await own(`/insight-api/block-index/${h}`)).json, idx.json);
+        assert.deepEqual((await own(`/insight-api/rawblock/${hash}`)).json, rawBlock.json);
       }
     });
 
@@ -192,12 +215,15 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
       const byBlock = await insight(`/txs?block=${ref.blockHashes[h]}`);
       assert.equal(byBlock.status, 200);
       assert.deepEqual(byBlock.json.txs, ref.blocks[h].transactions.map((t) => expectedTx(t.hash)));
+      assert.deepEqual((await own(`/insight-api/txs?block=${ref.blockHashes[h]}`)).json, { ...byBlock.json, txs: byBlock.json.txs.map(asOwnRoute) });
       const history = ref.at(SATOSHI).history.map((e) => e.txid).reverse();
       for (const pageNum of [0, 1]) {
         const r = await insight(`/txs?address=${SATOSHI}&pageNum=${pageNum}`);
         assert.equal(r.json.pagesTotal, Math.ceil(history.length / 10));
         assert.deepEqual(r.json.txs.map((t) => t.txid), history.slice(pageNum * 10, pageNum * 10 + 10));
         for (const t of r.json.txs) assert.deepEqual(t, expectedTx(t.txid));
+        const mine = await own(`/insight-api/txs?address=${SATOSHI}&pageNum=${pageNum}`);
+        assert.deepEqual(mine.json, { ...r.json, txs: r.json.txs.map(asOwnRoute) });
       }
       // 2009-01-09 (UTC): the first blocks after genesis
       const gte = Date.UTC(2009, 0, 9) / 1000;

@@ -286,6 +286,43 @@ describe('BlocksDirSource locators and BlockReader', () => {
       assert.ok(moved.tx.raw.equals(other.raw));
     });
 
+    it('a cached block answers by position, checked by txid; a wrong position falls back to the search', async () => {
+      const r = open({ dir });
+      await r.read(blocks[1].hash, locs[1]);
+      const hits = r.stats.hits;
+      for (const [i, t] of blocks[1].txs.entries()) {
+        const got = await r.readTx(t.hash, blocks[1].hash, locs[1], { offset: t.offset, length: t.size, position: i });
+        assert.equal(got.tx.hash, t.hash);
+        assert.ok(got.tx.raw.equals(t.raw));
+      }
+      assert.equal(r.stats.hits - hits, blocks[1].txs.length);
+      const t = blocks[1].txs[9];
+      const wrong = await r.readTx(t.hash, blocks[1].hash, locs[1], { offset: t.offset, length: t.size, position: 8 });
+      assert.ok(wrong.tx.raw.equals(t.raw));
+      assert.equal(r.stats.txReads + r.stats.fileReads, 1); // the first read of the block only
+    });
+
+    it('a header checked at a place is not read again for a while; a rewritten place is found out by the txid and forgotten', async () => {
+      const r = open({ dir });
+      for (const t of blocks[1].txs.slice(0, 20)) await r.readTx(t.hash, blocks[1].hash, locs[1], { offset: t.offset, length: t.size });
+      assert.equal(r.stats.headerReads, 1);
+      assert.equal(r.stats.txReads, 20);
+      // the file rewritten under the reader: block 1's place now holds block 2's bytes
+      const file = path.join(dir, blkName(0));
+      const buf = fs.readFileSync(file);
+      raws[2].copy(buf, locs[1].offset, 0, Math.min(raws[2].length, locs[1].length));
+      fs.writeFileSync(file, buf);
+      const t = blocks[1].txs[30];
+      const err = await rejectsWith(r.readTx(t.hash, blocks[1].hash, locs[1], { offset: t.offset, length: t.size }), SourceError, 'ERR_BLOCK_UNAVAILABLE');
+      assert.equal(err.details.reasons[0].code, 'ERR_BLOCK_MISMATCH');
+      assert.equal(r.headers.size, 0);
+      // with no memory at all, every read checks the header
+      const strict = open({ dir, headerTtlMs: 0 });
+      const t0 = blocks[0].txs[3];
+      for (let i = 0; i < 3; i++) await strict.readTx(t0.hash, blocks[0].hash, locs[0], { offset: t0.offset, length: t0.size });
+      assert.equal(strict.stats.headerReads, 3);
+    });
+
     it('a transaction the checked block does not hold is an error, not another transaction', async () => {
       const r = open({ dir });
       const t = blocks[0].txs[7];

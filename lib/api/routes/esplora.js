@@ -3,21 +3,48 @@
 const { ApiError, badRequest, notFound } = require('../errors');
 const validate = require('../validate');
 const format = require('../format');
-const { json, text } = require('../reply');
+const view = require('../esplora-format');
+const { json, text, binary, rawJson } = require('../reply');
+const { moved } = require('../txdata');
+const { txKey } = require('../json-cache');
 
 const { LIMITS } = validate;
 const HEX64 = /^[0-9a-fA-F]{64}$/;
+const DECIMAL = /^[0-9]+$/;
 
 /**
- * Esplora's address routes under /api/, shaped as blockstream.info and mempool.space answer
- * them, so Esplora clients (@mempool/mempool.js, BDK, wallets) work unchanged. Script hashes
- * here are Esplora's: sha256 of the script in natural byte order (not Electrum's reversed
- * form the native API uses). Routes that need transaction bodies answer 501.
+ * Esplora's routes under /api/, shaped as mempool/electrs (blockstream.info, mempool.space)
+ * answers them, so Esplora clients (@mempool/mempool.js, BDK, wallets) work unchanged.
+ * Script hashes here are Esplora's: sha256 of the script in natural byte order (not
+ * Electrum's reversed form the native API uses). Transactions and blocks are read from the
+ * blocks dir through app.txdata (lib/api/txdata.js); the JSON is esplora-format.js's.
+ *
+ * What only a node or its mempool knows is answered as a confirmed-only server answers it:
+ * an unconfirmed txid is unknown (404), address mempool lists are empty. The node issue's
+ * mempool follower plugs in through ApiApp's `mempool` hook (unconfirmed spenders use it today).
  * @param {import('../router').Router} router
  * @param {import('../server').ApiApp} app
  */
 function register(router, app) {
   const store = app.store;
+  const data = app.txdata;
+  const txJson = (f) => view.esploraTx(f.tx, { prevouts: f.prevouts, block: f.block, network: app.network });
+  /** A confirmed transaction's JSON, from the cache or made and kept (it never changes: json-cache.js). */
+  const txString = (f) => {
+    const s = JSON.stringify(txJson(f));
+    app.txJson.set(txKey(f.loc), s);
+    return s;
+  };
+  /** The JSON of transactions at these locations, reading only those not cached. */
+  const txStrings = async (locs) => {
+    const out = locs.map((loc) => app.txJson.get(txKey(loc)));
+    const missing = [];
+    out.forEach((s, i) => { if (s === undefined) missing.push(i); });
+    const fulls = await Promise.all(missing.map((i) => data.at(locs[i], { prevouts: true })));
+    fulls.forEach((f, j) => { out[missing[j]] = txString(f); });
+    return out;
+  };
+  const list = (strings) => rawJson(Buffer.from(`[${strings.join(',')}]`));
 
   const families = [
     { kind: 'address', param: 'address', scripthash: (s) => validate.address(s, app.network).scripthash },
@@ -49,13 +76,26 @@ function register(router, app) {
       return json(value);
     });
 
-    router.add('GET', `${base}/txs/chain`, async (ctx) => json(await chainPage(app, target(ctx), null)));
+    // The mempool's transactions come first here once a follower keeps them (the node issue);
+    // until then this is the newest page of the confirmed history. `after_txid` is
+    // mempool.space's: the page after that transaction, 422 when the history lacks it.
+    router.add('GET', `${base}/txs`, async (ctx) => {
+      const sh = target(ctx);
+      const after = ctx.query.get('after_txid');
+      const last = after && HEX64.test(after) ? validate.txid(after) : null;
+      const page = await chainPage(app, sh, last, txStrings);
+      if (page === null) throw new ApiError(422, 'ERR_AFTER_TXID_NOT_FOUND', `after_txid ${after} is not in this ${fam.kind}'s history`);
+      return list(page);
+    });
+
+    router.add('GET', `${base}/txs/chain`, async (ctx) => list(await chainPage(app, target(ctx), null, txStrings)));
 
     router.add('GET', `${base}/txs/chain/:last_seen_txid`, async (ctx) => {
       const sh = target(ctx);
-      // electrs ignores a last_seen_txid it cannot parse and answers the first page
+      // electrs ignores a last_seen_txid it cannot parse and answers the first page, and
+      // answers an empty page for one that is not in this history
       const last = HEX64.test(ctx.params.last_seen_txid) ? validate.txid(ctx.params.last_seen_txid) : null;
-      return json(await chainPage(app, sh, last));
+      return list((await chainPage(app, sh, last, txStrings)) || []);
     });
 
     // No mempool in the index: nothing unconfirmed to list (mempool_stats are zero too).
@@ -63,14 +103,29 @@ function register(router, app) {
       target(ctx);
       return json([]);
     });
-
-    router.add('GET', `${base}/txs`, async (ctx) => {
-      target(ctx);
-      throw notImplemented(`GET /api/${fam.kind}/:${fam.param}/txs answers full transactions (inputs, outputs, fees) and the ` +
-        `mempool, which addrindex does not store: GET /api/${fam.kind}/:${fam.param}/txs/chain lists the confirmed ` +
-        'transactions newest first with their txid and status');
-    });
   }
+
+  // ---- transactions ----
+
+  /** A confirmed transaction or 404 (unconfirmed ones: the node issue). */
+  const confirmedTx = async (ctx, opts) => {
+    const txid = validate.txid(ctx.params.txid);
+    const { tip, value } = await app.consistent((t) => data.tx(txid, { ...opts, tip: t }));
+    if (!value) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index`);
+    return { tip, value };
+  };
+
+  router.add('GET', '/api/tx/:txid', async (ctx) => {
+    const txid = validate.txid(ctx.params.txid);
+    const { value } = await app.consistent(async () => {
+      const loc = await store.getTx(txid);
+      return loc ? (await txStrings([loc]))[0] : null;
+    });
+    if (value === null) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index`);
+    return rawJson(Buffer.from(value));
+  });
+  router.add('GET', '/api/tx/:txid/hex', async (ctx) => text((await confirmedTx(ctx, {})).value.tx.raw.toString('hex')));
+  router.add('GET', '/api/tx/:txid/raw', async (ctx) => binary(Buffer.from((await confirmedTx(ctx, {})).value.tx.raw)));
 
   router.add('GET', '/api/tx/:txid/status', async (ctx) => {
     const txid = validate.txid(ctx.params.txid);
@@ -83,14 +138,114 @@ function register(router, app) {
     return json(value ? format.esploraStatus(value) : { confirmed: false });
   });
 
-  for (const suffix of ['', '/hex', '/raw']) {
-    router.add('GET', `/api/tx/:txid${suffix}`, async (ctx) => {
-      validate.txid(ctx.params.txid);
-      throw notImplemented(`GET /api/tx/:txid${suffix} answers the transaction itself, which addrindex does not store: ` +
-        'GET /api/tx/:txid/status and GET /api/v1/tx/:txid tell where it is confirmed');
+  router.add('GET', '/api/tx/:txid/merkle-proof', async (ctx) => {
+    const txid = validate.txid(ctx.params.txid);
+    const { value } = await app.consistent(async () => {
+      const loc = await store.getTx(txid);
+      if (!loc) return null;
+      const row = await store.getBlock(loc.height);
+      if (!row || row.hash !== loc.blockHash) throw moved(`block ${loc.blockHash} is no longer at height ${loc.height}`);
+      return { loc, txids: await store.getTxids(row.firstTxNum, row.txCount) };
     });
-  }
+    if (!value) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index (or is unconfirmed)`);
+    const txids = [];
+    for (let p = 0; p < value.txids.length; p += 32) txids.push(value.txids.subarray(p, p + 32));
+    return json(view.esploraMerkleProof(txids, value.loc.position, value.loc.height));
+  });
 
+  router.add('GET', '/api/tx/:txid/outspend/:vout', async (ctx) => {
+    const txid = validate.txid(ctx.params.txid);
+    const vout = validate.integer(ctx.params.vout, 'vout', { max: 0xffffffff });
+    const { value } = await app.consistent((tip) => data.spend(txid, vout, tip));
+    return json(view.esploraOutspend(value));
+  });
+
+  router.add('GET', '/api/tx/:txid/outspends', async (ctx) => {
+    const { value } = await confirmedTx(ctx, { spends: true });
+    return json(value.spends.map(view.esploraOutspend));
+  });
+
+  // ---- blocks ----
+
+  const blockOr404 = async (ctx, read) => {
+    const hash = validate.blockHash(ctx.params.blockhash);
+    const { value } = await app.consistent(async (tip) => {
+      const row = await store.getBlockByHash(hash);
+      return row ? read(row, tip) : null;
+    });
+    if (value === null) throw notFound('ERR_BLOCK_NOT_FOUND', `block ${hash} is not in the index (the best chain it holds)`);
+    return value;
+  };
+  const blockJson = async (row) => view.esploraBlock(view.storedBlockFacts(row), { height: row.height, mediantime: await data.medianTime(row.height) });
+
+  router.add('GET', '/api/block/:blockhash', async (ctx) => json(await blockOr404(ctx, blockJson)));
+  router.add('GET', '/api/block/:blockhash/header', async (ctx) => text((await blockOr404(ctx, async (row) => row.header)).toString('hex')));
+  router.add('GET', '/api/block/:blockhash/raw', async (ctx) => binary(Buffer.from(await blockOr404(ctx, (row) => data.rawBlock(row)))));
+
+  router.add('GET', '/api/block/:blockhash/status', async (ctx) => {
+    const hash = validate.blockHash(ctx.params.blockhash);
+    const { value } = await app.consistent(async () => {
+      const row = await store.getBlockByHash(hash);
+      return row ? { height: row.height, nextHash: await store.getBlockHash(row.height + 1) } : null;
+    });
+    // electrs answers a block it does not hold as one off the best chain, not 404
+    return json(view.esploraBlockStatus(value));
+  });
+
+  router.add('GET', '/api/block/:blockhash/txids', async (ctx) => {
+    const txids = await blockOr404(ctx, (row) => store.getTxids(row.firstTxNum, row.txCount));
+    const out = [];
+    for (let p = 0; p < txids.length; p += 32) out.push(format.hex32(txids.subarray(p, p + 32)));
+    return json(out);
+  });
+
+  router.add('GET', '/api/block/:blockhash/txid/:index', async (ctx) => {
+    const index = validate.integer(ctx.params.index, 'index');
+    const txid = await blockOr404(ctx, async (row) => (index < row.txCount ? store.getTxids(row.firstTxNum + index, 1) : false));
+    if (txid === false) throw notFound('ERR_TX_INDEX_RANGE', `the block holds fewer than ${index + 1} transactions`);
+    return text(format.hex32(txid));
+  });
+
+  const blockTxs = async (ctx, startParam) => {
+    // as electrs (a u32): a start it cannot parse is 0 (so is "undefined", which
+    // @mempool/mempool.js sends without one); past the end 404; not a page boundary 400
+    const n = startParam !== undefined && DECIMAL.test(startParam) ? Number(startParam) : 0;
+    const start = n <= 0xffffffff ? n : 0;
+    const page = await blockOr404(ctx, async (row) => {
+      if (start >= row.txCount) return false;
+      if (start % LIMITS.esploraPage !== 0) return true;
+      const count = Math.min(LIMITS.esploraPage, row.txCount - start);
+      const txids = await store.getTxids(row.firstTxNum + start, count);
+      const keys = [];
+      for (let i = 0; i < count; i++) keys.push(txKey({ blockHash: row.hash, txid: txids.subarray(32 * i, 32 * i + 32) }));
+      const cached = keys.map((k) => app.txJson.get(k));
+      if (cached.every((x) => x !== undefined)) return cached;
+      // one read of the whole block for the page
+      return (await data.blockTxs(row, start, count, { prevouts: true })).map((f, i) => cached[i] || txString(f));
+    });
+    if (page === false) throw notFound('ERR_TX_INDEX_RANGE', `start index ${start} is past the block's last transaction`);
+    if (page === true) throw badRequest('ERR_BAD_PARAM', `start index must be a multiple of ${LIMITS.esploraPage}, got ${start}`);
+    return list(page);
+  };
+  router.add('GET', '/api/block/:blockhash/txs', (ctx) => blockTxs(ctx, undefined));
+  router.add('GET', '/api/block/:blockhash/txs/:start_index', (ctx) => blockTxs(ctx, ctx.params.start_index));
+
+  const blocks = async (startParam) => {
+    // as electrs: a start height it cannot parse means the tip; one above the tip is 404
+    const given = startParam !== undefined && DECIMAL.test(startParam) ? Number(startParam) : null;
+    const { value } = await app.consistent(async (tip) => {
+      if (!tip || (given !== null && given > tip.height)) return null;
+      const from = given === null ? tip.height : given;
+      const rows = [];
+      for (let h = from; h >= 0 && rows.length < LIMITS.esploraBlocks; h--) rows.push(await store.getBlock(h));
+      if (rows.some((r) => !r)) throw moved(`the index no longer holds every block below ${from}`);
+      return Promise.all(rows.map(blockJson));
+    });
+    if (!value) throw notFound('ERR_BLOCK_NOT_FOUND', given === null ? 'the index holds no blocks yet' : `the index holds no block at height ${given}`);
+    return json(value);
+  };
+  router.add('GET', '/api/blocks', () => blocks(undefined));
+  router.add('GET', '/api/blocks/:start_height', (ctx) => blocks(ctx.params.start_height));
   router.add('GET', '/api/blocks/tip/height', async () => text((await tipOrFail(store)).height));
   router.add('GET', '/api/blocks/tip/hash', async () => text((await tipOrFail(store)).hash));
 
@@ -103,20 +258,22 @@ function register(router, app) {
 }
 
 /**
- * One page of confirmed history, newest first, 25 per page; with `lastSeen`, the page after
- * that transaction. Like electrs, a lastSeen that is not in this history gives an empty page.
+ * One page of confirmed history as whole transactions, newest first, 25 per page; with
+ * `lastSeen`, the page after that transaction.
  * @param {import('../server').ApiApp} app
  * @param {Buffer} scripthash
  * @param {Buffer|null} lastSeen txid, internal order
+ * @param {(locs: import('../../stores/abstract').TxLocation[]) => Promise<string[]>} toJson
+ * @returns {Promise<string[]|null>} each transaction's JSON; null: lastSeen is not in this history
  */
-async function chainPage(app, scripthash, lastSeen) {
+async function chainPage(app, scripthash, lastSeen, toJson) {
   const store = app.store;
   const { value } = await app.consistent(async () => {
     const entries = lastSeen
       ? await entriesAfter(store, scripthash, lastSeen)
       : (await store.getHistory(scripthash, { order: 'desc', limit: LIMITS.esploraPage })).entries;
-    const blocks = await app.blocks(entries.map((e) => e.height));
-    return entries.map((e) => format.esploraTx(e, blocks.get(e.height)));
+    if (entries === null) return null;
+    return toJson(await app.txdata.locate(entries.map((e) => e.txid)));
   });
   return value;
 }
@@ -125,10 +282,12 @@ async function chainPage(app, scripthash, lastSeen) {
  * The up to 25 entries older than `lastSeen` in a newest-first history. Positions by the
  * transaction's height (the store's height bound), then steps over the entries of that
  * height that are newer than it.
+ * @returns {Promise<import('../../stores/abstract').HistoryEntry[]|null>} null when lastSeen
+ *   is not in the history
  */
 async function entriesAfter(store, scripthash, lastSeen) {
   const loc = await store.getTx(lastSeen);
-  if (!loc) return [];
+  if (!loc) return null;
   const out = [];
   let found = false;
   let cursor;
@@ -142,10 +301,10 @@ async function entriesAfter(store, scripthash, lastSeen) {
       } else if (e.txNum === loc.txNum) {
         found = true;
       } else if (e.txNum < loc.txNum) {
-        return []; // went past where it would be: the tx is not in this history
+        return null; // went past where it would be: the tx is not in this history
       }
     }
-    if (!page.next || page.entries.length === 0) return found ? out : [];
+    if (!page.next || page.entries.length === 0) return found ? out : null;
     cursor = page.next;
   }
 }
@@ -154,10 +313,6 @@ async function tipOrFail(store) {
   const tip = await store.getTip();
   if (!tip) throw notFound('ERR_INDEX_EMPTY', 'the index holds no blocks yet');
   return tip;
-}
-
-function notImplemented(message) {
-  return new ApiError(501, 'ERR_NOT_IMPLEMENTED', message);
 }
 
 module.exports = { register };

@@ -1,9 +1,11 @@
 'use strict';
 
 const { toDisplayHex } = require('../../chain/hash');
-const { ApiError, badRequest } = require('../errors');
+const { badRequest, notFound } = require('../errors');
 const validate = require('../validate');
 const format = require('../format');
+const view = require('../insight-format');
+const { storedBlockFacts } = require('../esplora-format');
 const { json } = require('../reply');
 
 const { LIMITS } = validate;
@@ -11,12 +13,14 @@ const { LIMITS } = validate;
 /**
  * bitpay insight-api's address routes under /insight-api, with insight's field names
  * (misspelled `txApperances` included) and its habit of plain satoshi numbers on the
- * balance sub-routes. Routes that need transaction bodies answer 501.
+ * balance sub-routes. Transactions and blocks come from app.txdata (lib/api/txdata.js) in
+ * insight-format.js's shapes: insight-api 0.4.3 over bitcore-node 3.1 and its patched node.
  * @param {import('../router').Router} router
  * @param {import('../server').ApiApp} app
  */
 function register(router, app) {
   const store = app.store;
+  const data = app.txdata;
   /** address → {scripthash, address (canonical), script hex} */
   const parse = (s) => {
     const t = validate.address(s, app.network);
@@ -62,21 +66,122 @@ function register(router, app) {
     return json(await utxos(app, addrList(list, parse)));
   }, { body: true });
 
-  const bodies = 'full transactions, which addrindex does not store: /insight-api/addr/:addr lists the txids ' +
-    'and /api/v1/addresses/history gives several addresses\' merged history';
-  router.add('GET', '/insight-api/addrs/:addrs/txs', async (ctx) => {
-    addrList(ctx.params.addrs, parse);
-    throw notImplemented(`this route answers ${bodies}`);
+  // ---- transactions ----
+
+  const txJson = (f, tip, options) => view.insightTx(f.tx, {
+    prevouts: f.prevouts, spends: f.spends, block: f.block, tipHeight: tip ? tip.height : -1, network: app.network, options,
   });
-  router.add('POST', '/insight-api/addrs/txs', async () => { throw notImplemented(`this route answers ${bodies}`); });
-  router.add('GET', '/insight-api/txs', async () => { throw notImplemented(`this route answers ${bodies}`); });
-  for (const route of ['/insight-api/tx/:txid', '/insight-api/rawtx/:txid']) {
-    router.add('GET', route, async (ctx) => {
-      validate.txid(ctx.params.txid);
-      throw notImplemented('this route answers the transaction itself, which addrindex does not store: ' +
-        'GET /api/v1/tx/:txid tells where it is confirmed');
+  const full = { prevouts: true, spends: true };
+
+  router.add('GET', '/insight-api/tx/:txid', async (ctx) => {
+    const txid = validate.txid(ctx.params.txid);
+    const { tip, value } = await app.consistent((t) => data.tx(txid, { ...full, tip: t }));
+    if (!value) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index`);
+    return json(txJson(value, tip));
+  });
+
+  router.add('GET', '/insight-api/rawtx/:txid', async (ctx) => {
+    const txid = validate.txid(ctx.params.txid);
+    const { value } = await app.consistent(() => data.tx(txid));
+    if (!value) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index`);
+    return json({ rawtx: value.tx.raw.toString('hex') });
+  });
+
+  // insight's list of full transactions, 10 a page: a block's, or an address's newest first
+  router.add('GET', '/insight-api/txs', async (ctx) => {
+    const page = validate.integer(ctx.query.get('pageNum'), 'pageNum', { max: LIMITS.insightDepth / LIMITS.insightTxsPage, def: 0 });
+    const start = page * LIMITS.insightTxsPage;
+    const blockParam = ctx.query.get('block');
+    const addrParam = ctx.query.get('address');
+    if (blockParam) {
+      const hash = validate.blockHash(blockParam);
+      const { tip, value } = await app.consistent(async (t) => {
+        const row = await store.getBlockByHash(hash);
+        if (!row) return null;
+        const txs = start < row.txCount ? await data.blockTxs(row, start, LIMITS.insightTxsPage, { ...full, tip: t }) : [];
+        return { pagesTotal: Math.ceil(row.txCount / LIMITS.insightTxsPage), txs };
+      });
+      if (!value) throw notFound('ERR_BLOCK_NOT_FOUND', `block ${hash} is not in the index (the best chain it holds)`);
+      return json({ pagesTotal: value.pagesTotal, txs: value.txs.map((f) => txJson(f, tip)) });
+    }
+    if (addrParam) {
+      const t = parse(addrParam);
+      const { tip, value } = await app.consistent(async (at) => {
+        const summary = await store.getSummary(t.scripthash);
+        const total = summary ? summary.txCount : 0;
+        const entries = start < total ? (await newestEntries(store, t.scripthash, { from: start, to: start + LIMITS.insightTxsPage })) : [];
+        return { pagesTotal: Math.ceil(total / LIMITS.insightTxsPage), txs: await data.txs(entries.map((e) => e.txid), { ...full, tip: at }) };
+      });
+      return json({ pagesTotal: value.pagesTotal, txs: value.txs.map((f) => txJson(f, tip)) });
+    }
+    throw badRequest('ERR_BAD_PARAM', 'GET /insight-api/txs needs ?block=HASH or ?address=ADDRESS (and pageNum)');
+  });
+
+  /** /addrs/txs: from/to (query or body) over the merged history, insight's flags from the query. */
+  const multiTxs = async (ctx, list) => {
+    const targets = addrList(list, parse);
+    const body = ctx.body && typeof ctx.body === 'object' ? ctx.body : {};
+    const pick = (n) => (ctx.query.get(n) !== null ? ctx.query.get(n) : body[n]);
+    const from = validate.integer(pick('from'), 'from', { max: LIMITS.insightDepth, def: 0 });
+    const to = validate.integer(pick('to'), 'to', { max: LIMITS.insightDepth + LIMITS.insightTxsMax, def: from + LIMITS.insightTxsPage });
+    if (to <= from || to - from > LIMITS.insightTxsMax) {
+      throw badRequest('ERR_BAD_PARAM', `from and to must satisfy from < to <= from + ${LIMITS.insightTxsMax}`);
+    }
+    const flag = (n) => Boolean(parseInt(ctx.query.get(n) || body[n], 10));
+    const options = { noAsm: flag('noAsm'), noScriptSig: flag('noScriptSig'), noSpent: flag('noSpent') };
+    const { tip, value } = await app.consistent(async (at) => {
+      const { total, entries } = await mergedWindow(store, targets.map((x) => x.scripthash), { from, to });
+      return { total, txs: await data.txs(entries.map((e) => e.txid), { prevouts: true, spends: !options.noSpent, tip: at }) };
     });
-  }
+    return json({ totalItems: value.total, from, to: Math.min(to, value.total), items: value.txs.map((f) => txJson(f, tip, options)) });
+  };
+  router.add('GET', '/insight-api/addrs/:addrs/txs', (ctx) => multiTxs(ctx, ctx.params.addrs));
+  router.add('POST', '/insight-api/addrs/txs', async (ctx) => {
+    const body = ctx.body;
+    const list = body && typeof body === 'object' ? body.addrs : undefined;
+    if (typeof list !== 'string' && !Array.isArray(list)) {
+      throw badRequest('ERR_BAD_BODY', 'the body needs "addrs": a comma-separated string or an array of addresses');
+    }
+    return multiTxs(ctx, list);
+  }, { body: true });
+
+  // ---- blocks ----
+
+  const blockOr404 = async (hashParam, read) => {
+    const hash = validate.blockHash(hashParam);
+    const r = await app.consistent(async (tip) => {
+      const row = await store.getBlockByHash(hash);
+      return row ? read(row, tip) : null;
+    });
+    if (r.value === null) throw notFound('ERR_BLOCK_NOT_FOUND', `block ${hash} is not in the index (the best chain it holds)`);
+    return r;
+  };
+
+  router.add('GET', '/insight-api/block/:blockhash', async (ctx) => {
+    const { tip, value } = await blockOr404(ctx.params.blockhash, async (row) => {
+      const [txids, chainwork, nextHash] = await Promise.all([
+        store.getTxids(row.firstTxNum, row.txCount), app.chainwork.at(row.height), store.getBlockHash(row.height + 1),
+      ]);
+      return { row, txids, chainwork, nextHash };
+    });
+    const txids = [];
+    for (let p = 0; p < value.txids.length; p += 32) txids.push(toDisplayHex(value.txids.subarray(p, p + 32)));
+    return json(view.insightBlock(storedBlockFacts(value.row), {
+      txids, height: value.row.height, tipHeight: tip.height, chainwork: value.chainwork, nextHash: value.nextHash,
+    }));
+  });
+
+  router.add('GET', '/insight-api/rawblock/:blockhash', async (ctx) => {
+    const { value } = await blockOr404(ctx.params.blockhash, (row) => data.rawBlock(row));
+    return json({ rawblock: value.toString('hex') });
+  });
+
+  router.add('GET', '/insight-api/block-index/:height', async (ctx) => {
+    const height = validate.integer(ctx.params.height, 'height', { max: 0xffffffff });
+    const hash = await store.getBlockHash(height);
+    if (!hash) throw notFound('ERR_BLOCK_NOT_FOUND', `the index holds no block at height ${height}`);
+    return json({ blockHash: hash });
+  });
 }
 
 /**
@@ -95,7 +200,12 @@ function txRange(query) {
 }
 
 /** The txids at positions [from, to) of the history, newest first. */
-async function newestTxids(store, scripthash, { from, to }) {
+async function newestTxids(store, scripthash, range) {
+  return (await newestEntries(store, scripthash, range)).map((e) => toDisplayHex(e.txid));
+}
+
+/** The entries at positions [from, to) of one history, newest first. */
+async function newestEntries(store, scripthash, { from, to }) {
   const entries = [];
   let cursor;
   while (entries.length < to) {
@@ -104,7 +214,38 @@ async function newestTxids(store, scripthash, { from, to }) {
     if (!page.next || page.entries.length === 0) break;
     cursor = page.next;
   }
-  return entries.slice(from, to).map((e) => toDisplayHex(e.txid));
+  return entries.slice(from, to);
+}
+
+/**
+ * Positions [from, to) of several addresses' merged history in bitcore-node's order, and its
+ * length. One address: newest first in chain order, as the patched node's address index kept
+ * it. Several: the node merged them into a set ordered by (height, txid as hex) and
+ * bitcore-node reversed it, so ties within a block go by txid, descending. The whole merged
+ * history is read for its length (bitcore-node read every txid too), up to insightDepth.
+ * @returns {Promise<{total: number, entries: import('../../stores/abstract').HistoryEntry[]}>}
+ */
+async function mergedWindow(store, scripthashes, { from, to }) {
+  if (scripthashes.length === 1) {
+    const summary = await store.getSummary(scripthashes[0]);
+    const total = summary ? summary.txCount : 0;
+    return { total, entries: from < total ? await newestEntries(store, scripthashes[0], { from, to }) : [] };
+  }
+  const all = [];
+  let cursor;
+  do {
+    const page = await store.getHistories(scripthashes, { order: 'desc', limit: LIMITS.multiPageMax, cursor });
+    for (const e of page.entries) all.push(e);
+    if (all.length > LIMITS.insightDepth) {
+      throw badRequest('ERR_HISTORY_TOO_LONG',
+        `these addresses have more than ${LIMITS.insightDepth} transactions together, more than this route reads; ` +
+        'page through them with POST /api/v1/addresses/history');
+    }
+    cursor = page.next;
+  } while (cursor);
+  const keyed = all.map((e) => ({ e, txid: toDisplayHex(e.txid) }));
+  keyed.sort((a, b) => b.e.height - a.e.height || (a.txid < b.txid ? 1 : a.txid > b.txid ? -1 : 0));
+  return { total: keyed.length, entries: keyed.slice(from, to).map((k) => k.e) };
 }
 
 /**
@@ -154,10 +295,6 @@ async function utxos(app, targets) {
   });
   const height = tip ? tip.height : -1;
   return value.map(({ t, u }) => format.insightUtxo(u, t.address, t.script, height));
-}
-
-function notImplemented(message) {
-  return new ApiError(501, 'ERR_NOT_IMPLEMENTED', message);
 }
 
 module.exports = { register };

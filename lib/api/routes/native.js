@@ -7,6 +7,9 @@ const { badRequest, notFound } = require('../errors');
 const validate = require('../validate');
 const format = require('../format');
 const { json, rawJson } = require('../reply');
+const { nativeFullTx } = require('../native-format');
+const view = require('../esplora-format');
+const { moved } = require('../txdata');
 const { lagOf } = require('../../ops/ready');
 
 const { LIMITS } = validate;
@@ -109,7 +112,9 @@ function register(router, app) {
 
   router.add('GET', '/api/v1/tx/:txid', async (ctx) => {
     const txid = validate.txid(ctx.params.txid);
-    const { tip, value } = await app.consistent(async () => {
+    const full = validate.integer(ctx.query.get('full'), 'full', { max: 1, def: 0 }) === 1;
+    const { tip, value } = await app.consistent(async (t) => {
+      if (full) return app.txdata.tx(txid, { prevouts: true, spends: true, tip: t });
       const loc = await store.getTx(txid);
       if (!loc) return null;
       const [block] = (await app.blocks([loc.height])).values();
@@ -119,8 +124,44 @@ function register(router, app) {
       throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index` +
         (tip ? ` (confirmed transactions of the best chain up to height ${tip.height})` : ' (the index is empty)'));
     }
-    return json({ ...format.nativeTx(value.loc, value.block, tip), tip: tipOf(tip) });
+    const body = full ? nativeFullTx(value, tip, app.network) : format.nativeTx(value.loc, value.block, tip);
+    return json({ ...body, tip: tipOf(tip) });
   });
+
+  // mempool.space's block routes, which sit under /api/v1 there: @mempool/mempool.js's
+  // getBlock and getBlocks ask for these (Esplora's block with `extras`)
+  const mempoolBlock = async (row) => view.mempoolBlock(view.storedBlockFacts(row), {
+    height: row.height, mediantime: await app.txdata.medianTime(row.height), header: row.header,
+    coinbase: await app.txdata.coinbase(row), network: app.network,
+  });
+
+  router.add('GET', '/api/v1/block/:blockhash', async (ctx) => {
+    const hash = validate.blockHash(ctx.params.blockhash);
+    const { value } = await app.consistent(async () => {
+      const row = await store.getBlockByHash(hash);
+      return row ? mempoolBlock(row) : null;
+    });
+    if (!value) throw notFound('ERR_BLOCK_NOT_FOUND', `block ${hash} is not in the index (the best chain it holds)`);
+    return json(value);
+  });
+
+  const blocks = async (startParam) => {
+    // as mempool.space (and electrs' /api/blocks): a start height it cannot parse means the
+    // tip (@mempool/mempool.js sends "undefined" without one); above the tip 404
+    const given = startParam !== undefined && /^[0-9]+$/.test(startParam) ? Number(startParam) : null;
+    const { value } = await app.consistent(async (tip) => {
+      if (!tip || (given !== null && given > tip.height)) return null;
+      const from = given === null ? tip.height : given;
+      const rows = [];
+      for (let h = from; h >= 0 && rows.length < LIMITS.esploraBlocks; h--) rows.push(await store.getBlock(h));
+      if (rows.some((r) => !r)) throw moved(`the index no longer holds every block below ${from}`);
+      return Promise.all(rows.map(mempoolBlock));
+    });
+    if (!value) throw notFound('ERR_BLOCK_NOT_FOUND', given === null ? 'the index holds no blocks yet' : `the index holds no block at height ${given}`);
+    return json(value);
+  };
+  router.add('GET', '/api/v1/blocks', () => blocks(undefined));
+  router.add('GET', '/api/v1/blocks/:start_height', (ctx) => blocks(ctx.params.start_height));
 }
 
 /**
