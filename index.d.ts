@@ -192,6 +192,8 @@ export interface StoreOptions {
   undoDepth?: number;
   /** open beside a writer in another process */
   readOnly?: boolean;
+  /** keep every block's bytes in the index (chosen at creation; undefined: what the index says) */
+  txstore?: boolean;
 }
 
 export abstract class AbstractStore {
@@ -199,6 +201,8 @@ export abstract class AbstractStore {
   readonly network: NetworkName;
   readonly undoDepth: number;
   readonly readOnly: boolean;
+  /** the index keeps its blocks' bytes (created with txstore: true); known once open */
+  readonly keepsTransactions: boolean;
   describe(): string;
   open(): Promise<void>;
   close(): Promise<void>;
@@ -210,6 +214,8 @@ export abstract class AbstractStore {
   getHeaders(from: number, count: number): Promise<Buffer>;
   /** 32 bytes per TxNum of [from, from + count), fewer past the tip */
   getTxids(from: number, count: number): Promise<Buffer>;
+  /** a block's bytes, when the index keeps them (txstore); else null */
+  getBlockBytes(height: number): Promise<Buffer | null>;
   getSpenders(txid: Buffer): Promise<Spender[] | null>;
   /** the script hashes a block touched, 32 bytes each; null below the undo kept */
   getTouched(height: number): Promise<Buffer | null>;
@@ -267,6 +273,7 @@ export interface OpenOptions {
   retryTimeoutMs?: number;
   undoDepth?: number;
   readOnly?: boolean;
+  txstore?: boolean;
 }
 
 /** Opens (creating when writable and empty) an index of a given network. */

@@ -15,7 +15,7 @@ const { watchIndex } = require('../ops/index-metrics');
 const { HttpMetrics } = require('../ops/http-metrics');
 const { createLogger } = require('../ops/log');
 const { BlockReader } = require('../sources/blockreader');
-const { TxData } = require('./txdata');
+const { TxData, indexBlockBytes } = require('./txdata');
 const { ChainWork } = require('./chainwork');
 const { JsonCache } = require('./json-cache');
 const native = require('./routes/native');
@@ -51,6 +51,8 @@ class ApiApp {
    * @param {{minBytes?: number, encodings?: string[]}} [opts.compression] see compress.js
    * @param {{limit: number, windowMs: number, trustProxy?: boolean}} [opts.rateLimit] per client; none by default
    * @param {string[]} [opts.cors] allowed origins ('*' for any); none by default
+   * @param {boolean} [opts.indexKeepsBlocks] the index keeps its blocks' bytes (synced with
+   *   --txstore): they are read from it first
    * @param {string|null} [opts.blocksDir] where transactions and blocks are read: the blocks dir
    *   the index was synced from (its locators point into it); null: nowhere but the node
    * @param {((hash: string) => Promise<Buffer|string>)|null} [opts.fetchFromNode] the node
@@ -81,6 +83,7 @@ class ApiApp {
     this.blocksDir = opts.blocksDir || null;
     this.reader = new BlockReader({
       dir: this.blocksDir, network: this.network, maxBytes: opts.blockCacheBytes, fetchFromNode: opts.fetchFromNode || null,
+      fromIndex: opts.indexKeepsBlocks ? indexBlockBytes(this.store) : null,
     });
     this.txdata = new TxData({ store: this.store, reader: this.reader, mempool: opts.mempool || null });
     this.chainwork = new ChainWork(this.store);

@@ -352,6 +352,19 @@ async function blocksDirOf(store, given) {
   return info && typeof info.blocksDir === 'string' ? { dir: info.blocksDir, from: 'index' } : { dir: null, from: null };
 }
 
+/**
+ * A BlockReader's `fromIndex` for an index synced with --txstore: the bytes it keeps of a block
+ * of its best chain, found by hash.
+ * @param {import('../stores/abstract').AbstractStore} store
+ * @returns {(hash: string) => Promise<Buffer|null>}
+ */
+function indexBlockBytes(store) {
+  return async (hash) => {
+    const row = await store.getBlockByHash(hash);
+    return row ? store.getBlockBytes(row.height) : null;
+  };
+}
+
 /** Block rows kept (a few hundred bytes each: the locator and the header the reads need). */
 const BLOCK_ROWS = 4096;
 
@@ -370,4 +383,4 @@ function moved(message) {
   return new StoreError('ERR_INDEX_MOVED', message);
 }
 
-module.exports = { TxData, blockInfo, blocksDirOf, moved };
+module.exports = { TxData, blockInfo, blocksDirOf, indexBlockBytes, moved };

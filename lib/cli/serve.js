@@ -226,10 +226,12 @@ async function serveWith(cfg, io, hooks, logs, logger) {
   let network;
   let tip;
   let bodies;
+  let keepsBlocks;
   try {
     network = getNetwork(store.network || cfg.network);
     tip = await store.getTip();
     bodies = await blocksDirOf(store, cfg.blocksDir);
+    keepsBlocks = store.keepsTransactions;
     keep = strategy === 'forward';
   } finally {
     if (!keep) await store.close();
@@ -239,7 +241,9 @@ async function serveWith(cfg, io, hooks, logs, logger) {
   const say = (msg) => io.stderr.write(`addrindex serve: ${msg}\n`);
   // Transactions and blocks are read where the sync read them (or where --blocks-dir says);
   // without a dir those routes answer 503 until a node can stand in (the node issue's --rpc-url).
-  if (!bodies.dir) {
+  if (keepsBlocks) {
+    // the index holds every block's bytes itself (sync --txstore): nothing outside it is needed
+  } else if (!bodies.dir) {
     say('the index records no blocks dir (synced from a node, or by an older release) and no --blocks-dir was given: ' +
       'transaction and block routes will answer 503');
   } else if (!require('node:fs').existsSync(bodies.dir)) {
@@ -272,6 +276,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       host: cfg.host, port: cfg.port, timeoutMs: cfg.timeoutMs, graceMs: cfg.graceMs,
       logJson: logs.json, logLevel: logs.level, nodeConfigured: Boolean(watcher), maxLag: cfg.maxLag,
       compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors, electrum: cfg.electrum, blocksDir: bodies.dir,
+      indexKeepsBlocks: keepsBlocks,
     },
   });
   const ops = new PrimaryOps(primary, metrics);
@@ -335,7 +340,9 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       const ports = [electrum.tcp && `tcp ${at(electrum.tcp)}`, electrum.tls && `tls ${at(electrum.tls)}`].filter(Boolean);
       (logs.json ? io.stderr : io.stdout).write(`addrindex serve: electrum ${ports.join(', ')} (transactions from ${cfg.electrum.blocksDir})\n`);
     }
-    if (bodies.dir) {
+    if (keepsBlocks) {
+      (logs.json ? io.stderr : io.stdout).write('addrindex serve: transactions and blocks read from the index (synced with --txstore)\n');
+    } else if (bodies.dir) {
       (logs.json ? io.stderr : io.stdout).write(`addrindex serve: transactions and blocks read from ${bodies.dir} ` +
         `(${bodies.from === 'index' ? 'the blocks dir sync recorded' : '--blocks-dir'})\n`);
     }

@@ -28,6 +28,9 @@ ${sourceUsage}  --datadir DIR        where the index lives (created when missing
   --follow             keep syncing new blocks until SIGINT/SIGTERM
   --poll-ms N          --follow: pause between rescans of the blocks dir or the node (default 1000)
   --undo-depth N       blocks of undo kept: the deepest reorg the index follows (default 100)
+  --txstore            keep every block's transactions in the index (compressed), for servers
+                       with neither the blocks dir nor an unpruned node; chosen when the index
+                       is created
   --batch-blocks N     blocks per commit, at most (default ${BATCH_DEFAULTS.maxBlocks})
   --batch-mb N         raw block megabytes per commit, at most (default ${BATCH_DEFAULTS.maxBytes / 1048576})
   --batch-ms N         milliseconds a batch may collect blocks before it commits (default ${BATCH_DEFAULTS.maxMs})
@@ -45,6 +48,7 @@ const options = {
   follow: { type: 'boolean', default: false },
   'poll-ms': { type: 'string' },
   'undo-depth': { type: 'string' },
+  txstore: { type: 'boolean' },
   'batch-blocks': { type: 'string' },
   'batch-mb': { type: 'string' },
   'batch-ms': { type: 'string' },
@@ -134,7 +138,7 @@ async function sync(positionals, values, io, logger) {
       if (controller.signal.aborted && err.code === 'ERR_ABORTED') return 0; // stopped while waiting for the node
       throw err;
     }
-    store = await openIndex({ ...location, network, undoDepth, readOnly: false });
+    store = await openIndex({ ...location, network, undoDepth, readOnly: false, txstore: values.txstore });
     // a server started later reads blocks and transactions from the same place; of a node,
     // only its URL as printed (the password stays out of the index)
     const info = {};

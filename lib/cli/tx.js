@@ -65,11 +65,11 @@ async function run(positionals, values, io) {
   if (!/^[0-9a-fA-F]{64}$/.test(given)) throw new UsageError('ERR_USAGE', `a txid is 64 hex digits, got "${given.slice(0, 80)}"`);
   const txid = Buffer.from(given, 'hex').reverse();
   const { BlockReader } = require('../sources/blockreader');
-  const { TxData, blocksDirOf } = require('../api/txdata');
+  const { TxData, blocksDirOf, indexBlockBytes } = require('../api/txdata');
   const { nativeFullTx } = require('../api/native-format');
   return withIndex(values, 'tx', async (store, network) => {
     const { dir } = await blocksDirOf(store, values['blocks-dir']);
-    const reader = new BlockReader({ dir, network });
+    const reader = new BlockReader({ dir, network, fromIndex: store.keepsTransactions ? indexBlockBytes(store) : null });
     try {
       const data = new TxData({ store, reader });
       for (let attempt = 1; ; attempt++) {

@@ -40,6 +40,7 @@ async function main() {
       store, network: config.network, storeKind: config.store, timeoutMs: config.timeoutMs, log, logger,
       metrics, scrape: ops.scrape, nodeConfigured: Boolean(config.nodeConfigured), maxLag: config.maxLag,
       compression: config.compression, rateLimit: config.rateLimit, cors: config.cors, blocksDir: config.blocksDir || null,
+      indexKeepsBlocks: Boolean(config.indexKeepsBlocks),
       // the node fallback for blocks (fetchFromNode) and the mempool view arrive with the node
       // issue's `serve --rpc-url` and mempool follower
     });

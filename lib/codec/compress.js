@@ -15,6 +15,8 @@ const { FLAG_LZ4 } = require('./format');
 const DEFAULT_THRESHOLDS = Object.freeze({
   undo: 256,
   outputs: Infinity,
+  // --txstore's block bodies: scripts, repeated keys and zero-padded fields compress
+  body: 256,
 });
 
 let thresholds = { ...DEFAULT_THRESHOLDS };

@@ -16,7 +16,7 @@ const { PAGE_ENTRIES, INLINE_UTXOS, MAX_TXNUM, sealedCount, utxosInline } = requ
  * version changes when its value bytes change; decoders read exactly this version.
  */
 const VERSION = Object.freeze({
-  meta: 1, source: 1, tip: 1, block: 2, blockHash: 1, locator: 1, txids: 2, tx: 2, outputs: 2, account: 1, page: 1, utxo: 1, undo: 1, touched: 1,
+  meta: 2, source: 1, tip: 1, block: 2, body: 1, blockHash: 1, locator: 1, txids: 2, tx: 2, outputs: 2, account: 1, page: 1, utxo: 1, undo: 1, touched: 1,
 });
 
 /** TxNums in one txids row. */
@@ -27,7 +27,7 @@ const TXIDS_PER_ROW = 64;
 
 /**
  * @param {import('./io').Writer} w
- * @param {{schemaVersion: number, network: string}} meta
+ * @param {{schemaVersion: number, network: string, txstore: boolean}} meta
  */
 function encodeMeta(w, meta) {
   w.begin();
@@ -36,18 +36,26 @@ function encodeMeta(w, meta) {
   const name = Buffer.from(meta.network, 'latin1');
   w.varint(name.length);
   w.bytes(name);
+  w.u8(meta.txstore ? 1 : 0);
   return w.end();
 }
 
-/** @param {Uint8Array} buf */
+/**
+ * Reads version 1 too (no flags: no --txstore), so that an index of an older schema still
+ * names its schema and gets ERR_SCHEMA rather than an unreadable meta record.
+ * @param {Uint8Array} buf
+ */
 function decodeMeta(buf) {
-  const r = openValue(buf, 'meta', VERSION.meta);
+  const v1 = buf.length > 0 && buf[0] === 1;
+  const r = v1 ? openValue(buf, 'meta', 1) : openValue(buf, 'meta', VERSION.meta);
   const schemaVersion = r.varint();
   const len = r.count(r.varint(), 1);
   const at = r.skip(len);
   const network = Buffer.from(buf.subarray(at, at + len)).toString('latin1');
+  const flags = v1 ? 0 : r.u8();
+  if (flags > 1) throw r.error('ERR_BAD_VALUE', `meta flags ${flags}`);
   r.done();
-  return { schemaVersion, network };
+  return { schemaVersion, network, txstore: flags === 1 };
 }
 
 /**
@@ -676,6 +684,34 @@ function decodeUndo(buf) {
 }
 
 // ---------------------------------------------------------------------------------------
+// body: a block's bytes after its header, kept by an index synced with --txstore
+
+/**
+ * @param {import('./io').Writer} w
+ * @param {Uint8Array} raw the whole block
+ */
+function encodeBody(w, raw) {
+  w.begin();
+  w.u8(VERSION.body);
+  w.bytes(raw, 80, raw.length);
+  return pack(w, w.end(), 'body');
+}
+
+/**
+ * @param {Uint8Array} buf
+ * @param {Uint8Array} header the block's 80 header bytes (from its block row)
+ * @returns {Buffer} the whole block
+ */
+function decodeBody(buf, header) {
+  const r = openValue(buf, 'body', VERSION.body, true);
+  if (r.left() < 1) throw r.error('ERR_TRUNCATED', 'a block body holds at least its transaction count');
+  const out = Buffer.allocUnsafe(80 + r.left());
+  out.set(header, 0);
+  out.set(r.buf.subarray(r.pos, r.pos + r.left()), 80);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
 // touched: the script hashes a block changed, for subscribers
 
 /**
@@ -710,5 +746,5 @@ module.exports = {
   encodeTxNums, decodeTxNums, writeOutputsHead, writeOutput, writeSpentHead, writeSpent, endOutputs, decodeOutputs,
   Account, sealedCount, utxosInline, encodeAccount, decodeAccount, accountSummary,
   encodePage, decodePage, encodeUtxo, decodeUtxo,
-  encodeUndo, decodeUndo, encodeTouched, decodeTouched,
+  encodeUndo, decodeUndo, encodeTouched, decodeTouched, encodeBody, decodeBody,
 };

@@ -15,9 +15,11 @@ const { writeU40, readU40 } = require('../codec/io');
 // constructor options
 
 /**
- * The options every store takes, checked: a known network (its name), a whole undo depth.
- * @param {{network?: string|object, undoDepth?: number, readOnly?: boolean}} opts
- * @returns {{network: string, undoDepth: number, readOnly: boolean}}
+ * The options every store takes, checked: a known network (its name), a whole undo depth,
+ * and whether the index keeps transactions (--txstore: decided when it is created; undefined
+ * takes what the index says).
+ * @param {{network?: string|object, undoDepth?: number, readOnly?: boolean, txstore?: boolean}} opts
+ * @returns {{network: string, undoDepth: number, readOnly: boolean, txstore: boolean|undefined}}
  */
 function storeOptions(opts) {
   if (!opts || typeof opts !== 'object') throw new UsageError('ERR_USAGE', 'a store takes an options object');
@@ -27,7 +29,10 @@ function storeOptions(opts) {
   if (!Number.isInteger(undoDepth) || undoDepth < 0) {
     throw new UsageError('ERR_BAD_UNDO_DEPTH', `undo depth must be a whole number of blocks, got ${opts.undoDepth}`);
   }
-  return { network, undoDepth, readOnly: Boolean(opts.readOnly) };
+  if (opts.txstore !== undefined && typeof opts.txstore !== 'boolean') {
+    throw new UsageError('ERR_USAGE', `txstore is true, false or left out, got ${opts.txstore}`);
+  }
+  return { network, undoDepth, readOnly: Boolean(opts.readOnly), txstore: opts.txstore };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -207,8 +212,8 @@ function decodeCursor(str, kind) {
 
 /**
  * A stored meta record against what this run expects.
- * @param {{schemaVersion: number, network: string}} found
- * @param {{schemaVersion: number, network: string}} expected
+ * @param {{schemaVersion: number, network: string, txstore?: boolean}} found
+ * @param {{schemaVersion: number, network: string, txstore?: boolean}} expected txstore undefined: either
  * @param {string} where the index, for messages ("LMDB datadir /x", "MongoDB database y at …")
  */
 function checkMeta(found, expected, where) {
@@ -220,6 +225,11 @@ function checkMeta(found, expected, where) {
   if (found.network !== expected.network) {
     throw new StoreError('ERR_WRONG_NETWORK', `${where} holds a ${found.network} index; this run asked for ${expected.network}`,
       { found: found.network, expected: expected.network });
+  }
+  if (expected.txstore !== undefined && Boolean(found.txstore) !== expected.txstore) {
+    throw new StoreError('ERR_TXSTORE', `${where} was created ${found.txstore ? 'with' : 'without'} --txstore; ` +
+      `this run asked ${expected.txstore ? 'for' : 'to do without'} it: it is chosen when an index is created ` +
+      '(sync into a new location to change it)', { found: Boolean(found.txstore), expected: expected.txstore });
   }
 }
 

@@ -1,6 +1,6 @@
 'use strict';
 
-const { SourceError, ParseError } = require('../errors');
+const { SourceError, ParseError, StoreError, CodecError } = require('../errors');
 const { getNetwork } = require('../chain/networks');
 const { parseBlock } = require('../chain/block');
 const { parseTransaction } = require('../chain/tx');
@@ -23,12 +23,13 @@ const { RECORD_HEADER_SIZE, MAX_BLOCK_SIZE } = require('./blkfile');
  * @property {string} hash
  * @property {Buffer} raw the block's bytes
  * @property {import('../chain/block').Block} block parsed, merkle root checked
- * @property {'file'|'node'} from where the bytes came from (a cached block keeps its origin)
+ * @property {'index'|'file'|'node'} from where the bytes came from (a cached block keeps its origin)
  */
 
 /**
- * Reads whole blocks by hash, for serving transactions and blocks: from the blk file and
- * offset sync recorded, else (or when that file no longer holds the block) from a node.
+ * Reads whole blocks by hash, for serving transactions and blocks: from the index itself when
+ * it keeps them (--txstore), else from the blk file and offset sync recorded, else (or when
+ * that file no longer holds the block) from a node.
  *
  * A block is returned only when its header hashes to the hash asked for and its transactions
  * hash to the header's merkle root, whatever the source: a pruned, reindexed or moved blk file
@@ -39,6 +40,8 @@ const { RECORD_HEADER_SIZE, MAX_BLOCK_SIZE } = require('./blkfile');
  * Parsed blocks stay in an LRU bounded by bytes (raw size plus an estimate of the parsed
  * objects, measured by bench/blockreader.js); concurrent reads of one block share one read.
  */
+const SOURCE_NAME = { index: 'the index', file: 'the recorded location', node: 'the node' };
+
 class BlockReader {
   /**
    * @param {object} opts
@@ -50,9 +53,12 @@ class BlockReader {
    *   fallback, e.g. `getblock HASH 0` over JSON-RPC: raw bytes or their hex
    * @param {number} [opts.headerTtlMs=10000] readTx: how long a header checked at a place is
    *   trusted without reading it again (0: read it every time)
+   * @param {((hash: string) => Promise<Buffer|null>)|null} [opts.fromIndex] the block's bytes as
+   *   an index synced with --txstore keeps them (null: not kept); tried first
    */
-  constructor({ dir = null, network = 'main', maxBytes = 64 << 20, maxOpenFiles = 8, fetchFromNode = null, headerTtlMs = 10000 } = {}) {
+  constructor({ dir = null, network = 'main', maxBytes = 64 << 20, maxOpenFiles = 8, fetchFromNode = null, headerTtlMs = 10000, fromIndex = null } = {}) {
     this.dir = dir;
+    this.fromIndex = fromIndex;
     this.network = getNetwork(network);
     this.maxBytes = maxBytes;
     this.fetchFromNode = fetchFromNode;
@@ -63,7 +69,7 @@ class BlockReader {
     /** @type {Map<string, Promise<ReadBlock>>} reads under way */
     this.pending = new Map();
     this.key = undefined;
-    this.stats = { hits: 0, fileReads: 0, nodeReads: 0, mismatches: 0, txReads: 0, txMisses: 0, headerReads: 0 };
+    this.stats = { hits: 0, indexReads: 0, fileReads: 0, nodeReads: 0, mismatches: 0, txReads: 0, txMisses: 0, headerReads: 0 };
     /** @type {Map<string, {hash: string, at: number}>} "file:offset" -> the header found there lately */
     this.headers = new Map();
     this.headerTtlMs = headerTtlMs;
@@ -99,6 +105,21 @@ class BlockReader {
 
   async _load(hash, locator) {
     const reasons = [];
+    if (this.fromIndex) {
+      // checked like any other source: the bytes were the sync's, but a damaged row must not
+      // become a wrong answer
+      try {
+        const raw = await this.fromIndex(hash);
+        if (raw) {
+          this.stats.indexReads++;
+          return this._remember(hash, raw, 'index');
+        }
+        reasons.push({ source: 'index', code: 'ERR_NOT_KEPT', message: 'the index does not hold this block' });
+      } catch (err) {
+        if (!(err instanceof SourceError || err instanceof ParseError || err instanceof StoreError || err instanceof CodecError)) throw err;
+        reasons.push({ source: 'index', code: err.code, message: err.message });
+      }
+    }
     if (locator && this.dir) {
       try {
         const raw = await this._readFile(locator);
@@ -148,7 +169,7 @@ class BlockReader {
   _remember(hash, raw, from) {
     if (raw.length < HEADER_SIZE || toDisplayHex(sha256d(raw.subarray(0, HEADER_SIZE))) !== hash) {
       const what = raw.length < HEADER_SIZE ? `${raw.length} bytes` : `block ${toDisplayHex(sha256d(raw.subarray(0, HEADER_SIZE)))}`;
-      throw new SourceError('ERR_BLOCK_MISMATCH', `${from === 'file' ? 'the recorded location' : 'the node'} holds ${what}, not block ${hash}`, { hash });
+      throw new SourceError('ERR_BLOCK_MISMATCH', `${SOURCE_NAME[from]} holds ${what}, not block ${hash}`, { hash });
     }
     const block = parseBlock(raw); // checks the merkle root: the transactions are this header's
     const entry = { hash, raw, block, from };

@@ -27,6 +27,7 @@ const { storeOptions } = require('../core/checks');
  * @property {SpentOutputs} spent  aligned with cols' inputs (input i of the block = index i)
  * @property {{file: number, offset: number, length: number}|null} [locator] where its bytes lie in
  *   the blocks dir the sync read (null when they came from a node)
+ * @property {Buffer} [raw] the block's bytes: given when the store keeps transactions (--txstore)
  */
 
 /**
@@ -129,11 +130,13 @@ class AbstractStore {
    * @param {string} opts.network         network name; a datadir of another network refuses to open
    * @param {number} [opts.undoDepth=100] blocks of undo data kept (the deepest reorg possible)
    * @param {boolean} [opts.readOnly=false] open for reading beside a writer in another process
+   * @param {boolean} [opts.txstore] keep the blocks' transactions (chosen when the index is created;
+   *   undefined takes what an existing index says)
    */
   constructor(opts) {
     // checked once for every backend (lib/core/checks.js): a bad network or undo depth is
     // the same UsageError whichever store is asked
-    const { network, undoDepth, readOnly } = storeOptions(opts);
+    const { network, undoDepth, readOnly, txstore } = storeOptions(opts);
     this.opts = opts;
     /** @type {string} the network's name */
     this.network = network;
@@ -141,6 +144,10 @@ class AbstractStore {
     this.undoDepth = undoDepth;
     /** @type {boolean} */
     this.readOnly = readOnly;
+    /** @type {boolean|undefined} what this run asked about --txstore (undefined: the index decides) */
+    this.txstoreAsked = txstore;
+    /** @type {boolean} whether the index keeps its blocks' transactions (set on open, from its meta) */
+    this.keepsTransactions = false;
   }
 
   /**
@@ -202,6 +209,13 @@ class AbstractStore {
    * @returns {Promise<Buffer>} 32 bytes each, internal order
    */
   async getTxids(from, count) { throw new Error('Abstract method.'); }
+
+  /**
+   * The bytes of a block, when the index keeps its transactions (--txstore); else null.
+   * @param {number} height
+   * @returns {Promise<Buffer|null>}
+   */
+  async getBlockBytes(height) { throw new Error('Abstract method.'); }
 
   /**
    * Who spent the outputs of a transaction: one entry per spent indexed output, in vout order
@@ -379,7 +393,7 @@ class AbstractStore {
 
 /** The reads of the contract: what a reader process may call (lib/cluster/forward.js forwards these). */
 const READ_METHODS = Object.freeze([
-  'getTip', 'getBlock', 'getBlockHash', 'getBlockByHash', 'getHeaders', 'getTxids', 'getSpenders', 'getTouched', 'getPrevouts', 'getSummary', 'getSummaries', 'getHistory', 'getHistories',
+  'getTip', 'getBlock', 'getBlockHash', 'getBlockByHash', 'getHeaders', 'getTxids', 'getBlockBytes', 'getSpenders', 'getTouched', 'getPrevouts', 'getSummary', 'getSummaries', 'getHistory', 'getHistories',
   'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'getSourceInfo', 'stats', 'verify', 'digest',
 ]);
 

@@ -4,7 +4,7 @@ const { AbstractStore } = require('./abstract');
 const { toDisplayHex } = require('../chain/hash');
 const layout = require('./layout');
 const {
-  Account, encodeMeta, decodeMeta, encodeSource, decodeSource, decodeTip, decodeBlock, decodeBlockHeight, decodeLocator, decodeOutputs, decodeTouched,
+  Account, encodeMeta, decodeMeta, encodeSource, decodeSource, decodeTip, decodeBlock, decodeBlockHeight, decodeLocator, decodeOutputs, decodeTouched, decodeBody,
   decodeAccount, accountSummary,
 } = require('../codec/records');
 const { Writer } = require('../codec/io');
@@ -96,7 +96,9 @@ class KvStore extends AbstractStore {
   async checkMeta(kv, mayCreate) {
     const buf = await kv.get(META_KEY);
     if (buf) {
-      C.checkMeta(decodeRow(decodeMeta, buf, META_KEY), { schemaVersion: SCHEMA_VERSION, network: this.network }, this.describe());
+      const meta = decodeRow(decodeMeta, buf, META_KEY);
+      C.checkMeta(meta, { schemaVersion: SCHEMA_VERSION, network: this.network, txstore: this.txstoreAsked }, this.describe());
+      this.keepsTransactions = meta.txstore;
       return;
     }
     for await (const entry of kv.range({ limit: 1 })) {
@@ -104,8 +106,9 @@ class KvStore extends AbstractStore {
     }
     if (this.readOnly || !mayCreate) throw C.noIndex(this.describe());
     const batch = new WriteBatch();
-    batch.put(META_KEY, encodeMeta(new Writer(256), { schemaVersion: SCHEMA_VERSION, network: this.network }));
-    if (!(await kv.write(batch, { key: META_KEY, value: undefined }))) await this.checkMeta(kv, false);
+    batch.put(META_KEY, encodeMeta(new Writer(256), { schemaVersion: SCHEMA_VERSION, network: this.network, txstore: Boolean(this.txstoreAsked) }));
+    if (await kv.write(batch, { key: META_KEY, value: undefined })) this.keepsTransactions = Boolean(this.txstoreAsked);
+    else await this.checkMeta(kv, false);
   }
 
   async close() {
@@ -361,6 +364,22 @@ class KvStore extends AbstractStore {
         offset,
         length: (next === null ? block.size : next) - offset,
       };
+    } finally {
+      v.snap.release();
+    }
+  }
+
+  async getBlockBytes(height) {
+    this.assertOpen();
+    if (!C.isHeight(height) || !this.keepsTransactions) return null;
+    const v = await this.view();
+    try {
+      const [row, body] = await v.snap.getMany([layout.blockKey(height), layout.bodyKey(height)]);
+      if (!row || !body) return null;
+      const b = decodeRow(decodeBlock, row, layout.blockKey(height));
+      const raw = decodeRow(decodeBody, body, layout.bodyKey(height), b.header);
+      if (raw.length !== b.size) throw C.corrupt(`the kept bytes of block ${height} are ${raw.length}, its row says ${b.size}`);
+      return raw;
     } finally {
       v.snap.release();
     }

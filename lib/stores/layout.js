@@ -15,6 +15,8 @@ const { writeU40, readU40 } = require('../codec/io');
  *   b height:u32                          block: hash, header, first TxNum,  getBlock, TxNum -> height,
  *                                         count, size, weight                headers
  *   k hash:32                             the height of that block           getBlockByHash
+ *   w height:u32                          the block's bytes past its header  getBlockBytes (--txstore only)
+ *                                         (LZ4 above a threshold)
  *   l height:u32                          where the blocks dir holds it      reading a block (not chain
  *                                         (blk file, offset)                 data: left out of digest)
  *   n rowStart:u40                        txids of TxNums rowStart..+63 and   TxNum -> txid, where a tx
@@ -56,6 +58,7 @@ const P = {
   block: 0x62, // b
   blockHash: 0x6b, // k
   locator: 0x6c, // l
+  body: 0x77, // w
   txids: 0x6e, // n
   tx: 0x78, // x
   outputs: 0x6f, // o
@@ -98,6 +101,14 @@ function blockHashKey(hash) {
 function undoKey(height) {
   const k = Buffer.allocUnsafe(5);
   k[0] = P.undo;
+  k.writeUInt32BE(height, 1);
+  return k;
+}
+
+/** @param {number} height */
+function bodyKey(height) {
+  const k = Buffer.allocUnsafe(5);
+  k[0] = P.body;
   k.writeUInt32BE(height, 1);
   return k;
 }
@@ -244,6 +255,6 @@ function successor(prefix) {
 module.exports = {
   P, TABLE_OF, META_KEY, TIP_KEY, SOURCE_KEY, MEMPOOL_HEAD_KEY, MEMPOOL_BODY_KEY, HASHX_LEN, TX_PREFIX_LEN, PAGE_KEY_LEN,
   writeU40, readU40,
-  blockKey, blockHashKey, locatorKey, undoKey, touchedKey, txidsKey, txKey, outputsKey, accountKey, pageKey, pageKeyTxNum, utxoKey, parseUtxoKey,
+  blockKey, blockHashKey, bodyKey, locatorKey, undoKey, touchedKey, txidsKey, txKey, outputsKey, accountKey, pageKey, pageKeyTxNum, utxoKey, parseUtxoKey,
   scan,
 };

@@ -122,11 +122,15 @@ class MongoStore extends AbstractStore {
     let m = await read();
     if (!m) {
       if (this.readOnly) throw C.noIndex(this.describe());
-      await this.database.insert(COLL.meta, [{ _id: 'meta', schema: D.SCHEMA_NAME, version: D.SCHEMA_VERSION, network: this.network }]);
+      await this.database.insert(COLL.meta, [{
+        _id: 'meta', schema: D.SCHEMA_NAME, version: D.SCHEMA_VERSION, network: this.network, txstore: Boolean(this.txstoreAsked),
+      }]);
       m = await read();
     }
     if (m.schema !== D.SCHEMA_NAME) throw C.notAnIndex(this.describe(), `a meta document of schema ${m.schema}`);
-    C.checkMeta({ schemaVersion: m.version, network: m.network }, { schemaVersion: D.SCHEMA_VERSION, network: this.network }, this.describe());
+    C.checkMeta({ schemaVersion: m.version, network: m.network, txstore: Boolean(m.txstore) },
+      { schemaVersion: D.SCHEMA_VERSION, network: this.network, txstore: this.txstoreAsked }, this.describe());
+    this.keepsTransactions = Boolean(m.txstore);
   }
 
   // ---- reads ---------------------------------------------------------------------------
@@ -201,6 +205,20 @@ class MongoStore extends AbstractStore {
     return docs.filter((d) => D.num(d.txNum) < tip.nextTxNum)
       .map((d) => ({ vout: Number(d._id.slice(prefix.length)), txNum: D.num(d.txNum), txid: D.hashFromHex(d.by), vin: d.vin < 0 ? null : d.vin, height: d.height }))
       .sort((a, b) => a.vout - b.vout);
+  }
+
+  async getBlockBytes(height) {
+    this.assertOpen();
+    const tip = await this.reads.committedTip();
+    if (!this.keepsTransactions || !tip || !C.isHeight(height) || height > tip.height) return null;
+    const [b, body] = await Promise.all([
+      this.reads.blockAt(height, tip),
+      this.database.retry('getBlockBytes', () => this.database.coll(COLL.bodies).findOne({ _id: height })),
+    ]);
+    if (!b || !body) return null;
+    const raw = D.fromBodyDoc(body, D.fromBlockDoc(b).header);
+    if (raw.length !== b.size) throw C.corrupt(`the kept bytes of block ${height} are ${raw.length}, its document says ${b.size}`);
+    return raw;
   }
 
   async getTouched(height) {
@@ -407,7 +425,7 @@ class MongoStore extends AbstractStore {
     const tip = await db.retry('digest', () => db.coll(COLL.meta).findOne({ _id: 'tip' }));
     h.update(JSON.stringify(['meta', this.network, D.SCHEMA_VERSION]) + '\n');
     if (tip) h.update(JSON.stringify(['meta', ...D.logicalRecord('meta', tip)]) + '\n');
-    const names = [COLL.blocks, COLL.txs, COLL.accounts, COLL.history, COLL.utxos, COLL.spends];
+    const names = [COLL.blocks, COLL.bodies, COLL.txs, COLL.accounts, COLL.history, COLL.utxos, COLL.spends];
     if (opts.undo !== false) names.push(COLL.undo);
     for (const name of names) {
       await db.retry('digest', async () => {

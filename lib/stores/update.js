@@ -4,7 +4,7 @@ const { fromDisplayHex } = require('../chain/hash');
 const layout = require('./layout');
 const {
   TXIDS_PER_ROW, TXIDS_AT, encodeTip, decodeBlock, encodeBlock, encodeBlockHeight, encodeLocator, encodeTxids, truncateTxids, txidsCount,
-  encodeTxNums, decodeTxNums, writeOutputsHead, writeOutput, writeSpentHead, writeSpent, endOutputs, decodeOutputs, decodeUndo, encodeUndo, encodeTouched,
+  encodeTxNums, decodeTxNums, writeOutputsHead, writeOutput, writeSpentHead, writeSpent, endOutputs, decodeOutputs, decodeUndo, encodeUndo, encodeTouched, encodeBody,
 } = require('../codec/records');
 const { applyEffect, revertEffect, touchedBy } = require('../core/effect');
 const { undoMissing, corrupt } = require('../core/checks');
@@ -101,6 +101,10 @@ async function applyBlocks(store, v, blocks, batch, w) {
     batch.put(layout.blockKey(height), encodeBlock(w, { hash, header: cols.header, firstTxNum, txCount: cols.txCount, size: cols.size, weight: cols.weight }));
     batch.put(layout.blockHashKey(hash), encodeBlockHeight(w, height));
     if (locator) batch.put(layout.locatorKey(height), encodeLocator(w, locator));
+    if (store.keepsTransactions) {
+      if (!blocks[b].raw) throw corrupt(`block ${height} came without its bytes, which this index keeps (--txstore)`);
+      batch.put(layout.bodyKey(height), encodeBody(w, blocks[b].raw));
+    }
     if (height > topHeight - store.undoDepth) {
       const u = e.undo[b];
       batch.put(layout.undoKey(height), encodeUndo(w, u.count, u.txNums, u.vouts, u.values, u.shs, 0, u.dups));
@@ -180,6 +184,7 @@ async function revertBlocks(store, v, height, batch, w) {
   for (let h = height + 1; h <= top; h++) {
     batch.del(layout.blockKey(h));
     batch.del(layout.locatorKey(h));
+    batch.del(layout.bodyKey(h));
     batch.del(layout.undoKey(h));
     batch.del(layout.touchedKey(h));
   }

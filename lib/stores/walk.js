@@ -306,6 +306,7 @@ function decodeRecord(key, value) {
     case P.block: return { table, value: decodeBlock(value) };
     case P.blockHash: return { table, value: decodeBlockHeight(value) };
     case P.locator: return { table, value: decodeLocator(value) };
+    case P.body: return { table, value: records.decodeBody(value, Buffer.alloc(80)) };
     case P.touched: return { table, value: decodeTouched(value) };
     case P.mempool: return { table, value: key[1] === 0 ? decodeMempoolHead(value) : decodeMempool(value) };
     case P.txids: return { table, value: readTxidsRow(value) };

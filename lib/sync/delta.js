@@ -11,8 +11,9 @@ const { toDisplayHex } = require('../chain/hash');
  * A pure function of (blocks, what the store answers): the same batch always yields the same
  * deltas, which is what makes a re-run after a crash write identical bytes.
  *
- * @param {Array<{height: number, cols: import('../chain/columns').BlockColumns, locator?: import('../sources/blockreader').BlockLocator}>} blocks
- *   consecutive, in height order; `locator` where the source read each from (blocks dir)
+ * @param {Array<{height: number, cols: import('../chain/columns').BlockColumns, locator?: import('../sources/blockreader').BlockLocator,
+ *   raw?: Buffer}>} blocks consecutive, in height order; `locator` where the source read each
+ *   from (blocks dir), `raw` its bytes for an index that keeps them (--txstore)
  * @param {{getPrevouts: (outpoints: Buffer) => Promise<Array<import('../stores/abstract').Prevout|null>>}} store
  * @param {number} firstTxNum TxNum of the first block's coinbase (the store's nextTxNum)
  * @returns {Promise<import('../stores/abstract').BlockDelta[]>}
@@ -32,13 +33,14 @@ async function buildDeltas(blocks, store, firstTxNum) {
   let g = 0; // global tx index in the batch
   let storeInputs = 0;
   for (let b = 0; b < blocks.length; b++) {
-    const { height, cols, locator } = blocks[b];
+    const { height, cols, locator, raw } = blocks[b];
     const I = cols.inStart[cols.txCount];
     deltas[b] = {
       height,
       firstTxNum: txNum,
       cols,
       locator: locator || null,
+      raw,
       spent: {
         values: new Float64Array(I),
         scripthashes: Buffer.alloc(32 * I),

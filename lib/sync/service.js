@@ -299,7 +299,9 @@ class SyncService {
           const rec = next.value;
           const parsed = pool.parse(rec.raw); // copies the bytes: rec.raw is not kept
           parsed.catch(() => {}); // observed when its turn comes
-          queue.push({ height: rec.height, hash: rec.hash, size: rec.raw.length, locator: rec.locator, parsed });
+          // an index that keeps transactions (--txstore) stores the block's bytes too
+          const raw = this.store.keepsTransactions ? Buffer.from(rec.raw) : undefined;
+          queue.push({ height: rec.height, hash: rec.hash, size: rec.raw.length, locator: rec.locator, raw, parsed });
           queuedBytes += rec.raw.length;
         }
         if (!queue.length) break;
@@ -316,7 +318,7 @@ class SyncService {
             `the block source gave height ${head.height} as ${head.hash}, but its bytes hash to ${cols.hash}`,
             { height: head.height, hash: head.hash });
         }
-        batch.push({ height: head.height, hash: head.hash, size: head.size, locator: head.locator, cols });
+        batch.push({ height: head.height, hash: head.hash, size: head.size, locator: head.locator, raw: head.raw, cols });
         if (batch.full()) {
           if (!(await channel.put(batch))) return;
           batch = nextBatch();

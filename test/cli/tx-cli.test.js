@@ -3,7 +3,9 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { syncedFixture, startServer, request, TX170, SATOSHI } = require('../api/helpers');
+const { syncedFixture, startServer, request, writeBlocksDir, TX170, SATOSHI } = require('../api/helpers');
+const { tempDir } = require('../helpers/tmp');
+const { mainnet439Blocks } = require('../helpers/fixtures');
 const { runCli, runJson, startCli } = require('../helpers/cli');
 const { mainnetReference, outputAddress } = require('../helpers/reference');
 
@@ -45,6 +47,34 @@ describe('addrindex tx, and where serve finds the blocks', function () {
     const bad = await runCli(['tx', 'f4184fc5', '--datadir', fixture.datadir]);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /a txid is 64 hex digits.*\[ERR_USAGE\]/);
+  });
+
+  it('sync --txstore: the index alone serves transactions and blocks, byte for byte, with its blocks dir gone', async () => {
+    const blocksDir = tempDir('blocks');
+    const datadir = tempDir('index');
+    writeBlocksDir(blocksDir, 439);
+    const synced = await runCli(['sync', '--txstore', '--blocks-dir', blocksDir, '--datadir', datadir, '--network', 'main', '--threads', '0']);
+    assert.equal(synced.code, 0, synced.stderr);
+    const want = await runJson(['tx', TX170, '--datadir', fixture.datadir]);
+    fs.rmSync(blocksDir, { recursive: true, force: true });
+    assert.deepEqual(await runJson(['tx', TX170, '--datadir', datadir]), want);
+    const raws = mainnet439Blocks();
+    const serve = startCli(['serve', '--datadir', datadir, '--workers', '1', '--port', '0']);
+    try {
+      const [, url] = await serve.waitFor(/listening on (http:\/\/\S+)/);
+      await serve.waitFor(/transactions and blocks read from the index \(synced with --txstore\)/);
+      const hash = (await request(`${url}/api/block-height/170`)).text;
+      assert.deepEqual(Buffer.from(await (await fetch(`${url}/api/block/${hash}/raw`)).arrayBuffer()), raws[170]);
+      assert.equal((await request(`${url}/api/tx/${TX170}/hex`)).text, mainnetReference().blocks[170].transactions[1].toString());
+      assert.equal((await request(`${url}/api/tx/${TX170}`)).json.vout[0].value, 10e8);
+    } finally {
+      serve.kill('SIGTERM');
+      await serve.exited;
+    }
+    // chosen when the index is created: the other way round is refused, in one line, either way
+    const refused = await runCli(['sync', '--txstore', '--blocks-dir', fixture.blocksDir, '--datadir', fixture.datadir, '--network', 'main']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /was created without --txstore.*\[ERR_TXSTORE\]/);
   });
 
   it('blocks moved away: tx and serve say the block cannot be read (503), never guess; --blocks-dir points them at the new place', async () => {

@@ -421,7 +421,7 @@ function storeConformance(name, backend) {
           getUtxos: [[SATOSHI9, { limit: 1 }], [Buffer.alloc(31)]], getTx: [[fromDisplayHex(TX170)]], getTxid: [[171]],
           getMempoolHead: [[]], getMempool: [[]], getSourceInfo: [[]], stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
           getBlockByHash: [[BLOCK170], ['zz']], getHeaders: [[168, 3]], getTxids: [[170, 2], [-1, 2]],
-          getSpenders: [[fromDisplayHex(TX170)]], getTouched: [[438], [9]],
+          getSpenders: [[fromDisplayHex(TX170)]], getTouched: [[438], [9]], getBlockBytes: [[170], [-1]],
         };
         try {
           assert.deepEqual(Object.keys(calls).sort(), [...READ_METHODS].sort(), 'every read of the contract is tried');
@@ -491,6 +491,44 @@ function storeConformance(name, backend) {
         const reader = await open(location, { ...MAIN, readOnly: true });
         assert.deepEqual(await reader.getSourceInfo(), { blocksDir: '/srv/blocks', network: 'main' });
         await assert.rejects(reader.putSourceInfo({}), (err) => err.code === 'ERR_READ_ONLY');
+      });
+
+      it('--txstore: keeps every block\'s bytes exactly, drops them on revert, and is chosen once', async () => {
+        const { raws, blocks } = mainnetChain();
+        assert.equal(await full.getBlockBytes(170), null, 'an index without --txstore keeps no bytes');
+        assert.equal(full.keepsTransactions, false);
+        const { location, store } = await fresh({ ...MAIN, txstore: true });
+        assert.equal(store.keepsTransactions, true);
+        await syncBlocks(store, blocks, 0, 438, [7, 120, 312]);
+        for (let h = 0; h < 439; h++) assert.deepEqual(await store.getBlockBytes(h), raws[h], `block ${h}`);
+        assert.equal(await store.getBlockBytes(439), null);
+        assert.equal(await store.getBlockBytes(-1), null);
+        // everything else is the index without the bytes; the bytes are in its digest
+        assert.equal(await store.getSummary(HAL).then((x) => x.balance), 10 * COIN);
+        assert.notEqual(await store.digest(), await full.digest());
+        assert.equal((await store.verify()).ok, true);
+        await store.revert(300);
+        assert.equal(await store.getBlockBytes(301), null);
+        assert.deepEqual(await store.getBlockBytes(300), raws[300]);
+        const { store: at300 } = await fresh({ ...MAIN, txstore: true });
+        await syncBlocks(at300, blocks, 0, 300, [301]);
+        assert.equal(await store.digest(), await at300.digest());
+        // a block handed over without its bytes cannot go into an index that keeps them
+        const tip = await store.getTip();
+        const [bare] = await buildDeltas([{ ...blocks[301], raw: undefined }], store, tip.nextTxNum);
+        await assert.rejects(store.apply([bare]), (err) => err instanceof StoreError && err.code === 'ERR_CORRUPT');
+        assert.equal((await store.getTip()).height, 300, 'nothing written');
+        await store.close();
+        opened.splice(opened.indexOf(store), 1);
+        // chosen when the index is created: asking otherwise later is refused; not asking takes it
+        await assert.rejects(open(location, { ...MAIN, txstore: false }), (err) => err instanceof StoreError && err.code === 'ERR_TXSTORE');
+        await assert.rejects(open(fullLocation, { ...MAIN, txstore: true }), (err) => err instanceof StoreError && err.code === 'ERR_TXSTORE');
+        const again = await open(location, MAIN);
+        assert.equal(again.keepsTransactions, true);
+        assert.deepEqual(await again.getBlockBytes(300), raws[300]);
+        const reader = await open(location, { ...MAIN, readOnly: true });
+        assert.deepEqual(await reader.getBlockBytes(9), raws[9]);
+        await assert.rejects(fresh({ ...MAIN, txstore: 'yes' }), (err) => err instanceof UsageError && err.code === 'ERR_USAGE');
       });
 
       it('keeps everything across close and reopen', async () => {
@@ -722,7 +760,8 @@ function storeConformance(name, backend) {
         const location = await backend.create();
         const random = prng(101);
         for (let round = 0; round < 3; round++) {
-          const child = startChild(backend, location, REGTEST, CHAIN, 100 + round);
+          // with --txstore, so an interrupted commit is checked for the blocks' bytes too
+          const child = startChild(backend, location, { ...REGTEST, txstore: true }, CHAIN, 100 + round);
           await child.lines(3 + round * 2); // a few commits in, then a kill at a drawn moment
           await sleep(Math.floor(random() * 150));
           child.proc.kill('SIGKILL');
@@ -730,10 +769,11 @@ function storeConformance(name, backend) {
           const s = await open(location, REGTEST);
           const tip = await s.getTip();
           assert.ok(tip, 'some batch was committed');
+          assert.deepEqual(await s.getBlockBytes(tip.height), chain.raws[tip.height]);
           assert.equal(tip.hash, chain.hashes[tip.height]);
           const v = await s.verify();
           assert.equal(v.ok, true, v.problems.join('\n'));
-          const { store: ref } = await fresh(REGTEST);
+          const { store: ref } = await fresh({ ...REGTEST, txstore: true });
           await syncBlocks(ref, chain.blocks, 0, tip.height, [tip.height + 1]);
           assert.equal(await s.digest(), await ref.digest(), `round ${round} at height ${tip.height}`);
           await closeAll();

@@ -16,11 +16,11 @@ const { ADDR_TYPE_CODE } = require('../../lib/chain/script');
 
 let mainnet = null;
 
-/** @returns {{raws: Buffer[], blocks: Array<{height: number, cols: object}>}} */
+/** @returns {{raws: Buffer[], blocks: Array<{height: number, cols: object, raw: Buffer}>}} */
 function mainnetChain() {
   if (!mainnet) {
     const raws = mainnet439Blocks();
-    mainnet = { raws, blocks: raws.map((raw, height) => ({ height, cols: parseColumns(raw) })) };
+    mainnet = { raws, blocks: raws.map((raw, height) => ({ height, cols: parseColumns(raw), raw })) };
   }
   return mainnet;
 }
@@ -30,7 +30,7 @@ const generated = new Map();
 /**
  * A generated regtest chain: ~60 txs per block, coinbases spendable at once.
  * @param {{seed?: number, blocks?: number, txsPerBlock?: number}} [opts]
- * @returns {{raws: Buffer[], blocks: Array<{height: number, cols: object}>, hashes: string[]}}
+ * @returns {{raws: Buffer[], blocks: Array<{height: number, cols: object, raw: Buffer}>, hashes: string[]}}
  */
 function generatedChain({ seed = 11, blocks = 60, txsPerBlock = 60 } = {}) {
   const id = `${seed}/${blocks}/${txsPerBlock}`;
@@ -43,7 +43,7 @@ function generatedChain({ seed = 11, blocks = 60, txsPerBlock = 60 } = {}) {
       raws.push(b.raw);
       hashes.push(b.hash);
     }
-    generated.set(id, { raws, hashes, blocks: raws.map((raw, height) => ({ height, cols: parseColumns(raw) })) });
+    generated.set(id, { raws, hashes, blocks: raws.map((raw, height) => ({ height, cols: parseColumns(raw), raw })) });
   }
   return generated.get(id);
 }

@@ -4,6 +4,7 @@ const { Long } = require('mongodb');
 const { toDisplayHex, fromDisplayHex } = require('../../chain/hash');
 const { CodecError } = require('../../errors');
 const { PAGE_ENTRIES, sealedCount } = require('../../core/rules');
+const { decodeBody } = require('../../codec/records');
 
 /**
  * The MongoDB document model, in one place (docs/MONGO.md explains the choices).
@@ -15,6 +16,8 @@ const { PAGE_ENTRIES, sealedCount } = require('../../core/rules');
  *   txs         txid (display hex)           txNum, height, pos, off, len; {txNum} unique    getTx, getTxid
  *               '<txid>:<TxNum>' (BIP30)     txid, txNum, height, pos, off, len: a tx whose
  *                                            txid a later coinbase took
+ *   bodies      height (int32)               data: the block's bytes past its header (the    getBlockBytes (--txstore)
+ *                                            key-value schema's `w` value, LZ4 as there)
  *   spends      '<TxNum>:<vout>'             by (spending txid), txNum, vin (-1: BIP30),     getSpenders
  *                                            height (keyed by TxNum: BIP30's repeated txids
  *                                            keep their spends apart)
@@ -39,7 +42,7 @@ const { PAGE_ENTRIES, sealedCount } = require('../../core/rules');
  * back to JS numbers (all fit in 2^53).
  */
 const COLLECTIONS = Object.freeze({
-  meta: 'meta', blocks: 'blocks', txs: 'txs', accounts: 'accounts', history: 'history', utxos: 'utxos', spends: 'spends',
+  meta: 'meta', blocks: 'blocks', bodies: 'bodies', txs: 'txs', accounts: 'accounts', history: 'history', utxos: 'utxos', spends: 'spends',
   undo: 'undo', staging: 'staging', mempool: 'mempool',
 });
 
@@ -116,6 +119,19 @@ function fromBlockDoc(d) {
     height: d._id, hash: d.hash, time: Math.floor(d.time.getTime() / 1000), firstTxNum: num(d.firstTxNum), txCount: d.txCount,
     header, size: d.size, weight: d.weight, locator: d.locator ? { file: d.locator.file, offset: num(d.locator.offset), length: d.size } : null,
   };
+}
+
+/**
+ * A block's bytes past its header, for an index that keeps transactions (the same value as the
+ * key-value schema's `w` row: lib/codec/records.js encodeBody).
+ * @param {number} height
+ * @param {Buffer} value encodeBody's
+ */
+const bodyDoc = (height, value) => ({ _id: height, data: Buffer.from(value) });
+
+/** @returns {Buffer} the whole block */
+function fromBodyDoc(d, header) {
+  return decodeBody(Buffer.from(d.data.buffer), header);
 }
 
 /**
@@ -350,6 +366,7 @@ function logicalRecord(coll, d) {
     case 'blocks': return [d._id, d.hash, d.prev, d.time.getTime() / 1000, num(d.firstTxNum), d.txCount, d.header, d.size, d.weight];
     case 'txs': return [d._id, txidOf(d), num(d.txNum), d.height, d.pos, d.off, d.len, d.prev ? num(d.prev.txNum) : null];
     case 'spends': return [d._id, d.by, num(d.txNum), d.vin, d.height];
+    case 'bodies': return [d._id, Buffer.from(d.data.buffer).toString('base64')];
     case 'history': return [d._id, d.sh, d.page, num(d.sealedBy), fromPageDoc(d, d.sh, d.page)];
     case 'undo': return [d._id, d.height, d.part, d.parts, d.hash, num(d.firstTxNum), d.spent.map((o) => logicalRecord('utxos', o)),
       d.dups.map((x) => [x.position, num(x.oldTxNum), logicalRecord('txs', x.old)]), d.txs, d.touched];
@@ -374,6 +391,6 @@ function bad(where, what) {
 module.exports = {
   COLLECTIONS, SCHEMA_VERSION, SCHEMA_NAME, INDEXES, ZERO32,
   long, num, hashHex, hashFromHex, outpointId, pageId, undoId, mempoolPartId,
-  blockDoc, fromBlockDoc, txDoc, canonicalTxDoc, prevOf, displacedTxDoc, txidOf, txAt, spendId, spendDoc, utxoDoc, fromUtxoDoc, entryDoc, fromEntryDoc, pageDoc, fromPageDoc,
+  blockDoc, fromBlockDoc, bodyDoc, fromBodyDoc, txDoc, canonicalTxDoc, prevOf, displacedTxDoc, txidOf, txAt, spendId, spendDoc, utxoDoc, fromUtxoDoc, entryDoc, fromEntryDoc, pageDoc, fromPageDoc,
   accountFields, accountDoc, versionAt, asPrev, fromAccountFields, summaryOf, tipDoc, fromTipDoc, logicalRecord,
 };

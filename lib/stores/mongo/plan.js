@@ -4,6 +4,8 @@ const D = require('./documents');
 const { PAGE_ENTRIES, sealedCount, utxosInline, countersHold } = require('../../core/rules');
 const { batchTx, touchedBy } = require('../../core/effect');
 const { corrupt } = require('../../core/checks');
+const { encodeBody } = require('../../codec/records');
+const { Writer } = require('../../codec/io');
 
 /**
  * The documents an apply or a revert writes, from the index core's effect (lib/core/effect.js)
@@ -18,6 +20,7 @@ const UNDO_ENTRIES_PER_PART = 20000;
 /**
  * @typedef {object} ApplyPlan
  * @property {object[]} blocks       block documents
+ * @property {object[]} bodies       the blocks' bytes (--txstore)
  * @property {object[]} txs          tx documents to insert
  * @property {object[]} txReplaces   tx documents of coinbases that take an earlier txid (BIP30): replaced whole
  * @property {object[]} txDisplaced  the transactions they replace, under their new _ids
@@ -39,11 +42,12 @@ const UNDO_ENTRIES_PER_PART = 20000;
  * @param {Map<string, D.Account>} pre  committed accounts of the touched script hashes (absent: never seen)
  * @param {Map<string, object>} reusedDocs committed txs documents of the batch's coinbase txids (BIP30), by txid
  * @param {number} undoDepth blocks whose touched script hashes undo keeps (the ones a revert can reach)
+ * @param {boolean} [keepsTransactions] the index keeps its blocks' bytes (--txstore)
  * @returns {ApplyPlan}
  */
-function planApply(e, pre, reusedDocs, undoDepth) {
+function planApply(e, pre, reusedDocs, undoDepth, keepsTransactions = false) {
   const plan = {
-    blocks: [], txs: [], txReplaces: [], txDisplaced: [], pages: [], utxoInserts: [], utxoDeletes: [], utxoReplaces: [], spends: [],
+    blocks: [], bodies: [], txs: [], txReplaces: [], txDisplaced: [], pages: [], utxoInserts: [], utxoDeletes: [], utxoReplaces: [], spends: [],
     accounts: new Map(), needRows: [], undo: [], tip: null,
   };
   const { blocks } = e;
@@ -54,6 +58,10 @@ function planApply(e, pre, reusedDocs, undoDepth) {
   for (let b = 0; b < blocks.length; b++) {
     const { height, firstTxNum, cols } = blocks[b];
     plan.blocks.push(D.blockDoc(cols, height, firstTxNum, blocks[b].locator));
+    if (keepsTransactions) {
+      if (!blocks[b].raw) throw corrupt(`block ${height} came without its bytes, which this index keeps (--txstore)`);
+      plan.bodies.push(D.bodyDoc(height, encodeBody(new Writer(blocks[b].raw.length + 64), blocks[b].raw)));
+    }
     for (let t = 0; t < cols.txCount; t++) {
       const txid = D.hashHex(cols.txids.subarray(32 * t, 32 * t + 32));
       const doc = D.txDoc(txid, firstTxNum + t, height, t, cols.txOffsets[t], cols.txOffsets[t + 1] - cols.txOffsets[t]);

@@ -85,7 +85,7 @@ class Writer {
       const preDocs = await this.committedAccounts(scripthashesOf(e.changes));
       const pre = new Map();
       for (const [sh, d] of preDocs) if (!d.gone) pre.set(sh, D.fromAccountFields(d, sh));
-      const plan = P.planApply(e, pre, new Map([...reusedDocs].map(([txid, r]) => [txid, r.doc])), this.store.undoDepth);
+      const plan = P.planApply(e, pre, new Map([...reusedDocs].map(([txid, r]) => [txid, r.doc])), this.store.undoDepth, this.store.keepsTransactions);
       P.finishUtxos(plan, e, await this.store.reads.rowsOf(plan.needRows));
       const seq = (tip ? tip.seq : 0) + 1;
       const staged = [...plan.accounts].map(([sh, a]) => D.accountDoc(sh, a, seq, D.asPrev(preDocs.get(sh))));
@@ -100,6 +100,7 @@ class Writer {
         await this.step('data');
         // documents above the tip: no reader looks at them until the tip moves
         await this.db.insert(C.blocks, plan.blocks);
+        await this.db.insert(C.bodies, plan.bodies);
         await this.db.insert(C.txs, plan.txs);
         // a replaced txid first, so that the TxNum its displaced document takes is free
         await this.db.replace(C.txs, plan.txReplaces);
@@ -265,6 +266,7 @@ class Writer {
     await this.db.replace(C.txs, w.txRestores);
     await this.db.deleteIds(C.txs, w.txDeletes);
     await this.retry('revert blocks', () => this.db.coll(C.blocks).deleteMany({ _id: { $gt: target } }));
+    await this.retry('revert block bytes', () => this.db.coll(C.bodies).deleteMany({ _id: { $gt: target } }));
   }
 
   /** Puts back the outputs a revert restores; an outpoint a reverted output had taken (BIP30) is freed first. */
