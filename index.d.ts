@@ -203,6 +203,8 @@ export abstract class AbstractStore {
   readonly readOnly: boolean;
   /** the index keeps its blocks' bytes (created with txstore: true); known once open */
   readonly keepsTransactions: boolean;
+  /** the storage engine's cheap readings (no walk): LMDB adds mapBytes and usedBytes */
+  engineStats(): Promise<{ store: StoreName; mapBytes?: number; usedBytes?: number; [reading: string]: unknown }>;
   describe(): string;
   open(): Promise<void>;
   close(): Promise<void>;

@@ -6,10 +6,8 @@ const { lagOf } = require('./ready');
  * Readings of an open index taken at each scrape: its tip height, the lag behind the node's
  * tip (when one is known), and for LMDB how much of the map is used.
  *
- * The LMDB figures come from the environment's own statistics (lmdb-js getStats: page size,
- * last page written, map size), which the store keeps on its key-value adapter
- * (`store.kv.engineStats()`) — the one reading here that reaches past the store contract,
- * because stats() walks the whole index and a scrape must cost microseconds.
+ * The LMDB figures come from the store's engineStats() (the environment's own statistics:
+ * map size, pages written), not stats(), which walks the whole index: a scrape must be cheap.
  *
  * @param {import('./metrics').Metrics} metrics with indexTip and indexLag
  * @param {import('../stores/abstract').AbstractStore} store
@@ -24,15 +22,14 @@ function watchIndex(metrics, store, nodeTip) {
     const lag = lagOf(tip, nodeTip());
     metrics.indexLag.set(lag === null ? -1 : lag);
   });
-  const engine = store.kv && typeof store.kv.engineStats === 'function' ? store.kv : null;
-  // only LMDB's statistics carry a map size (LevelDB's name its levels' files)
-  if (engine && Number.isFinite(engine.engineStats().mapSize)) {
+  // only LMDB has a map to fill; the gauges exist for it alone
+  if (store.kind === 'lmdb') {
     const map = metrics.ensure('lmdbMapBytes');
     const used = metrics.ensure('lmdbUsedBytes');
-    metrics.collect(() => {
-      const s = engine.engineStats();
-      map.set(s.mapSize);
-      used.set((s.lastPage + 1) * s.pageSize);
+    metrics.collect(async () => {
+      const s = await store.engineStats();
+      map.set(s.mapBytes);
+      used.set(s.usedBytes);
     });
   }
 }

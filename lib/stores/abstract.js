@@ -351,6 +351,14 @@ class AbstractStore {
   async stats() { throw new Error('Abstract method.'); }
 
   /**
+   * The storage engine's own readings, cheap enough for every metrics scrape (stats() walks
+   * the index; this does not): `store` names the backend; LMDB adds `mapBytes` (the map's
+   * size) and `usedBytes` (pages up to the last one written); other engines what they count.
+   * @returns {Promise<{store: string, mapBytes?: number, usedBytes?: number, [reading: string]: unknown}>}
+   */
+  async engineStats() { throw new Error('Abstract method.'); }
+
+  /**
    * Walks the whole index for `addrindex verify`: the chain of blocks, txid⇄TxNum both ways,
    * and every summary recomputed from its history and UTXOs (lib/core/verify.js).
    * @param {{maxProblems?: number}} [opts] problems listed (default 20); the rest are counted
@@ -394,7 +402,7 @@ class AbstractStore {
 /** The reads of the contract: what a reader process may call (lib/cluster/forward.js forwards these). */
 const READ_METHODS = Object.freeze([
   'getTip', 'getBlock', 'getBlockHash', 'getBlockByHash', 'getHeaders', 'getTxids', 'getBlockBytes', 'getSpenders', 'getTouched', 'getPrevouts', 'getSummary', 'getSummaries', 'getHistory', 'getHistories',
-  'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'getSourceInfo', 'stats', 'verify', 'digest',
+  'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'getSourceInfo', 'stats', 'engineStats', 'verify', 'digest',
 ]);
 
 /** The writes: only the one writer calls these. */

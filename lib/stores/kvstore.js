@@ -524,6 +524,18 @@ class KvStore extends AbstractStore {
   // -------------------------------------------------------------------------------------
   // whole-index walks
 
+  async engineStats() {
+    this.assertOpen();
+    const e = this.kv.engineStats();
+    const out = { store: this.kind, ...e };
+    // LMDB: how much of its map the index takes
+    if (Number.isFinite(e.mapSize)) {
+      out.mapBytes = e.mapSize;
+      out.usedBytes = (e.lastPage + 1) * e.pageSize;
+    }
+    return out;
+  }
+
   async stats() {
     const v = await this.view();
     try {

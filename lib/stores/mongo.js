@@ -221,6 +221,11 @@ class MongoStore extends AbstractStore {
     return raw;
   }
 
+  async engineStats() {
+    this.assertOpen();
+    return { store: 'mongo', server: this.serverVersion, database: this.database.db.databaseName };
+  }
+
   async getTouched(height) {
     this.assertOpen();
     const tip = await this.reads.committedTip();

@@ -367,6 +367,16 @@ function storeConformance(name, backend) {
         assert.equal((await store.verify()).ok, true);
       });
 
+      it('engineStats(): the engine\'s own cheap readings, named by the store', async () => {
+        const e = await full.engineStats();
+        assert.equal(e.store, backend.kind);
+        if (backend.kind === 'lmdb') {
+          assert.ok(e.usedBytes > 0 && e.usedBytes <= e.mapBytes, JSON.stringify(e));
+        } else {
+          assert.equal(e.mapBytes, undefined);
+        }
+      });
+
       it('stats(): one typed shape, its counts those of the reference', async () => {
         const r = ref();
         const st = await full.stats();
@@ -421,7 +431,7 @@ function storeConformance(name, backend) {
           getUtxos: [[SATOSHI9, { limit: 1 }], [Buffer.alloc(31)]], getTx: [[fromDisplayHex(TX170)]], getTxid: [[171]],
           getMempoolHead: [[]], getMempool: [[]], getSourceInfo: [[]], stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
           getBlockByHash: [[BLOCK170], ['zz']], getHeaders: [[168, 3]], getTxids: [[170, 2], [-1, 2]],
-          getSpenders: [[fromDisplayHex(TX170)]], getTouched: [[438], [9]], getBlockBytes: [[170], [-1]],
+          getSpenders: [[fromDisplayHex(TX170)]], getTouched: [[438], [9]], getBlockBytes: [[170], [-1]], engineStats: [[]],
         };
         try {
           assert.deepEqual(Object.keys(calls).sort(), [...READ_METHODS].sort(), 'every read of the contract is tried');
