@@ -16,6 +16,11 @@
  *      20,000 on 2 workers. REST: autocannon GET /api/v1/scripthash/:h on 100 connections,
  *      and POST /api/v1/scripthashes/summary with 100 script hashes per body.
  *
+ * Then 1-3 again with a mempool snapshot in the index (the transactions of the next three
+ * blocks of the same generated chain, ~6,000, resolved as a follower resolves them and written
+ * with putMempool beside the running server): every answer then pairs its confirmed read with
+ * the snapshot (one more read per request) and counts it.
+ *
  * The index: a generated mainnet-like chain (seed "electrum-bench", 43,000 transactions), whose
  * busiest script has 10,261 history entries; the 10,000 script hashes are the first distinct
  * output scripts of the chain.
@@ -50,6 +55,8 @@ const CONNECTIONS = Number(args.connections);
 const BATCH = Number(args.batch);
 const CHAIN = { seed: 'electrum-bench', txs: 43000 };
 const SUBSCRIBE = 10000;
+/** Blocks past the index's tip whose transactions make the mempool snapshot. */
+const MEMPOOL_BLOCKS = 3;
 
 const displayHex = (b) => Buffer.from(b).reverse().toString('hex');
 
@@ -87,10 +94,66 @@ async function buildIndex(tmp) {
   }
 }
 
+/**
+ * Writes a mempool snapshot into the index (beside the running server: LMDB's one writer):
+ * the transactions of the MEMPOOL_BLOCKS blocks that follow the index's tip in the same
+ * generated chain, those whose inputs are confirmed or earlier ones' outputs (not a coinbase
+ * above the tip), resolved through the index's prevouts as a follower resolves them.
+ * @returns {Promise<{txs: number, vsize: number}>}
+ */
+async function writeMempool(tmp, idx) {
+  const { writeChain } = require('../tools/generator');
+  const { openStore } = require('../lib/stores');
+  const { BlocksDirSource } = require('../lib/sources/blocksdir');
+  const { parseBlock } = require('../lib/chain/block');
+  const { outputScripthash } = require('../lib/chain/script');
+  const { encodeMempool } = require('../lib/codec/mempool');
+  const { fromDisplayHex } = require('../lib/chain/hash');
+  const store = await openStore({ store: 'lmdb', datadir: idx.datadir, network: 'regtest' });
+  const dir = path.join(tmp, 'ahead');
+  fs.mkdirSync(dir);
+  const source = new BlocksDirSource({ dir, network: 'regtest' });
+  try {
+    const tip = await store.getTip();
+    await writeChain({ dir, seed: CHAIN.seed, blocks: tip.height + MEMPOOL_BLOCKS });
+    await source.scan();
+    if (source.hashAt(tip.height) !== tip.hash) throw new Error('the longer chain does not extend the index');
+    const created = new Map();
+    const txs = [];
+    for await (const b of source.blocks(tip.height + 1)) {
+      for (const tx of parseBlock(b.raw).txs.slice(1)) {
+        const outpoints = Buffer.alloc(36 * tx.inputs.length);
+        tx.inputs.forEach((i, k) => {
+          i.txid.copy(outpoints, 36 * k);
+          outpoints.writeUInt32LE(i.vout, 36 * k + 32);
+        });
+        const confirmed = await store.getPrevouts(outpoints);
+        const inputs = tx.inputs.map((i, k) => {
+          const mine = created.get(`${i.txid.toString('hex')}:${i.vout}`);
+          if (mine) return { txid: i.txid, vout: i.vout, value: mine.value, scripthash: mine.scripthash, unconfirmed: true };
+          const o = confirmed[k];
+          return o && { txid: i.txid, vout: i.vout, value: o.value, scripthash: o.scripthash.some((x) => x) ? o.scripthash : null, unconfirmed: false };
+        });
+        if (inputs.some((i) => !i)) continue;
+        const outputs = tx.outputs.map((o) => ({ value: o.value, scripthash: outputScripthash(o.script) }));
+        outputs.forEach((o, vout) => created.set(`${tx.txid.toString('hex')}:${vout}`, o));
+        const fee = inputs.reduce((n, i) => n + i.value, 0) - outputs.reduce((n, o) => n + o.value, 0);
+        txs.push({ txid: tx.txid, time: 1700000000 + txs.length, fee, vsize: tx.vsize, raw: Buffer.from(tx.raw), inputs, outputs });
+      }
+    }
+    if (!(await store.putMempool(encodeMempool({ seq: 1, tip: fromDisplayHex(tip.hash), txs })))) throw new Error('the snapshot was refused');
+    return { txs: txs.length, vsize: txs.reduce((n, t) => n + t.vsize, 0) };
+  } finally {
+    await source.close();
+    await store.close();
+  }
+}
+
 /** Starts `addrindex serve` and resolves with its HTTP URL and Electrum TCP port. */
 function startServe(idx) {
+  // no --blocks-dir: headers come from the index, and nothing measured reads a raw transaction
   const argv = [path.join(ROOT, 'bin', 'addrindex.js'), 'serve', '--datadir', idx.datadir, '--workers', String(WORKERS), '--port', '0',
-    '--electrum-port', '0', '--blocks-dir', idx.blocksDir];
+    '--electrum-port', '0'];
   const proc = spawn(process.execPath, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolve, reject) => {
@@ -100,9 +163,11 @@ function startServe(idx) {
       const port = out.match(/electrum tcp \S+:(\d+)/);
       if (url && port) resolve({ proc, url: url[1], port: Number(port[1]) });
     };
+    // stdout is a pipe, so serve logs JSON there and writes its start lines to stderr: read both
     proc.stdout.on('data', onData);
-    proc.stderr.on('data', (d) => { out += d; });
+    proc.stderr.on('data', onData);
     proc.on('exit', (code) => reject(new Error(`serve exited with ${code}:\n${out}`)));
+    setTimeout(() => reject(new Error(`serve did not start within 60 s:\n${out}`)), 60000).unref();
   });
 }
 
@@ -321,6 +386,16 @@ async function main() {
     }
     const restBatch = await cannon(serve.url, bodies);
 
+    process.stderr.write(`writing a mempool snapshot (${MEMPOOL_BLOCKS} blocks' transactions), then subscribe, get_history, get_balance again ...\n`);
+    const snapshot = await writeMempool(tmp, idx);
+    // both workers have seen it once their tip poll ran (1 s): the first answers then decode it
+    await new Promise((r) => setTimeout(r, 1500));
+    const withMempool = { ...snapshot, subscribe: [] };
+    // rounds 1 and 2 meet each worker's first mempool answers (the snapshot decoded, new code paths)
+    for (let round = 0; round < 4; round++) withMempool.subscribe.push({ round, mode: 'pipelined', ...(await subscribeAll(serve.port, idx.scripthashes, false)) });
+    withMempool.history = await historyLatency(serve.port, idx.busiest, 200);
+    withMempool.balances = await balanceLoad(serve.port, idx.scripthashes);
+
     const worstCold = Math.max(...subscribe.filter((s) => s.mode === 'pipelined' && s.round < 2).map((s) => s.ms));
     const result = {
       date: new Date().toISOString(),
@@ -330,6 +405,7 @@ async function main() {
       subscribe, restSummaries,
       history, restHistory,
       balances, restOne, restBatch: { ...restBatch, items: restBatch.rps * BATCH },
+      withMempool,
       targets: {
         subscribe10k: { target: '<= 1000 ms', value: worstCold, met: worstCold <= 1000 },
         history10k: { target: '<= 30 ms (p50)', value: history.p50, met: history.p50 <= 30 },
@@ -352,6 +428,12 @@ async function main() {
       { what: `electrum, batches of ${BATCH} get_balance`, 'requests/s': balances.rps.toFixed(0), 'p50 ms': balances.p50.toFixed(1), 'p99 ms': balances.p99.toFixed(1) },
       { what: 'REST GET /api/v1/scripthash/:h', 'requests/s': restOne.rps.toFixed(0), 'p50 ms': restOne.p50, 'p99 ms': restOne.p99 },
       { what: `REST POST summary of ${BATCH}`, 'requests/s': (restBatch.rps * BATCH).toFixed(0), 'p50 ms': restBatch.p50, 'p99 ms': restBatch.p99 },
+    ]);
+    console.log(`\nwith a mempool snapshot of ${withMempool.txs} transactions (${withMempool.vsize} vB) in the index`);
+    printTable([
+      ...withMempool.subscribe.map((s) => ({ what: `subscribe ${SUBSCRIBE}, pipelined, round ${s.round + 1}`, value: `${s.ms.toFixed(0)} ms`, without: `${subscribe[s.round].ms.toFixed(0)} ms` })),
+      { what: `get_history (${withMempool.history.entries} entries) p50`, value: `${withMempool.history.p50.toFixed(2)} ms`, without: `${history.p50.toFixed(2)} ms` },
+      { what: `batches of ${BATCH} get_balance`, value: `${withMempool.balances.rps.toFixed(0)} requests/s`, without: `${balances.rps.toFixed(0)} requests/s` },
     ]);
     console.log(`\nelectrum batches / REST one-by-one = ${(balances.rps / restOne.rps).toFixed(2)}x; / REST batches = ${(balances.rps / (restBatch.rps * BATCH)).toFixed(2)}x`);
     console.log(`load average before ${loadBefore.map((l) => l.toFixed(1)).join(' ')}, after ${result.machine.loadAfter.map((l) => l.toFixed(1)).join(' ')}`);

@@ -1,5 +1,6 @@
 'use strict';
 
+const fs = require('node:fs');
 const { StoreError } = require('../errors');
 const { toDisplayHex } = require('../chain/hash');
 const { PrevoutCache, outpointKey } = require('./prevout-cache');
@@ -342,14 +343,24 @@ class TxData {
 /**
  * Where a reader of an index finds its blocks: the dir given (serve --blocks-dir), else the one
  * `addrindex sync` recorded in the index, else none (only a node could then serve bodies).
+ * `readable` says whether the dir can be read now, `why` says it in words for a banner.
  * @param {import('../stores/abstract').AbstractStore} store open
  * @param {string|null|undefined} given
- * @returns {Promise<{dir: string|null, from: 'option'|'index'|null}>}
+ * @returns {Promise<{dir: string|null, from: 'option'|'index'|null, readable: boolean, why: string}>}
  */
 async function blocksDirOf(store, given) {
-  if (given) return { dir: given, from: 'option' };
-  const info = await store.getSourceInfo();
-  return info && typeof info.blocksDir === 'string' ? { dir: info.blocksDir, from: 'index' } : { dir: null, from: null };
+  const info = given ? null : await store.getSourceInfo();
+  const dir = given || (info && typeof info.blocksDir === 'string' ? info.blocksDir : null);
+  if (!dir) return { dir: null, from: null, readable: false, why: 'the index records no blocks dir (it was not synced from one)' };
+  const from = given ? 'option' : 'index';
+  const named = from === 'index' ? `the recorded blocks dir ${dir}` : `the blocks dir ${dir} (--blocks-dir)`;
+  try {
+    await fs.promises.access(dir, fs.constants.R_OK | fs.constants.X_OK);
+    if (!(await fs.promises.stat(dir)).isDirectory()) return { dir, from, readable: false, why: `${named} is not a directory` };
+  } catch (err) {
+    return { dir, from, readable: false, why: `${named} cannot be read (${err.code || err.message})` };
+  }
+  return { dir, from, readable: true, why: from === 'index' ? 'recorded by the sync' : 'from --blocks-dir' };
 }
 
 /**

@@ -53,7 +53,9 @@ Electrum protocol 1.4 (off unless a port is given), served by the same workers:
   --electrum-tls-port N      TLS (50002 is the custom), with --tls-cert and --tls-key
   --tls-cert FILE            PEM certificate (chain) for --electrum-tls-port
   --tls-key FILE             PEM private key for --electrum-tls-port
-  (--blocks-dir, above, is where Electrum reads raw transactions: required with an Electrum port)
+  (raw transactions are read from --blocks-dir, above, else from the blocks dir the sync
+  recorded in the index; without a readable one, blockchain.transaction.get of a confirmed
+  transaction answers error 2 and everything else is served)
   --electrum-max-history N   longer histories (and unspent lists) get an error instead of an
                              answer (default ${ELECTRUM.maxHistory}, Fulcrum's)
   --electrum-poll-ms N       how often each worker looks for new blocks to notify (default ${ELECTRUM.pollMs})
@@ -98,8 +100,9 @@ function intValue(values, name, min, max, def) {
 
 /**
  * The Electrum part of the configuration: null when no Electrum port is given.
- * @returns {{port: number|null, tlsPort: number|null, tlsCert?: string, tlsKey?: string, blocksDir: string,
- *   maxHistory: number, pollMs: number}|null}
+ * @returns {{port: number|null, tlsPort: number|null, tlsCert?: string, tlsKey?: string, blocksDir: string|null,
+ *   maxHistory: number, pollMs: number}|null} blocksDir: --blocks-dir; serve() puts the recorded one
+ *   in its place when there is none
  */
 function electrumConfig(values) {
   const port = intValue(values, 'electrum-port', 0, 65535, null);
@@ -115,16 +118,12 @@ function electrumConfig(values) {
   if (tlsPort === null && (values['tls-cert'] || values['tls-key'])) {
     throw new UsageError('ERR_USAGE', `--tls-cert and --tls-key go with --electrum-tls-port\n${usage}`);
   }
-  if (!values['blocks-dir']) {
-    throw new UsageError('ERR_USAGE', 'the Electrum server needs --blocks-dir: the index keeps no block headers or ' +
-      `transactions yet, and Electrum clients ask for both\n${usage}`);
-  }
   return {
     port,
     tlsPort,
     tlsCert: values['tls-cert'],
     tlsKey: values['tls-key'],
-    blocksDir: values['blocks-dir'],
+    blocksDir: values['blocks-dir'] || null,
     maxHistory: intValue(values, 'electrum-max-history', 1, 25000000, ELECTRUM.maxHistory),
     pollMs: intValue(values, 'electrum-poll-ms', 10, 600000, ELECTRUM.pollMs),
   };
@@ -237,6 +236,8 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     if (!keep) await store.close();
   }
   if (cfg.electrum) checkElectrum(cfg.electrum);
+  // the Electrum workers read confirmed transactions as the REST routes do
+  const electrum = cfg.electrum && { ...cfg.electrum, blocksDir: bodies.readable ? bodies.dir : null, indexKeepsBlocks: keepsBlocks };
 
   const say = (msg) => io.stderr.write(`addrindex serve: ${msg}\n`);
   // Transactions and blocks are read where the sync read them (or where --blocks-dir says);
@@ -244,11 +245,9 @@ async function serveWith(cfg, io, hooks, logs, logger) {
   if (keepsBlocks) {
     // the index holds every block's bytes itself (sync --txstore): nothing outside it is needed
   } else if (!bodies.dir) {
-    say('the index records no blocks dir (synced from a node, or by an older release) and no --blocks-dir was given: ' +
-      'transaction and block routes will answer 503');
-  } else if (!require('node:fs').existsSync(bodies.dir)) {
-    say(`the blocks dir ${bodies.dir} (${bodies.from === 'index' ? 'recorded by sync' : '--blocks-dir'}) does not exist: ` +
-      'transaction and block routes will answer 503 until it does');
+    say(`${bodies.why} and no --blocks-dir was given: transaction and block routes will answer 503`);
+  } else if (!bodies.readable) {
+    say(`${bodies.why}: transaction and block routes will answer 503 until it can`);
   }
   const metrics = new Metrics({ scope: 'primary' });
   metrics.nodeTip.set(-1);
@@ -275,7 +274,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       store: cfg.store, strategy, datadir: cfg.datadir, mongodbUrl: cfg.mongodbUrl, network: network.name,
       host: cfg.host, port: cfg.port, timeoutMs: cfg.timeoutMs, graceMs: cfg.graceMs,
       logJson: logs.json, logLevel: logs.level, nodeConfigured: Boolean(watcher), maxLag: cfg.maxLag,
-      compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors, electrum: cfg.electrum, blocksDir: bodies.dir,
+      compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors, electrum, blocksDir: bodies.dir,
       indexKeepsBlocks: keepsBlocks,
     },
   });
@@ -334,11 +333,12 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     (logs.json ? io.stderr : io.stdout).write(`addrindex serve: ${network.name} index, ${tip ? `tip ${tip.height} ${tip.hash}` : 'empty'}; ` +
       `${cfg.workers} worker${cfg.workers === 1 ? '' : 's'} (${cfg.store}, ${strategy === 'forward' ? 'reads forwarded to this process' : 'read-only'}) ` +
       `listening on ${url}\n`);
-    const electrum = address.electrum || null;
-    if (electrum) {
+    const listening = address.electrum || null;
+    if (listening) {
       const at = (a) => `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
-      const ports = [electrum.tcp && `tcp ${at(electrum.tcp)}`, electrum.tls && `tls ${at(electrum.tls)}`].filter(Boolean);
-      (logs.json ? io.stderr : io.stdout).write(`addrindex serve: electrum ${ports.join(', ')} (transactions from ${cfg.electrum.blocksDir})\n`);
+      const ports = [listening.tcp && `tcp ${at(listening.tcp)}`, listening.tls && `tls ${at(listening.tls)}`].filter(Boolean);
+      const txs = keepsBlocks ? 'transactions from the index' : bodies.readable ? `transactions from ${bodies.dir}` : `no raw confirmed transactions: ${bodies.why}`;
+      (logs.json ? io.stderr : io.stdout).write(`addrindex serve: electrum ${ports.join(', ')} (${txs})\n`);
     }
     if (keepsBlocks) {
       (logs.json ? io.stderr : io.stdout).write('addrindex serve: transactions and blocks read from the index (synced with --txstore)\n');
@@ -349,9 +349,9 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     logger.info({
       url, network: network.name, tip: tip ? { height: tip.height, hash: tip.hash } : null, workers: cfg.workers, store: cfg.store,
       blocksDir: bodies.dir,
-      nodeTip: watcher ? watcher.tip : undefined, electrum: electrum || undefined,
+      nodeTip: watcher ? watcher.tip : undefined, electrum: listening || undefined,
     }, 'serving');
-    if (hooks.onReady) hooks.onReady({ url, network: network.name, tip, electrum });
+    if (hooks.onReady) hooks.onReady({ url, network: network.name, tip, electrum: listening });
     await stopped;
     await primary.stop();
     if (keep) await store.close();
@@ -368,8 +368,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
 
 /**
  * Before forking: the certificate and key load, so a mistake is one clear error instead of
- * one per worker. (A blocks dir that does not read fails the first worker's start, with its
- * error: checking it here would scan it once more.)
+ * one per worker. (A --blocks-dir that does not read fails above, where the node's tip is read.)
  */
 function checkElectrum(e) {
   if (e.tlsPort === null) return;

@@ -1,26 +1,25 @@
 'use strict';
 
 const fs = require('node:fs');
-const { StoreReader } = require('../electrum/reader');
-const { BlocksDirBodies } = require('../electrum/blocksdir-bodies');
+const { createReader } = require('../electrum/reader');
 const { ElectrumApp, ElectrumServer } = require('../electrum/server');
 
 /**
  * The Electrum server of one `addrindex serve` worker, on the ports every worker shares
  * (node:cluster hands each accepted connection to one worker, as for HTTP). Each worker
- * watches the index's tip itself and notifies its own connections: no message between
- * processes is needed, since each one reads the same committed index.
- * @param {object} config the worker's configuration (config.electrum from lib/cli/serve.js)
+ * watches the index's tip and mempool snapshot itself and notifies its own connections: no
+ * message between processes is needed, since each one reads the same committed index.
+ * @param {object} config the worker's configuration (config.electrum from lib/cli/serve.js,
+ *   its blocksDir resolved by the primary: null when there is none to read)
  * @param {import('../stores/abstract').AbstractStore} store
  * @param {(msg: string) => void} log
  * @returns {Promise<{addresses: {tcp: object|null, tls: object|null}, close: () => Promise<void>}>}
  */
 async function startElectrum(config, store, log) {
   const e = config.electrum;
-  const bodies = await new BlocksDirBodies({ dir: e.blocksDir, network: config.network }).open();
+  const reader = createReader({ store, network: config.network, blocksDir: e.blocksDir, indexKeepsBlocks: Boolean(e.indexKeepsBlocks) });
   let server = null;
   try {
-    const reader = new StoreReader({ store, bodies });
     const app = new ElectrumApp({ reader, network: config.network, limits: { maxHistory: e.maxHistory, pollMs: e.pollMs }, log });
     await app.start();
     server = new ElectrumServer(app, {
@@ -35,12 +34,12 @@ async function startElectrum(config, store, log) {
       addresses,
       close: async () => {
         await server.close();
-        await bodies.close();
+        await reader.close();
       },
     };
   } catch (err) {
     if (server) await server.close().catch(() => {});
-    await bodies.close();
+    await reader.close();
     throw err;
   }
 }

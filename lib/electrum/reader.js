@@ -1,13 +1,15 @@
 'use strict';
 
-const { StoreError } = require('../errors');
-const { sha256d, fromDisplayHex } = require('../chain/hash');
+const { StoreError, SourceError } = require('../errors');
+const { sha256d, toDisplayHex } = require('../chain/hash');
+const { BlockReader } = require('../sources/blockreader');
+const { indexBlockBytes } = require('../api/txdata');
+const { MempoolCache } = require('./mempool-cache');
 
 /**
  * What the Electrum handlers read, and nothing else: a small interface that an index can
  * answer directly. StoreReader implements it over the store contract
- * (lib/stores/abstract.js) as it is today; README.md lists what each method needs from a
- * store and what the store does not keep yet.
+ * (lib/stores/abstract.js); README.md lists which store method answers what.
  *
  * Heights are the best chain's. Hashes and txids are 32-byte Buffers in internal order.
  *
@@ -25,14 +27,6 @@ const { sha256d, fromDisplayHex } = require('../chain/hash');
  * @property {number} height  0, or -1 when one of its inputs is unconfirmed
  * @property {number} fee     satoshis
  *
- * @typedef {object} Bodies
- * @property {(from: number, count: number) => Promise<Buffer[]>} headers the 80-byte headers
- *   of the chain at from..from+count-1 (heights the index holds)
- * @property {(loc: {txid: Buffer, height: number, position: number}) => Promise<Buffer|null>} [rawTx]
- *   the serialized transaction at a place of the index's chain
- * @property {() => Promise<void>} [refresh] look again (a blocks dir that a sync extends or
- *   reorganizes): called once when a header disagrees with the index
- *
  * @typedef {object} ElectrumUtxo
  * @property {Buffer} txid
  * @property {number} vout
@@ -46,17 +40,22 @@ const READ_ATTEMPTS = 4;
 /** Blocks whose txids are kept for merkle branches (wallets ask for several txs of a block). */
 const TXID_CACHE_BLOCKS = 16;
 
+/**
+ * Blocks whose touched script hashes are read for one tip move; a longer move (a worker
+ * catching up with a sync of many blocks) checks every subscription's last height instead.
+ */
+const MAX_TOUCHED_BLOCKS = 100;
+
 class StoreReader {
   /**
    * @param {object} opts
    * @param {import('../stores/abstract').AbstractStore} opts.store open (read-only is enough)
-   * @param {Bodies} opts.bodies where block headers (and raw transactions) come from: the
-   *   store keeps neither yet. Every header is checked against the index's block hash before
-   *   it is answered.
+   * @param {BlockReader|null} [opts.blocks] where confirmed transactions' bytes are read (a
+   *   blocks dir and/or a node's getblock); null: nowhere
    */
-  constructor({ store, bodies }) {
+  constructor({ store, blocks = null }) {
     this.store = store;
-    this.bodies = bodies;
+    this.blocks = blocks;
     /**
      * Whether a script hash means exactly sha256 of the output script. The store files P2PK
      * outputs under their key's P2PKH script hash (the REST API's address rule) and keeps no
@@ -64,9 +63,10 @@ class StoreReader {
      * hash and not under its own.
      */
     this.exactScripthash = false;
-    /** The store keeps no mempool: unconfirmed parts are empty. */
-    this.hasMempool = false;
-    this.hasRawTx = typeof bodies.rawTx === 'function';
+    this.hasRawTx = Boolean(blocks && (blocks.dir || blocks.fetchFromNode || blocks.fromIndex));
+    this.mempoolCache = new MempoolCache(store);
+    /** @type {WeakMap<object, Array<[number, number]>>} fee histogram per snapshot view */
+    this.histograms = new WeakMap();
     /** @type {Map<string, Buffer[]>} block hash → txids, least recently used first */
     this.txidCache = new Map();
   }
@@ -84,11 +84,54 @@ class StoreReader {
       const value = await read(before);
       const after = await this.store.getTip();
       if (before === after || (before && after && before.hash === after.hash)) return { tip: before, value };
-      if (attempt === READ_ATTEMPTS) {
-        throw new StoreError('ERR_INDEX_MOVING',
-          `the index committed new blocks during each of ${READ_ATTEMPTS} attempts to read a consistent answer`);
-      }
+      if (attempt === READ_ATTEMPTS) throw moving();
     }
+  }
+
+  /**
+   * Runs a confirmed read and pairs it with the mempool snapshot resolved against the tip it
+   * was read at. The snapshot's head is read first: a snapshot naming tip T was written while T
+   * was the tip, so when the tip read after `read` is T again, T was the tip all along and
+   * `read` saw T's rows. Otherwise (no snapshot, or one the follower has not yet replaced
+   * since a block) the answer is confirmed data alone.
+   * @template T
+   * @param {() => Promise<T>} read
+   * @returns {Promise<{value: T, view: import('../core/mempool').MempoolView|null, tip: string|null}>}
+   *   tip: the hash `value` belongs to, when a view is paired with it (null: not known)
+   */
+  async withMempool(read) {
+    const head = await this.store.getMempoolHead();
+    const value = await read();
+    if (!head) return { value, view: null, tip: null };
+    const tip = await this.store.getTip();
+    if (!tip || tip.hash !== head.tip) return { value, view: null, tip: null };
+    const view = await this.mempoolCache.view(head.seq);
+    if (!view || view.tip !== tip.hash) return { value, view: null, tip: null };
+    return { value, view, tip: tip.hash };
+  }
+
+  /**
+   * The head of the mempool snapshot that goes with a tip (what a poll compares), or null (no
+   * snapshot, or one of another tip).
+   * @param {{hash: string}|null} tip
+   * @returns {Promise<{seq: number, tip: string}|null>}
+   */
+  async mempoolHeadAt(tip) {
+    if (!tip) return null;
+    const head = await this.store.getMempoolHead();
+    return head && head.tip === tip.hash ? head : null;
+  }
+
+  /**
+   * The mempool view that goes with a tip, or null (no snapshot, or one of another tip).
+   * @param {{hash: string}|null} tip
+   * @returns {Promise<import('../core/mempool').MempoolView|null>}
+   */
+  async mempoolAt(tip) {
+    const head = await this.mempoolHeadAt(tip);
+    if (!head) return null;
+    const view = await this.mempoolCache.view(head.seq);
+    return view && view.tip === tip.hash ? view : null;
   }
 
   /**
@@ -102,8 +145,24 @@ class StoreReader {
 
   /** @returns {Promise<ElectrumTip|null>} the tip with its header */
   async tipHeader() {
-    const { tip, value } = await this.consistent(async (t) => (t ? this.checkedHeaders(t.height, 1) : null));
-    return tip && { height: tip.height, hash: tip.hash, header: value[0] };
+    for (let attempt = 1; ; attempt++) {
+      const t = await this.store.getTip();
+      if (!t) return null;
+      // by hash: a block committed between the two reads cannot give another block's header
+      const block = await this.store.getBlockByHash(t.hash);
+      if (block) return { height: t.height, hash: t.hash, header: block.header };
+      if (attempt === READ_ATTEMPTS) throw moving();
+    }
+  }
+
+  /**
+   * @param {string} hash display hex
+   * @returns {Promise<Buffer|null>} the block's header, null when the index does not hold it
+   *   (any more: a reorg)
+   */
+  async blockHeader(hash) {
+    const block = await this.store.getBlockByHash(hash);
+    return block ? block.header : null;
   }
 
   /**
@@ -119,36 +178,21 @@ class StoreReader {
    * @returns {Promise<Buffer[]>}
    */
   async headers(from, count) {
-    const { value } = await this.consistent(async (t) => {
-      const n = t ? Math.max(0, Math.min(count, t.height - from + 1)) : 0;
-      return n ? this.checkedHeaders(from, n) : [];
-    });
-    return value;
-  }
-
-  async checkedHeaders(from, count) {
-    const hashes = await this.blockHashes(from, count);
-    for (let attempt = 1; ; attempt++) {
-      const headers = await this.bodies.headers(from, count);
-      const bad = hashes.findIndex((h, i) => !headers[i] || headers[i].length !== 80 || !sha256d(headers[i]).equals(h));
-      if (bad === -1) return headers;
-      if (attempt === 2 || !this.bodies.refresh) {
-        throw new StoreError('ERR_HEADER_MISMATCH', `the header source's block at height ${from + bad} is not the index's`);
-      }
-      await this.bodies.refresh();
-    }
+    if (count === 0) return [];
+    const all = await this.store.getHeaders(from, count);
+    const out = new Array(all.length / 80);
+    for (let i = 0; i < out.length; i++) out[i] = all.subarray(i * 80, i * 80 + 80);
+    return out;
   }
 
   /**
-   * Block hashes of heights the index holds.
+   * Block hashes of heights the index holds (the headers hashed: one read for a run).
    * @returns {Promise<Buffer[]>}
    */
   async blockHashes(from, count) {
-    const hashes = await Promise.all(Array.from({ length: count }, (_, i) => this.store.getBlockHash(from + i)));
-    return hashes.map((h, i) => {
-      if (!h) throw new StoreError('ERR_NO_BLOCK', `the index holds no block at height ${from + i}`);
-      return fromDisplayHex(h);
-    });
+    const headers = await this.headers(from, count);
+    if (headers.length < count) throw new StoreError('ERR_NO_BLOCK', `the index holds no block at height ${from + headers.length}`);
+    return headers.map((h) => sha256d(h));
   }
 
   /**
@@ -161,8 +205,10 @@ class StoreReader {
       if (!block) return null;
       let txids = this.txidCache.get(block.hash);
       if (!txids) {
-        txids = await Promise.all(Array.from({ length: block.txCount }, (_, i) => this.store.getTxid(block.firstTxNum + i)));
-        if (txids.some((t) => !t)) throw new StoreError('ERR_CORRUPT', `the index lacks a txid of block ${height}`);
+        const all = await this.store.getTxids(block.firstTxNum, block.txCount);
+        if (all.length !== block.txCount * 32) throw new StoreError('ERR_CORRUPT', `the index lacks txids of block ${height}`);
+        txids = new Array(block.txCount);
+        for (let i = 0; i < block.txCount; i++) txids[i] = all.subarray(i * 32, i * 32 + 32);
       }
       return { hash: block.hash, txids };
     });
@@ -184,43 +230,71 @@ class StoreReader {
   }
 
   /**
-   * Confirmed history in chain order, at most `limit` entries (one store call: one snapshot).
+   * Confirmed history in chain order, at most `limit` entries (one store call: one snapshot),
+   * with the mempool's transactions of the script hash when a snapshot goes with that tip.
    * @param {Buffer} scripthash
    * @param {number} limit
-   * @returns {Promise<{entries: ElectrumHistoryEntry[], more: boolean}>}
-   *   more: the history holds more than `limit` entries (they are not returned)
+   * @returns {Promise<{entries: ElectrumHistoryEntry[], mempool: ElectrumMempoolEntry[], more: boolean, tip: string|null}>}
+   *   more: the history holds more than `limit` entries (none are returned); tip: the block
+   *   hash the answer belongs to, when known (see withMempool)
    */
   async history(scripthash, limit) {
-    const page = await this.store.getHistory(scripthash, { limit: limit + 1 });
-    const more = page.entries.length > limit;
-    return { entries: more ? [] : page.entries.map((e) => ({ txid: e.txid, height: e.height })), more };
+    const { value: page, view, tip } = await this.withMempool(() => this.store.getHistory(scripthash, { limit: limit + 1 }));
+    const mempool = view ? mempoolEntries(view, scripthash) : [];
+    const more = page.entries.length + mempool.length > limit;
+    if (more) return { entries: [], mempool: [], more, tip };
+    return { entries: page.entries.map((e) => ({ txid: e.txid, height: e.height })), mempool, more, tip };
   }
 
   /**
+   * Confirmed balance, and what the mempool adds to it (negative when it spends more).
    * @param {Buffer} scripthash
    * @returns {Promise<{confirmed: number, unconfirmed: number}>}
    */
   async balance(scripthash) {
-    const s = await this.store.getSummary(scripthash);
-    return { confirmed: s ? s.balance : 0, unconfirmed: 0 };
+    const { value: s, view } = await this.withMempool(() => this.store.getSummary(scripthash));
+    return { confirmed: s ? s.balance : 0, unconfirmed: view ? view.summary(scripthash).balance : 0 };
   }
 
   /**
-   * Unspent outputs in chain order, at most `limit`.
+   * Unspent outputs: the confirmed ones no mempool transaction spends, in chain order, then
+   * those of mempool transactions that no other one spends (height 0), at most `limit`.
    * @returns {Promise<{utxos: ElectrumUtxo[], more: boolean}>}
    */
   async utxos(scripthash, limit) {
-    const page = await this.store.getUtxos(scripthash, { limit: limit + 1 });
-    const more = page.utxos.length > limit;
-    return { utxos: more ? [] : page.utxos.map((u) => ({ txid: u.txid, vout: u.vout, value: u.value, height: u.height })), more };
+    const { value: page, view } = await this.withMempool(() => this.store.getUtxos(scripthash, { limit: limit + 1 }));
+    let utxos = page.utxos.map((u) => ({ txid: u.txid, vout: u.vout, value: u.value, height: u.height }));
+    if (view) {
+      // a page cut at limit + 1 is too long whatever the mempool spends of it: `more` holds
+      if (utxos.length <= limit) utxos = utxos.filter((u) => !view.spender(u.txid, u.vout));
+      for (const u of view.utxos(scripthash)) utxos.push({ txid: u.tx.txid, vout: u.vout, value: u.value, height: 0 });
+    }
+    const more = page.utxos.length > limit || utxos.length > limit;
+    return { utxos: more ? [] : utxos, more };
   }
 
   /**
-   * Unconfirmed transactions touching the script hash.
+   * Unconfirmed transactions touching the script hash (none without a snapshot of this tip).
+   * @param {Buffer} scripthash
    * @returns {Promise<ElectrumMempoolEntry[]>}
    */
-  async mempool() {
-    return [];
+  async mempool(scripthash) {
+    const view = await this.mempoolAt(await this.store.getTip());
+    return view ? mempoolEntries(view, scripthash) : [];
+  }
+
+  /**
+   * The fee histogram of the snapshot of this tip ([[sat/vB, vsize]], highest rate first), or
+   * null when there is none.
+   * @returns {Promise<Array<[number, number]>|null>}
+   */
+  async feeHistogram() {
+    const view = await this.mempoolAt(await this.store.getTip());
+    if (!view) return null;
+    // a sort of the whole mempool: once per snapshot, not per request
+    let histogram = this.histograms.get(view);
+    if (!histogram) this.histograms.set(view, (histogram = view.feeHistogram()));
+    return histogram;
   }
 
   /**
@@ -235,15 +309,91 @@ class StoreReader {
   }
 
   /**
-   * A confirmed transaction's bytes.
-   * @returns {Promise<Buffer|null>} null when the index does not know the txid
+   * The script hashes the blocks above `forkHeight` up to `tip` touched, each block's set as
+   * the store keeps it (32 bytes each); null when a block's set is not kept (below the undo
+   * kept) or there are more than MAX_TOUCHED_BLOCKS of them.
+   * @param {number} forkHeight
+   * @param {{height: number, hash: string}} tip
+   * @returns {Promise<Buffer[]|null>}
+   * @throws {StoreError} ERR_INDEX_MOVING when the chain no longer ends at `tip` (the sets read
+   *   may belong to another branch)
+   */
+  async touched(forkHeight, tip) {
+    if (tip.height - forkHeight > MAX_TOUCHED_BLOCKS) return null;
+    const sets = [];
+    for (let h = tip.height; h > forkHeight; h--) {
+      const set = await this.store.getTouched(h);
+      if (!set) return null;
+      sets.push(set);
+    }
+    // a reorg past `tip` replaces its block too: the sets read are the chain's that ends at tip
+    if ((await this.store.getBlockHash(tip.height)) !== tip.hash) throw moving();
+    return sets;
+  }
+
+  /**
+   * A transaction's bytes: a confirmed one from its block (blocks dir or node, checked against
+   * the block's header and the txid), else one of the mempool snapshot of this tip.
+   * @param {Buffer} txid
+   * @returns {Promise<Buffer|null>} null when neither the index nor the mempool knows the txid
+   * @throws {import('../errors').SourceError} ERR_BLOCK_UNAVAILABLE (or ERR_TX_NOT_IN_BLOCK)
+   *   when the index knows it but its bytes cannot be read
    */
   async rawTx(txid) {
-    if (!this.hasRawTx) return null;
-    const loc = await this.store.getTx(txid);
-    if (!loc) return null;
-    return this.bodies.rawTx({ txid, height: loc.height, position: loc.position });
+    const { value: loc, view } = await this.withMempool(() => this.store.getTx(txid));
+    if (!loc) {
+      const tx = view && view.get(txid);
+      return tx ? Buffer.from(tx.raw) : null;
+    }
+    for (let attempt = 1; ; attempt++) {
+      const block = await this.store.getBlockByHash(loc.blockHash);
+      if (block) {
+        if (!this.hasRawTx) throw unavailable(loc.blockHash, 'this server has no blocks dir and no node to read it from');
+        const { tx } = await this.blocks.readTx(toDisplayHex(txid), loc.blockHash, block.locator, { offset: loc.offset, length: loc.length });
+        return Buffer.from(tx.raw);
+      }
+      // its block was reverted between the two reads: where is it now?
+      if (attempt === READ_ATTEMPTS) throw moving();
+      const again = await this.store.getTx(txid);
+      if (!again) return null;
+      Object.assign(loc, again);
+    }
+  }
+
+  /** Releases the block reader's files and cache. */
+  async close() {
+    if (this.blocks) await this.blocks.close();
   }
 }
 
-module.exports = { StoreReader };
+/** The mempool entries of a script hash as Electrum lists them. */
+function mempoolEntries(view, scripthash) {
+  return view.entries(scripthash).map((e) => ({ txid: e.tx.txid, height: view.hasUnconfirmedInputs(e.tx) ? -1 : 0, fee: e.tx.fee }));
+}
+
+function moving() {
+  return new StoreError('ERR_INDEX_MOVING', `the index committed new blocks during each of ${READ_ATTEMPTS} attempts to read a consistent answer`);
+}
+
+function unavailable(blockHash, why) {
+  return new SourceError('ERR_BLOCK_UNAVAILABLE', `block ${blockHash} cannot be read: ${why}`, { hash: blockHash });
+}
+
+/**
+ * A StoreReader with its block reader.
+ * @param {object} opts
+ * @param {import('../stores/abstract').AbstractStore} opts.store
+ * @param {string} opts.network
+ * @param {string|null} [opts.blocksDir] null: none (see blocksDirOf in lib/api/txdata.js)
+ * @param {boolean} [opts.indexKeepsBlocks] the index keeps its blocks' bytes (sync --txstore)
+ * @param {((hash: string) => Promise<Buffer|string>)|null} [opts.fetchFromNode] a node's
+ *   `getblock HASH 0`, for blocks the dir does not hold (the node source supplies it)
+ * @returns {StoreReader}
+ */
+function createReader({ store, network, blocksDir = null, indexKeepsBlocks = false, fetchFromNode = null }) {
+  const fromIndex = indexKeepsBlocks ? indexBlockBytes(store) : null;
+  const blocks = blocksDir || fetchFromNode || fromIndex ? new BlockReader({ dir: blocksDir, network, fetchFromNode, fromIndex }) : null;
+  return new StoreReader({ store, blocks });
+}
+
+module.exports = { StoreReader, createReader, mempoolEntries, MAX_TOUCHED_BLOCKS };

@@ -41,7 +41,7 @@ class ElectrumApp {
     this.hosts = {};
     this.sessions = new Set();
     this.stats = { connections: 0, dropped: 0, notifications: 0 };
-    this.watcher = new TipWatcher({ reader: this.reader, pollMs: this.limits.pollMs, onChange: (c) => this.onTip(c), log: this.log });
+    this.watcher = new TipWatcher({ reader: this.reader, pollMs: this.limits.pollMs, onChange: (c) => this.onChange(c), log: this.log });
     this.subscriptions = new Subscriptions({
       reader: this.reader, maxHistory: this.limits.maxHistory, log: this.log,
       seenTip: () => (this.watcher.current ? this.watcher.current.hash : null),
@@ -68,23 +68,26 @@ class ElectrumApp {
   }
 
   /**
-   * A new tip: the statuses it changed go out first, then the header, all in one turn, so a
-   * client that sees the new header has already been told every status that changed with it.
+   * A new tip or mempool snapshot: the statuses it changed go out first, then the header of a
+   * new tip, all in one turn, so a client that sees the new header has already been told every
+   * status that changed with it.
+   * @param {import('./tip-watcher').IndexChange} change
    */
-  async onTip(change) {
-    // the header first: a failure here leaves the subscriptions untouched for the next attempt
-    const tip = this.sessionsWithHeaders().length ? await this.reader.tipHeader() : null;
-    const changed = await this.subscriptions.onTip(change);
+  async onChange(change) {
+    // the header first: a failure here leaves the subscriptions untouched for the next attempt.
+    // null when the block is already reverted: the next poll announces the tip that replaced it
+    const header = change.moved && this.sessionsWithHeaders().length ? await this.reader.blockHeader(change.tip.hash) : null;
+    const changed = await this.subscriptions.onChange(change);
     for (const e of changed) {
       for (const s of e.sessions) {
         s.notify('blockchain.scripthash.subscribe', [e.hex, e.status]);
         this.stats.notifications++;
       }
     }
-    if (!tip) return;
-    const header = { hex: tip.header.toString('hex'), height: tip.height };
+    if (!header) return;
+    const message = { hex: header.toString('hex'), height: change.tip.height };
     for (const s of this.sessionsWithHeaders()) {
-      s.notify('blockchain.headers.subscribe', [header]);
+      s.notify('blockchain.headers.subscribe', [message]);
       this.stats.notifications++;
     }
   }
@@ -119,7 +122,11 @@ function defaultBanner(app) {
     lines.push('This index files P2PK outputs under the script hash of their key\'s P2PKH script (the bitcore/insight rule), '
       + 'not under the P2PK script\'s own hash.');
   }
-  if (!app.node) lines.push('No node behind this server: confirmed data only (no mempool, no fee estimates, no broadcast).');
+  if (!app.node) {
+    lines.push('No node behind this server: no fee estimates and no broadcast. Unconfirmed transactions are answered while '
+      + 'the index\'s follower keeps its mempool snapshot.');
+  }
+  if (!app.reader.hasRawTx) lines.push('This server reads no blocks: raw confirmed transactions are unavailable.');
   return lines.join('\n');
 }
 

@@ -2,26 +2,35 @@
 
 const { statusHash } = require('./status');
 const { tooLarge, badRequest } = require('./errors');
+const { mempoolEntries } = require('./reader');
 
-/** Script hashes whose last heights are read per store call when a block arrives. */
+/** Script hashes whose last heights are read per store call when touched sets are not kept. */
 const CHUNK = 2000;
 
 /**
  * The script hash subscriptions of one process, shared by its connections: one entry per
- * script hash (its status, the height of its last confirmed transaction and the tip both were
- * read at) with the sessions subscribed to it, so 10,000 wallets watching one address cost
- * one status, and a new block costs work only for the entries it can have changed.
+ * script hash (its status, the height of its last confirmed transaction, the tip and the
+ * mempool entries both were read with) with the sessions subscribed to it, so 10,000 wallets
+ * watching one address cost one status, and a change costs work only for the entries it can
+ * have changed.
  *
- * When the tip moves from P to N with fork height F (the highest height whose block both
- * chains share; P's height for a plain extension), a confirmed history changes only above F.
- * So an entry read at P needs a new status only if it had a transaction above F, or has one
- * now: one summary read per entry (its last height), in chunks, then the history of those
- * few. Entries read at neither P nor N (subscribed while the tip moved) are recomputed.
+ * Blocks. When the tip moves from P to N with fork height F (the highest height whose block
+ * both chains share; P's height for a plain extension), a confirmed history changes only above
+ * F. An entry read at P needs a new status only if it had a transaction above F (the blocks
+ * reverted) or one of the blocks F+1..N touched it (the index keeps each recent block's touched
+ * script hashes: getTouched). When those sets are not kept (a move longer than the undo kept),
+ * every entry's last height is read instead (getSummaries, in chunks). Entries read at neither
+ * P nor N (subscribed while the tip moved) are recomputed.
  *
- * An entry is labelled with the tip the watcher had seen when its read began, not the one the
- * read met: the index may already be further on, never behind. That is enough for the rule
- * above (a status read at a later state than its label is checked against a fork at or below
- * that state) and spares two tip reads per subscription.
+ * An entry is labelled with the tip its read belongs to when a mempool snapshot was paired with
+ * it (exact), else with the tip the watcher had seen when its read began: the index may already
+ * be further on, never behind. That is enough for the rule above (a status read at a later
+ * state than its label is checked against a fork at or below that state) and spares two tip
+ * reads per subscription.
+ *
+ * Mempool. An entry keeps the mempool transactions its status counted (txid and height); when
+ * the snapshot changes, the entries that counted some and the subscribed script hashes the new
+ * snapshot touches are compared with it, and those that differ are recomputed.
  */
 class Subscriptions {
   /**
@@ -36,8 +45,17 @@ class Subscriptions {
     this.seenTip = seenTip;
     this.maxHistory = maxHistory;
     this.log = log;
-    /** @type {Map<string, {hex: string, sh: Buffer, status: string|null, lastHeight: number, tipHash: string|null, sessions: Set<object>}>} */
+    /**
+     * @type {Map<string, {hex: string, sh: Buffer, key: string, status: string|null, lastHeight: number,
+     *   tipHash: string|null, mempool: string, sessions: Set<object>}>}
+     */
     this.entries = new Map();
+    /** @type {Map<string, object>} the same entries by script hash (internal order, latin1), as touched sets and the mempool view key them */
+    this.byKey = new Map();
+    /** @type {Set<object>} entries whose status counts mempool transactions */
+    this.withMempool = new Set();
+    /** tip moves resolved from the touched sets, and by reading every last height instead */
+    this.stats = { touched: 0, scanned: 0 };
   }
 
   /**
@@ -57,8 +75,10 @@ class Subscriptions {
       const computed = await this.compute(sh);
       entry = this.entries.get(hex); // another session may have subscribed meanwhile
       if (!entry) {
-        entry = { hex, sh, ...computed, sessions: new Set() };
+        entry = { hex, sh, key: sh.latin1Slice(0, 32), ...computed, sessions: new Set() };
         this.entries.set(hex, entry);
+        this.byKey.set(entry.key, entry);
+        if (entry.mempool) this.withMempool.add(entry);
       }
     }
     if (session.closed) return entry.status;
@@ -75,7 +95,11 @@ class Subscriptions {
     const entry = this.entries.get(hex);
     if (entry) {
       entry.sessions.delete(session);
-      if (entry.sessions.size === 0) this.entries.delete(hex);
+      if (entry.sessions.size === 0) {
+        this.entries.delete(hex);
+        this.byKey.delete(entry.key);
+        this.withMempool.delete(entry);
+      }
     }
     return true;
   }
@@ -91,47 +115,34 @@ class Subscriptions {
   }
 
   /**
-   * Status and last height, labelled with the tip seen before reading them.
+   * Status, last height and mempool part, labelled with the tip they belong to (see above).
    * @param {Buffer} sh
    */
   async compute(sh) {
-    const tipHash = this.seenTip();
-    const { entries, more } = await this.reader.history(sh, this.maxHistory);
+    const seen = this.seenTip();
+    const { entries, mempool, more, tip } = await this.reader.history(sh, this.maxHistory);
     if (more) throw tooLarge('history', this.maxHistory);
-    const mempool = await this.reader.mempool(sh);
     return {
       status: statusHash(entries, mempool),
       lastHeight: entries.length ? entries[entries.length - 1].height : -1,
-      tipHash,
+      tipHash: tip || seen,
+      mempool: mempoolSignature(mempool),
     };
   }
 
   /**
-   * Brings every entry to the new tip and returns those whose status changed. Nothing is
-   * changed until every read has succeeded: a failed read leaves the entries as they were,
-   * and the next attempt at the same move finds the same changes to announce.
-   * @param {import('./tip-watcher').TipChange} change
+   * Brings every entry to the new tip and mempool snapshot and returns those whose status
+   * changed. Nothing is changed until every read has succeeded: a failed read leaves the
+   * entries as they were, and the next attempt at the same change finds the same changes to
+   * announce.
+   * @param {import('./tip-watcher').IndexChange} change
    * @returns {Promise<Array<{hex: string, status: string|null, sessions: Set<object>}>>}
    */
-  async onTip({ previous, tip, forkHeight }) {
-    const prevHash = previous ? previous.hash : null;
-    const candidates = [];
-    const atPrevious = [];
-    for (const e of this.entries.values()) {
-      if (e.tipHash === tip.hash) continue;
-      if (e.tipHash === prevHash) atPrevious.push(e);
-      else candidates.push(e);
-    }
-    const unchanged = [];
-    for (let i = 0; i < atPrevious.length; i += CHUNK) {
-      const chunk = atPrevious.slice(i, i + CHUNK);
-      const heights = await this.reader.lastHeights(chunk.map((e) => e.sh));
-      chunk.forEach((e, k) => {
-        // nothing above the fork, before or after: the status holds
-        if (e.lastHeight > forkHeight || heights[k] > forkHeight) candidates.push(e);
-        else unchanged.push(e);
-      });
-    }
+  async onChange({ previous, tip, forkHeight, moved, mempool }) {
+    const candidates = new Set();
+    const unchanged = moved ? await this.blockCandidates(previous, tip, forkHeight, candidates) : [];
+    if (this.entries.size) for (const e of this.mempoolCandidates(await mempool())) candidates.add(e);
+
     const updates = [];
     const overLimit = [];
     for (const e of candidates) {
@@ -148,6 +159,8 @@ class Subscriptions {
       if (this.entries.get(e.hex) !== e) continue; // unsubscribed meanwhile
       const was = e.status;
       Object.assign(e, next);
+      if (e.mempool) this.withMempool.add(e);
+      else this.withMempool.delete(e);
       if (next.status !== was) changed.push(e);
     }
     for (const [e, err] of overLimit) {
@@ -157,6 +170,77 @@ class Subscriptions {
     }
     return changed;
   }
+
+  /**
+   * Adds to `candidates` the entries a tip move can have changed (see the class comment).
+   * @returns {Promise<object[]>} the entries read at the previous tip that it cannot have changed
+   */
+  async blockCandidates(previous, tip, forkHeight, candidates) {
+    const prevHash = previous ? previous.hash : null;
+    const atPrevious = [];
+    for (const e of this.entries.values()) {
+      if (e.tipHash === tip.hash) continue;
+      // read elsewhere, or had a transaction in a block reverted: recomputed
+      if (e.tipHash !== prevHash || e.lastHeight > forkHeight) candidates.add(e);
+      else atPrevious.push(e);
+    }
+    if (!atPrevious.length) return [];
+    const sets = await this.reader.touched(forkHeight, tip);
+    if (sets) {
+      this.stats.touched++;
+      for (const set of sets) {
+        for (let at = 0; at < set.length; at += 32) {
+          const e = this.byKey.get(set.latin1Slice(at, at + 32));
+          if (e && e.tipHash === prevHash && !candidates.has(e)) candidates.add(e);
+        }
+      }
+    } else {
+      this.stats.scanned++;
+      for (let i = 0; i < atPrevious.length; i += CHUNK) {
+        const chunk = atPrevious.slice(i, i + CHUNK);
+        const heights = await this.reader.lastHeights(chunk.map((e) => e.sh));
+        chunk.forEach((e, k) => { if (heights[k] > forkHeight) candidates.add(e); });
+      }
+    }
+    return atPrevious.filter((e) => !candidates.has(e));
+  }
+
+  /**
+   * The entries whose mempool part differs from what `view` (null: none) gives them: among
+   * those that counted mempool transactions and the subscribed script hashes the view touches.
+   * @param {import('../core/mempool').MempoolView|null} view
+   * @returns {object[]}
+   */
+  mempoolCandidates(view) {
+    const check = new Set(this.withMempool);
+    if (view) {
+      // from the smaller side: the view's script hashes, or the subscriptions
+      if (view.byScripthash.size < this.byKey.size) {
+        for (const k of view.byScripthash.keys()) {
+          const e = this.byKey.get(k);
+          if (e) check.add(e);
+        }
+      } else {
+        for (const e of this.entries.values()) if (view.byScripthash.has(e.key)) check.add(e);
+      }
+    }
+    const out = [];
+    for (const e of check) {
+      if (e.mempool !== (view ? mempoolSignature(mempoolEntries(view, e.sh)) : '')) out.push(e);
+    }
+    return out;
+  }
+}
+
+/**
+ * What a status counts of the mempool, as a string to compare: each transaction's txid and
+ * whether its height is 0 or -1, in a fixed order ('' for none).
+ * @param {Array<{txid: Buffer, height: number}>} mempool
+ * @returns {string}
+ */
+function mempoolSignature(mempool) {
+  if (!mempool.length) return '';
+  return mempool.map((e) => `${e.txid.latin1Slice(0, 32)}${e.height}`).sort().join('');
 }
 
 module.exports = { Subscriptions };

@@ -1,27 +1,32 @@
 'use strict';
 
 /**
- * @typedef {object} TipChange
- * @property {{height: number, hash: string}|null} previous
+ * @typedef {object} IndexChange
+ * @property {{height: number, hash: string}|null} previous the tip before
  * @property {{height: number, hash: string}} tip
+ * @property {boolean} moved the tip changed (else only the mempool snapshot did)
  * @property {number} forkHeight the highest height whose block both chains share (-1: unknown)
+ * @property {() => Promise<import('../core/mempool').MempoolView|null>} mempool the mempool
+ *   snapshot that goes with `tip` (null: none, or one the follower has not yet resolved against
+ *   this tip), decoded when first asked for
  */
 
 /** Block hashes remembered below the tip, to find where a reorg forked. */
 const REMEMBER = 64;
 
 /**
- * Notices new blocks: reads the index's tip every `pollMs` (one small read; the writer is
- * another process and LMDB has no cross-process notification) and, when it moved, works out
- * the fork height (the highest height whose block the old and the new chain share) from the
- * block hashes it remembers, then awaits `onChange` before polling again.
+ * Notices new blocks and mempool snapshots: reads the index's tip and the snapshot's head every
+ * `pollMs` (two small reads; the writer is another process and LMDB has no cross-process
+ * notification) and, when either changed, works out the fork height of a tip move (the highest
+ * height whose block the old and the new chain share) from the block hashes it remembers, then
+ * awaits `onChange` before polling again.
  */
 class TipWatcher {
   /**
    * @param {object} opts
    * @param {import('./reader').StoreReader} opts.reader
    * @param {number} opts.pollMs
-   * @param {(change: TipChange) => Promise<void>} opts.onChange
+   * @param {(change: IndexChange) => Promise<void>} opts.onChange
    * @param {(msg: string) => void} opts.log
    */
   constructor({ reader, pollMs, onChange, log }) {
@@ -30,6 +35,8 @@ class TipWatcher {
     this.onChange = onChange;
     this.log = log;
     this.current = null;
+    /** @type {number|null} the seq of the mempool snapshot that goes with `current` */
+    this.seq = null;
     /** @type {Map<number, string>} height → block hash of the chain last seen */
     this.seen = new Map();
     this.timer = null;
@@ -40,6 +47,7 @@ class TipWatcher {
   /** Reads the tip once and starts polling. */
   async start() {
     this.current = await this.reader.tip();
+    this.seq = seqOf(await this.reader.mempoolHeadAt(this.current));
     await this.remember(-1);
     this.schedule();
   }
@@ -55,16 +63,21 @@ class TipWatcher {
     }, this.pollMs);
   }
 
-  /** One poll: resolves after onChange has handled a move. */
+  /** One poll: resolves after onChange has handled a change. */
   async poll() {
     const tip = await this.reader.tip();
+    if (!tip) return;
+    // the head only: a worker decodes a snapshot when something needs it
+    const seq = seqOf(await this.reader.mempoolHeadAt(tip));
     const previous = this.current;
-    if (!tip || (previous && previous.hash === tip.hash)) return;
-    const forkHeight = await this.forkHeight(previous, tip);
-    // a failed onChange leaves `current` alone: the next poll handles the same move again
-    await this.onChange({ previous, tip, forkHeight });
+    const moved = !previous || previous.hash !== tip.hash;
+    if (!moved && seq === this.seq) return;
+    const forkHeight = moved ? await this.forkHeight(previous, tip) : tip.height;
+    // a failed onChange leaves `current` alone: the next poll handles the same change again
+    await this.onChange({ previous, tip, forkHeight, moved, mempool: () => this.reader.mempoolAt(tip) });
     this.current = tip;
-    await this.remember(forkHeight);
+    this.seq = seq;
+    if (moved) await this.remember(forkHeight);
   }
 
   async forkHeight(previous, tip) {
@@ -83,6 +96,9 @@ class TipWatcher {
       const hash = await this.reader.blockHash(h);
       if (hash) this.seen.set(h, hash);
     }
+    // the index moved on while these were read: they may mix two branches, so none is trusted
+    // (the next move then counts as "everything changed")
+    if (this.current && this.seen.get(top) !== this.current.hash) this.seen.clear();
   }
 
   /** Stops polling; resolves when a poll in progress has finished. */
@@ -91,6 +107,10 @@ class TipWatcher {
     clearTimeout(this.timer);
     if (this.running) await this.running;
   }
+}
+
+function seqOf(head) {
+  return head ? head.seq : null;
 }
 
 module.exports = { TipWatcher };

@@ -4,7 +4,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { SourceError, ParseError } = require('../errors');
 const { getNetwork } = require('../chain/networks');
-const { parseHeader, HEADER_SIZE } = require('../chain/header');
+const { parseHeader } = require('../chain/header');
 const { parseBlock } = require('../chain/block');
 const { HeaderIndex } = require('./header-index');
 const { readXorKey } = require('./xor');
@@ -287,45 +287,6 @@ class BlocksDirSource {
       win = next;
       pending = nextRead;
     }
-  }
-
-  /**
-   * The 80-byte headers of the best chain at heights `fromHeight`..`fromHeight + count - 1`,
-   * as of the last scan: each read on its own (80 bytes, no block body) and checked against
-   * the hash the scan indexed.
-   * @param {number} fromHeight
-   * @param {number} count
-   * @returns {Promise<Buffer[]>}
-   */
-  async headers(fromHeight, count) {
-    if (this.closed) throw closedError();
-    const tipHeight = this.index.tipHeight;
-    if (tipHeight < 0) throw new SourceError('ERR_NOT_SCANNED', 'headers() before a successful scan()');
-    if (!Number.isInteger(fromHeight) || !Number.isInteger(count) || fromHeight < 0 || count < 0 || fromHeight + count - 1 > tipHeight) {
-      throw new SourceError('ERR_RANGE', `headers(${fromHeight}, ${count}): heights must be integers within 0..${tipHeight}`);
-    }
-    const ix = this.index;
-    const out = new Array(count);
-    // one handle per file (opened once, not by each read racing the others), reads in parallel
-    const byFile = new Map();
-    for (let k = 0; k < count; k++) {
-      const seq = ix.chain[fromHeight + k];
-      if (!byFile.has(ix.file[seq])) byFile.set(ix.file[seq], []);
-      byFile.get(ix.file[seq]).push(k);
-    }
-    for (const [file, ks] of byFile) {
-      await this._withFile(file, (blk) => Promise.all(ks.map(async (k) => {
-        const seq = ix.chain[fromHeight + k];
-        const raw = await blk.read(ix.offset[seq], HEADER_SIZE);
-        if (!ix.hashEquals(seq, parseHeader(raw).hashBytes)) {
-          throw new SourceError('ERR_BLOCK_CHANGED',
-            `${this.files.get(file).name} offset ${ix.offset[seq]} no longer holds block ${ix.hashOf(seq)} (the file was rewritten: rescan from scratch)`,
-            { file, offset: ix.offset[seq] });
-        }
-        out[k] = raw;
-      })));
-    }
-    return out;
   }
 
   /**

@@ -88,7 +88,7 @@ describe('addrindex tx, and where serve finds the blocks', function () {
       assert.equal(back.outputs[0].value, 10e8);
 
       for (const [args, status, said] of [
-        [[], 503, /the blocks dir .* \(recorded by sync\) does not exist/],
+        [[], 503, /the recorded blocks dir .* cannot be read \(ENOENT\): transaction and block routes will answer 503 until it can/],
         [['--blocks-dir', moved], 200, new RegExp(`transactions and blocks read from ${moved.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(--blocks-dir\\)`)],
       ]) {
         const serve = startCli(['serve', '--datadir', fixture.datadir, '--workers', '1', '--port', '0', ...args]);

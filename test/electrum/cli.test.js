@@ -78,7 +78,6 @@ describe('electrum: addrindex serve --electrum-port with clustered workers', fun
   it('refuses what it cannot run, with one clear error', async () => {
     const base = ['serve', '--datadir', fixture.datadir, '--port', '0', '--workers', '1'];
     const cases = [
-      [['--electrum-port', '0'], /needs --blocks-dir/],
       [['--electrum-tls-port', '0', '--blocks-dir', fixture.blocksDir], /--electrum-tls-port needs --tls-cert and --tls-key/],
       [['--tls-cert', 'x', '--tls-key', 'y', '--electrum-port', '0', '--blocks-dir', fixture.blocksDir], /--tls-cert and --tls-key go with --electrum-tls-port/],
       [['--electrum-max-history', '10'], /--electrum-max-history goes with --electrum-port/],
@@ -91,6 +90,62 @@ describe('electrum: addrindex serve --electrum-port with clustered workers', fun
       const r = await runCli([...base, ...args]);
       assert.notEqual(r.code, 0, args.join(' '));
       assert.match(r.stderr, re, args.join(' '));
+    }
+  });
+});
+
+describe('electrum: addrindex serve --electrum-port without --blocks-dir', function () {
+  this.timeout(60000);
+
+  it('reads transactions from the blocks dir the sync recorded; when it is gone, transaction.get is error 2 and the rest is served', async () => {
+    const fixture = await syncedFixture(200);
+    const datadir = tempDir('electrum-recorded');
+    const moved = `${fixture.blocksDir}-moved`;
+    let serve = null;
+    const start = async () => {
+      serve = startCli(['serve', '--datadir', datadir, '--workers', '1', '--port', '0', '--electrum-port', '0', '--grace-ms', '2000']);
+      const [, port, txs] = await serve.waitFor(/electrum tcp 127\.0\.0\.1:(\d+) \((.*)\)\n/);
+      return { client: await connectClient(Number(port)), txs };
+    };
+    const stop = async (client) => {
+      client.close();
+      serve.kill('SIGTERM');
+      assert.equal((await serve.done).code, 0);
+      serve = null;
+    };
+    try {
+      const sync = await runCli(['sync', '--blocks-dir', fixture.blocksDir, '--datadir', datadir, '--threads', '0', '--quiet']);
+      assert.equal(sync.code, 0, sync.stderr);
+      const ref = referenceIndex();
+      const tx = ref.blocks[170].transactions[1];
+      const sh = scripthashOf(bitcore.Script.fromAddress(SATOSHI).toBuffer());
+
+      let { client, txs } = await start();
+      assert.equal(txs, `transactions from ${path.resolve(fixture.blocksDir)}`);
+      assert.equal(await client.blockchainTransaction_get(tx.hash), tx.toBuffer().toString('hex'));
+      await stop(client);
+
+      fs.renameSync(fixture.blocksDir, moved);
+      ({ client, txs } = await start());
+      assert.match(txs, /^no raw confirmed transactions: the recorded blocks dir .* cannot be read \(ENOENT\)$/);
+      await assert.rejects(client.blockchainTransaction_get(tx.hash),
+        (e) => e.code === 2 && e.message === `transaction ${tx.hash} is confirmed but its bytes cannot be read: this server reads no blocks (no blocks dir, no node)`);
+      // headers, histories, balances and merkle proofs come from the index alone
+      assert.equal((await client.blockchainScripthash_getBalance(sh)).confirmed, ref.at(SATOSHI, 199).summary.balance);
+      assert.deepEqual(await client.blockchainScripthash_getHistory(sh), ref.at(SATOSHI, 199).history.map((e) => ({ tx_hash: e.txid, height: e.height })));
+      assert.deepEqual(await client.blockchainHeaders_subscribe(), { hex: ref.blocks[199].header.toBuffer().toString('hex'), height: 199 });
+      assert.equal(await client.request('blockchain.block.header', [170]), ref.blocks[170].header.toBuffer().toString('hex'));
+      const m = await client.blockchainTransaction_getMerkle(tx.hash, 170);
+      assert.deepEqual([m.pos, m.merkle], [1, [ref.blocks[170].transactions[0].hash]]);
+      assert.match(await client.server_banner(), /reads no blocks: raw confirmed transactions are unavailable/);
+      await stop(client);
+    } finally {
+      if (serve) {
+        serve.kill('SIGKILL');
+        await serve.done;
+      }
+      if (fs.existsSync(moved)) fs.renameSync(moved, fixture.blocksDir);
+      await fixture.cleanup();
     }
   });
 });

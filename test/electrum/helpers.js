@@ -2,8 +2,8 @@
 
 /**
  * Shared by the Electrum tests: an Electrum server in this process over a synced fixture
- * index, with headers and raw transactions read from the fixture's blocks dir (lib/sources),
- * and a raw line client for what a well-behaved client library never sends.
+ * index (raw transactions read from a blocks dir through lib/sources' BlockReader), and a raw
+ * line client for what a well-behaved client library never sends.
  */
 
 const net = require('node:net');
@@ -14,18 +14,19 @@ const { toDisplayHex } = require('../../lib/chain/hash');
 /**
  * @param {string} datadir an LMDB index
  * @param {object} [opts]
- * @param {string} opts.blocksDir where headers and transactions are read
+ * @param {string|null} [opts.blocksDir] where raw transactions are read (serve's --blocks-dir);
+ *   default: the blocks dir the index records (none for an in-process sync)
  * @param {object} [opts.limits] overrides of lib/electrum/limits.js
  * @param {{cert: Buffer, key: Buffer}} [opts.tls] also listen with TLS
  */
-async function startElectrum(datadir, { blocksDir, network = 'main', limits = {}, tls = null } = {}) {
+async function startElectrum(datadir, { blocksDir = null, network = 'main', limits = {}, tls = null } = {}) {
   const { openStore } = require('../../lib/stores');
-  const { StoreReader } = require('../../lib/electrum/reader');
-  const { BlocksDirBodies } = require('../../lib/electrum/blocksdir-bodies');
+  const { createReader } = require('../../lib/electrum/reader');
+  const { blocksDirOf } = require('../../lib/api/txdata');
   const { ElectrumApp, ElectrumServer } = require('../../lib/electrum/server');
   const store = await openStore({ store: 'lmdb', datadir, network, readOnly: true });
-  const bodies = await new BlocksDirBodies({ dir: blocksDir, network }).open();
-  const reader = new StoreReader({ store, bodies });
+  const bodies = await blocksDirOf(store, blocksDir);
+  const reader = createReader({ store, network, blocksDir: bodies.readable ? bodies.dir : null });
   const logs = [];
   const app = new ElectrumApp({ reader, network, limits, log: (m) => logs.push(m) });
   await app.start();
@@ -35,7 +36,7 @@ async function startElectrum(datadir, { blocksDir, network = 'main', limits = {}
     app, server, reader, store, logs, port: addr.tcp.port, tlsPort: addr.tls && addr.tls.port,
     close: async () => {
       await server.close();
-      await bodies.close();
+      await reader.close();
       await store.close();
     },
   };

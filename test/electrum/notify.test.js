@@ -36,8 +36,8 @@ function listen(client) {
   };
 }
 
-async function sync(blocksDir, datadir, network) {
-  const r = await runCli(['sync', '--blocks-dir', blocksDir, '--datadir', datadir, '--network', network, '--threads', '0', '--batch-blocks', '13', '--quiet']);
+async function sync(blocksDir, datadir, network, extra = []) {
+  const r = await runCli(['sync', '--blocks-dir', blocksDir, '--datadir', datadir, '--network', network, '--threads', '0', '--batch-blocks', '13', '--quiet', ...extra]);
   assert.equal(r.code, 0, r.stderr);
 }
 
@@ -46,7 +46,13 @@ const nullable = (v) => (v && typeof v === 'object' && 'result' in v ? v.result 
 describe('electrum: notifications when blocks arrive', function () {
   this.timeout(60000);
 
-  it('a sync process appends blocks 300-438: the changed statuses are pushed (equal to the bitcore reference), then the new tip', async () => {
+
+  /**
+   * A sync process appends blocks 300-438 to an index of 0-299; every address is subscribed.
+   * @param {string[]} syncArgs extra sync options
+   * @returns {Promise<object>} the subscriptions' stats
+   */
+  async function append(syncArgs) {
     const fixture = await syncedFixture(300);
     const srv = await startElectrum(fixture.datadir, { blocksDir: fixture.blocksDir, limits: { pollMs: 50 } });
     const client = await connectClient(srv.port);
@@ -69,7 +75,7 @@ describe('electrum: notifications when blocks arrive', function () {
       const blk = path.join(fixture.blocksDir, 'blk00000.dat');
       const all = fs.readFileSync(MAINNET_439);
       fs.appendFileSync(blk, all.subarray(fs.statSync(blk).size));
-      await sync(fixture.blocksDir, fixture.datadir, 'main');
+      await sync(fixture.blocksDir, fixture.datadir, 'main', syncArgs);
       const tip = await heard.until((h) => h.height === 438);
       assert.equal(tip.hex, ref.blocks[438].header.toBuffer().toString('hex'));
 
@@ -91,11 +97,22 @@ describe('electrum: notifications when blocks arrive', function () {
       // the headers in between came in order, each a block of the chain
       for (const h of heard.headers) assert.equal(h.hex, ref.blocks[h.height].header.toBuffer().toString('hex'));
       assert.deepEqual(heard.headers.map((h) => h.height), [...heard.headers.map((h) => h.height)].sort((x, y) => x - y));
+      return srv.app.subscriptions.stats;
     } finally {
       client.close();
       await srv.close();
       await fixture.cleanup();
     }
+  }
+
+  it('a sync process appends blocks 300-438: the changed statuses are pushed (equal to the bitcore reference), then the new tip', async () => {
+    const stats = await append([]);
+    assert.ok(stats.touched + stats.scanned > 0);
+  });
+
+  it('the same with 3 blocks of undo and commits of 13: the blocks\' touched sets are gone, every last height is read instead', async () => {
+    const stats = await append(['--undo-depth', '3']);
+    assert.ok(stats.scanned > 0 && stats.touched === 0, JSON.stringify(stats));
   });
 
   it('a reorg of depth 4 on a generated chain: every subscribed status ends equal to the one its new history gives', async () => {
@@ -138,6 +155,8 @@ describe('electrum: notifications when blocks arrive', function () {
         }
       }
       assert.ok(changed > 20, `only ${changed} statuses changed`);
+      // the new branch's blocks are within the undo kept: their touched sets answered
+      assert.ok(srv.app.subscriptions.stats.touched > 0 && srv.app.subscriptions.stats.scanned === 0, JSON.stringify(srv.app.subscriptions.stats));
       fresh.socket.end();
     } finally {
       client.close();

@@ -180,19 +180,6 @@ describe('BlocksDirSource', () => {
       assert.equal(s.stats().obfuscated, true);
     });
 
-    it('headers(from, count) reads 80 bytes per height from shuffled, obfuscated files; out of range is refused', async () => {
-      const dir = tempDir('src');
-      writeDir(dir, split(shuffle(BLOCKS, 5), 3), { xorKey: key });
-      const s = open(dir, { maxOpenFiles: 2 });
-      await rejectsWith(s.headers(0, 1), SourceError, 'ERR_NOT_SCANNED');
-      await s.scan();
-      const all = await s.headers(0, 439);
-      all.forEach((h, height) => assert.ok(h.equals(BLOCKS[height].subarray(0, 80)), `height ${height}`));
-      assert.deepEqual(await s.headers(438, 0), []);
-      await rejectsWith(s.headers(430, 10), SourceError, 'ERR_RANGE');
-      await rejectsWith(s.headers(-1, 2), SourceError, 'ERR_RANGE');
-    });
-
     it('padding obfuscated along with the data is also the end of a file', async () => {
       const dir = tempDir('src');
       writeDir(dir, split(BLOCKS, 2), { xorKey: key, padding: 5000, xorPadding: true });

@@ -3,10 +3,11 @@
 const { nodeError } = require('../errors');
 
 /**
- * Fees come from the node. Without one the server says it has no estimate (-1, the
- * protocol's "not enough information") and an empty mempool, and answers relayfee with
- * Bitcoin Core's default minimum relay fee (1,000 sat/kvB), the floor every node of the
- * network applies unless its operator changed it.
+ * Fee estimates come from the node. Without one the server says it has no estimate (-1, the
+ * protocol's "not enough information") and answers relayfee with Bitcoin Core's default
+ * minimum relay fee (1,000 sat/kvB), the floor every node of the network applies unless its
+ * operator changed it. The fee histogram is the index's mempool snapshot's (lib/core/mempool.js),
+ * else the node's, else empty.
  */
 const DEFAULT_RELAY_FEE = 0.00001;
 
@@ -23,6 +24,10 @@ module.exports = {
   },
   'mempool.get_fee_histogram': {
     params: [],
-    handler: ({ app }) => (app.node ? ask(app.node.feeHistogram()) : []),
+    handler: async ({ app }) => {
+      const histogram = await app.reader.feeHistogram();
+      if (histogram) return histogram;
+      return app.node ? ask(app.node.feeHistogram()) : [];
+    },
   },
 };

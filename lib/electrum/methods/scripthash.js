@@ -22,18 +22,17 @@ module.exports = {
   'blockchain.scripthash.get_history': {
     params: SCRIPTHASH,
     handler: async ({ app }, sh) => {
-      const { entries, more } = await app.reader.history(sh, app.limits.maxHistory);
+      const { entries, mempool, more } = await app.reader.history(sh, app.limits.maxHistory);
       if (more) throw tooLarge('history', app.limits.maxHistory);
-      const mempool = await mempoolEntries(app, sh);
       const confirmed = historyJSON(entries);
       if (!mempool.length) return new RawJson(confirmed);
-      return new RawJson(`${confirmed.slice(0, -1)}${entries.length ? ',' : ''}${JSON.stringify(mempool).slice(1)}`);
+      return new RawJson(`${confirmed.slice(0, -1)}${entries.length ? ',' : ''}${JSON.stringify(mempoolJSON(mempool)).slice(1)}`);
     },
   },
 
   'blockchain.scripthash.get_mempool': {
     params: SCRIPTHASH,
-    handler: ({ app }, sh) => mempoolEntries(app, sh),
+    handler: async ({ app }, sh) => mempoolJSON(await app.reader.mempool(sh)),
   },
 
   'blockchain.scripthash.listunspent': {
@@ -56,6 +55,7 @@ module.exports = {
   },
 };
 
-async function mempoolEntries(app, sh) {
-  return orderMempool(await app.reader.mempool(sh)).map((e) => ({ tx_hash: e.hash, height: e.height, fee: e.fee }));
+/** Mempool entries as get_history and get_mempool list them, in the status's order. */
+function mempoolJSON(mempool) {
+  return orderMempool(mempool).map((e) => ({ tx_hash: e.hash, height: e.height, fee: e.fee }));
 }

@@ -1,6 +1,7 @@
 'use strict';
 
 const { RPC, RpcError, badRequest, nodeError } = require('../errors');
+const { SourceError } = require('../../errors');
 const { merkleBranch } = require('../merkle');
 const { toDisplayHex } = require('../../chain/hash');
 
@@ -14,11 +15,19 @@ module.exports = {
     handler: async ({ app }, txid, verbose) => {
       // Esplora's electrs answers this, and wallets (BlueWallet among them) fall back to the raw form on it
       if (verbose) throw badRequest('verbose transactions are currently unsupported');
-      const raw = (await app.reader.rawTx(txid)) || (app.node ? await app.node.rawTx(txid).catch((e) => { throw nodeError(e); }) : null);
-      if (raw) return raw.toString('hex');
-      if (!app.reader.hasRawTx && !app.node) {
-        throw badRequest('this server reads no transaction bodies: it was started without a blocks dir or a node');
+      let raw;
+      try {
+        raw = await app.reader.rawTx(txid);
+      } catch (err) {
+        if (!(err instanceof SourceError)) throw err;
+        // known to the index, its bytes unreadable: the error ElectrumX gives when its source of
+        // transactions fails (the reason without the server's paths, which go to the log)
+        app.log(`electrum: transaction ${toDisplayHex(txid)}: ${err.message}`);
+        throw new RpcError(RPC.DAEMON_ERROR, `transaction ${toDisplayHex(txid)} is confirmed but its bytes cannot be read: ${
+          app.reader.hasRawTx ? 'its block is unavailable' : 'this server reads no blocks (no blocks dir, no node)'}`);
       }
+      if (!raw && app.node) raw = await app.node.rawTx(txid).catch((e) => { throw nodeError(e); });
+      if (raw) return raw.toString('hex');
       throw badRequest(`no transaction ${toDisplayHex(txid)} in the index${app.node ? ' or the node\'s mempool' : ''}`);
     },
   },
