@@ -1,5 +1,5 @@
 // Type declarations of addrindex's library entry (lib/index.js). Written by hand from the
-// JSDoc of the modules they describe; test/lib/types.test.js compiles a consumer against them.
+// JSDoc of the modules they describe; test/lib/entry.test.js compiles a consumer against them.
 
 /// <reference types="node" />
 

@@ -1,4 +1,4 @@
-// A consumer of the published types: compiled (not run) by test/lib/types.test.js with --strict.
+// A consumer of the published types: compiled (not run) by test/lib/entry.test.js with --strict.
 import * as addrindex from '../../../index';
 import { AbstractStore, Summary, HistoryEntry, Stats, StoreError, SyncService, BlocksDirSource } from '../../../index';
 
