@@ -368,6 +368,18 @@ export class ApiApp {
     log?: (msg: string) => void;
     /** where transactions and blocks are read: the blocks dir the index was synced from (getSourceInfo) */
     blocksDir?: string | null;
+    /** the index keeps its blocks' bytes (synced with txstore: store.keepsTransactions): read from it first */
+    indexKeepsBlocks?: boolean;
+    /** a node's tip is fed through setNodeTip(): /ready checks the lag, /api/v1/status reports it */
+    nodeConfigured?: boolean;
+    /** /ready: the most blocks the index may be behind the node */
+    maxLag?: number;
+    /** answers of minBytes (default 1024) or more gzip- or brotli-encoded when accepted; encodings [] turns it off */
+    compression?: { minBytes?: number; encodings?: Array<'br' | 'gzip'> };
+    /** at most `limit` requests per client in each window (429 past it); none by default */
+    rateLimit?: { limit: number; windowMs: number; trustProxy?: boolean };
+    /** origins allowed by CORS ('*' for any); none by default */
+    cors?: string[];
     /** the node fallback for a block the blocks dir cannot give: `getblock HASH 0`, bytes or hex */
     fetchFromNode?: ((hash: string) => Promise<Buffer | string>) | null;
     /** the block reader's cache of parsed blocks, bytes (default 64 MiB) */
@@ -381,6 +393,8 @@ export class ApiApp {
   readonly network: Network;
   /** closes the block reader's files (the store stays the caller's); closeGracefully calls it */
   close(): Promise<void>;
+  /** the node's tip as last read, with nodeConfigured (null: not known) */
+  setNodeTip(tip: { height: number; hash: string } | null): void;
   /** the request handler, for http.createServer or an existing server */
   handle(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void;
 }

@@ -17,7 +17,11 @@ async function main(): Promise<void> {
   const result = await sync.run({ follow: false });
   const err: unknown = null;
   if (err instanceof StoreError && err.code === 'ERR_WRONG_NETWORK') return;
-  const app = new addrindex.ApiApp({ store, network: 'main', storeKind: 'lmdb' });
+  const app = new addrindex.ApiApp({
+    store, network: 'main', storeKind: 'lmdb', indexKeepsBlocks: store.keepsTransactions, nodeConfigured: true, maxLag: 2,
+    compression: { minBytes: 2048, encodings: ['br'] }, rateLimit: { limit: 100, windowMs: 1000 }, cors: ['*'],
+  });
+  app.setNodeTip({ height: 439, hash: '00'.repeat(32) });
   const server = addrindex.createServer(app);
   await addrindex.closeGracefully(server, app);
   console.log(height, s && s.balance, first && first.txid.length, rows, result.txs, addrindex.READ_METHODS.length);
