@@ -9,7 +9,7 @@ const { parseAddresses } = require('./addresses');
 const { AddressIndex } = require('./address-index');
 const { AddressApi, DEFAULTS } = require('./address-api');
 const { ChainApi } = require('./chain-api');
-const { BlockFiles } = require('./block-files');
+const { IndexBlocks } = require('./blocks');
 const { TipWatcher, addedHeights } = require('./tip');
 const { Subscriptions } = require('./subscriptions');
 const { strippedTx } = require('./stripped');
@@ -31,8 +31,10 @@ const KNOWN_TXS = 5000;
  *   datadir      the index (`addrindex sync` keeps it), relative to the config's directory
  *   store        lmdb (default) | level | mongo;  mongodbUrl for mongo
  *   network      optional; must agree with the node's and the index's
- *   blocksDir    the Bitcoin Core blocks dir the index is synced from: blocks and transactions
- *                are read from it (without it, the address methods still work)
+ *   blocksDir    the Bitcoin Core blocks dir the index is synced from, where blocks and
+ *                transactions are read (default: the one the sync recorded in the index; an
+ *                index synced with --txstore needs none; without any, the address methods
+ *                still work)
  *   tipPollMs    how often the index's tip is checked for new blocks (default 1000)
  *   maxTxids, maxTransactionHistory, maxAddressesQuery, transactionConcurrency: as bitcore-node
  *
@@ -65,7 +67,7 @@ class BitcoindService extends EventEmitter {
     // bitcore-node logs service errors instead of crashing on an unheard 'error' event
     this.on('error', (err) => { if (this.log) this.log.error(err.stack || String(err)); });
     this.store = null;
-    this.files = null;
+    this.blocks = null;
   }
 
   /** Paths in the config are relative to the config file's directory, as bitcore-node's are. */
@@ -96,13 +98,12 @@ class BitcoindService extends EventEmitter {
       this.store = await openIndex({
         store: o.store || 'lmdb', datadir: this._path(o.datadir), mongodbUrl: o.mongodbUrl, network: this.network.name, readOnly: true,
       });
-      if (o.blocksDir) {
-        this.files = new BlockFiles({ dir: this._path(o.blocksDir), network: this.network, maxBytes: o.blockCacheBytes });
-        await this.files.open();
-      }
+      this.blocks = await IndexBlocks.open({
+        store: this.store, network: this.network, dir: o.blocksDir ? this._path(o.blocksDir) : null, maxBytes: o.blockCacheBytes,
+      });
       const limits = {};
       for (const k of Object.keys(DEFAULTS)) if (o[k]) limits[k] = o[k];
-      this.chainApi = new ChainApi({ store: this.store, files: this.files, network: this.network, bitcore: this.bitcore, node: this.node });
+      this.chainApi = new ChainApi({ store: this.store, blocks: this.blocks, network: this.network, bitcore: this.bitcore, node: this.node });
       this.addressApi = new AddressApi({
         index: new AddressIndex(this.store),
         mempool: null, // the mempool source plugs in here (mempool.js)
@@ -122,7 +123,7 @@ class BitcoindService extends EventEmitter {
     }
     this.emit('ready');
     if (this.log) {
-      this.log.info(`addrindex ${this.network.name} index ${this.store.describe()}, tip ${this.height}${this.files ? `, blocks from ${this.files.source.dir}` : ''}`);
+      this.log.info(`addrindex ${this.network.name} index ${this.store.describe()}, tip ${this.height}, ${this.blocks.describe()}`);
     }
   }
 
@@ -143,7 +144,7 @@ class BitcoindService extends EventEmitter {
     for (const h of await addedHeights(this.store, tip, prev, MAX_ANNOUNCED)) {
       const hash = await this.store.getBlockHash(h);
       if (!hash) break; // moved again meanwhile: the next poll announces it
-      if (this.files) await this._announceTxs(hash);
+      if (this.blocks.readable) await this._announceTxs(hash);
       this.emit('block', Buffer.from(hash, 'hex'));
       this.subscriptions.hashblock(hash);
     }
@@ -152,7 +153,7 @@ class BitcoindService extends EventEmitter {
   }
 
   async _announceTxs(hash) {
-    const { block } = await this.files.read(hash);
+    const { block } = await this.blocks.read(hash);
     for (const tx of block.txs) {
       if (this.knownTxs.has(tx.hash)) continue;
       this.knownTxs.add(tx.hash);
@@ -195,10 +196,10 @@ class BitcoindService extends EventEmitter {
 
   async _close() {
     if (this.watcher) await this.watcher.stop();
-    if (this.files) await this.files.close();
+    if (this.blocks) await this.blocks.close();
     if (this.store) await this.store.close();
     this.watcher = null;
-    this.files = null;
+    this.blocks = null;
     this.store = null;
   }
 
@@ -305,7 +306,7 @@ class BitcoindService extends EventEmitter {
 
   async _syncPercentage() {
     const tip = await this.store.getTip();
-    const target = this.files ? await this.files.tipHeight() : null;
+    const target = await this.blocks.tipHeight();
     return status.syncPercentage(tip ? tip.height : -1, target);
   }
 
@@ -320,8 +321,8 @@ class BitcoindService extends EventEmitter {
   getInfo(callback) {
     reply(async () => {
       const tip = await this.store.getTip();
-      let bits = null;
-      if (tip && this.files) bits = (await this.files.read(tip.hash)).block.bits;
+      const row = tip ? await this.store.getBlock(tip.height) : null;
+      const bits = row ? row.header.readUInt32LE(72) : null;
       return status.info({
         blocks: tip ? tip.height : -1, bits, network: this.network, networkName: this.node ? this.node.getNetworkName() : this.network.name,
       });

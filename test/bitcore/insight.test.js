@@ -2,7 +2,10 @@
 
 const assert = require('node:assert/strict');
 const bitcore = require('bitcore-lib');
-const { syncedFixture, startServer, request, referenceIndex, HAL, SATOSHI, TX170 } = require('../api/helpers');
+const fs = require('node:fs');
+const { syncedFixture, writeBlocksDir, startServer, request, referenceIndex, HAL, SATOSHI, TX170 } = require('../api/helpers');
+const { runCli } = require('../helpers/cli');
+const { tempDir } = require('../helpers/tmp');
 const { chainOutputs, outputAddress } = require('../helpers/reference');
 const { startBitcore } = require('../helpers/bitcore-host');
 const { parseBlock } = require('../../lib/chain/block');
@@ -287,3 +290,59 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
   });
   });
 });
+
+/**
+ * Where the service finds blocks without `blocksDir` in its config, as `addrindex serve` does:
+ * the blocks dir the sync recorded in the index, or the index itself after `sync --txstore`
+ * (its blocks dir gone). Every answer that reads a block equals the one read from the blocks
+ * dir named in the config.
+ */
+describe('insight-api on addrindex\'s bitcoind service: blocks found through the index (no blocksDir configured)', function () {
+  this.timeout(120000);
+  const HEIGHT = 200;
+  const started = [];
+  let fixture;
+  let kept;
+
+  before(async () => {
+    fixture = await syncedFixture(HEIGHT + 1);
+    kept = { blocksDir: tempDir('blocks'), datadir: tempDir('index') };
+    writeBlocksDir(kept.blocksDir, HEIGHT + 1);
+    const r = await runCli(['sync', '--txstore', '--blocks-dir', kept.blocksDir, '--datadir', kept.datadir, '--network', 'main', '--threads', '0']);
+    assert.equal(r.code, 0, r.stderr);
+    fs.rmSync(kept.blocksDir, { recursive: true, force: true });
+    started.push(...await Promise.all([
+      startBitcore({ bitcoind: { datadir: fixture.datadir, blocksDir: fixture.blocksDir } }),
+      startBitcore({ bitcoind: { datadir: fixture.datadir } }),
+      startBitcore({ bitcoind: { datadir: kept.datadir } }),
+    ]));
+  });
+  after(async () => {
+    for (const bc of started) await bc.stop();
+    if (fixture) await fixture.cleanup();
+  });
+
+  it('the recorded blocks dir, and the blocks the index keeps, answer as the configured blocks dir: transactions, spenders, blocks, raw bytes, status', async () => {
+    const [configured, recorded, index] = started;
+    const block170 = '00000000d1145790a8694403d4063f323d499e655c83426834d4ce2f8dd4a2ee';
+    const paths = [
+      `/tx/${TX170}`, `/rawtx/${TX170}`, `/block/${block170}`, `/rawblock/${block170}`, '/block-index/170',
+      `/txs?block=${block170}`, `/txs?address=${SATOSHI}`, `/addrs/${HAL},${SATOSHI}/txs`, `/addr/${HAL}`, '/sync',
+    ];
+    for (const p of paths) {
+      const want = await request(`${configured.url}/insight-api${p}`);
+      assert.equal(want.status, 200, `${p}: ${want.text.slice(0, 200)}`);
+      for (const [name, bc] of [['recorded', recorded], ['index', index]]) {
+        const got = await request(`${bc.url}/insight-api${p}`);
+        assert.equal(got.status, 200, `${name} ${p}: ${got.text.slice(0, 200)}`);
+        assert.deepEqual(got.json, want.json, `${name} ${p}`);
+      }
+    }
+    // the height-170 payment's change, spent at 181: its spender from the index's spender rows
+    assert.equal((await request(`${index.url}/insight-api/tx/${TX170}`)).json.vout[1].spentTxId,
+      'a16f3ce4dd5deb92d98ef5cf8afeaf0775ebca408f708b2146c4fb42b41e14be');
+    assert.match(index.cli.text(), /blocks from the index \(--txstore\)/);
+    assert.match(recorded.cli.text(), /blocks from \S+ \(recorded by the sync\)/);
+  });
+});
+
