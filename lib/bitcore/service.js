@@ -9,6 +9,7 @@ const { parseAddresses } = require('./addresses');
 const { AddressIndex } = require('./address-index');
 const { AddressApi, DEFAULTS } = require('./address-api');
 const { ChainApi } = require('./chain-api');
+const { ApiApp } = require('../api/server');
 const { IndexBlocks } = require('./blocks');
 const { TipWatcher, addedHeights } = require('./tip');
 const { Subscriptions } = require('./subscriptions');
@@ -36,6 +37,8 @@ const KNOWN_TXS = 5000;
  *                index synced with --txstore needs none; without any, the address methods
  *                still work)
  *   tipPollMs    how often the index's tip is checked for new blocks (default 1000)
+ *   routePrefix  where bitcore-node's web service mounts addrindex's own REST API (native,
+ *                Esplora, insight; docs/API.md), default "addrindex": /addrindex/api/v1/…
  *   maxTxids, maxTransactionHistory, maxAddressesQuery, transactionConcurrency: as bitcore-node
  *
  * It reads the index; one writer (`addrindex sync --follow`) keeps it. Every method of the
@@ -68,6 +71,7 @@ class BitcoindService extends EventEmitter {
     this.on('error', (err) => { if (this.log) this.log.error(err.stack || String(err)); });
     this.store = null;
     this.blocks = null;
+    this.api = null;
   }
 
   /** Paths in the config are relative to the config file's directory, as bitcore-node's are. */
@@ -113,6 +117,11 @@ class BitcoindService extends EventEmitter {
         bitcore: this.bitcore,
         node: this.node,
         limits,
+      });
+      this.api = new ApiApp({
+        store: this.store, network: this.network, storeKind: this.options.store || 'lmdb',
+        blocksDir: this.blocks.dir, indexKeepsBlocks: this.store.keepsTransactions,
+        log: (msg) => this.emit('error', new Error(msg)),
       });
       this.watcher = new TipWatcher(this.store, { pollMs: o.tipPollMs || 1000, onChange: (tip, prev) => this._onTip(tip, prev) });
       this.watcher.on('error', (err) => this.emit('error', err));
@@ -196,9 +205,11 @@ class BitcoindService extends EventEmitter {
 
   async _close() {
     if (this.watcher) await this.watcher.stop();
+    if (this.api) await this.api.close();
     if (this.blocks) await this.blocks.close();
     if (this.store) await this.store.close();
     this.watcher = null;
+    this.api = null;
     this.blocks = null;
     this.store = null;
   }
@@ -228,6 +239,29 @@ class BitcoindService extends EventEmitter {
       ['getAddressSummary', this, this.getAddressSummary, 1],
       ['generateBlock', this, this.generateBlock, 1],
     ];
+  }
+
+  /** Where bitcore-node's web service mounts addrindex's own REST API (setupRoutes). */
+  getRoutePrefix() {
+    return this.options.routePrefix || 'addrindex';
+  }
+
+  /**
+   * Called by bitcore-node's web service with an express app mounted at getRoutePrefix():
+   * addrindex's REST API (lib/api) over the same index and blocks, answered by its own
+   * handler. Requests reach it after the web service's JSON body parser, whose limit
+   * (`jsonRequestLimit`, 100 kB by default) then bounds the POST bodies.
+   * @param {object} app the express sub-app
+   */
+  setupRoutes(app) {
+    app.use((req, res) => {
+      if (!this.api) {
+        res.writeHead(503, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'ERR_NOT_READY', message: 'the addrindex service has not started' } }));
+        return;
+      }
+      this.api.handle(req, res);
+    });
   }
 
   /** The bus events (subscriptions.js). */

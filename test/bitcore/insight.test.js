@@ -255,6 +255,30 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
     });
   });
 
+  describe('addrindex\'s own REST API through bitcore-node\'s web service', () => {
+    it('under /addrindex: every route answers as addrindex serve does, POST bodies included (parsed by the web service first)', async () => {
+      const paths = [
+        '/api/v1/status', `/api/v1/address/${HAL}`, `/api/v1/address/${SATOSHI}/history?limit=2&order=desc`, `/api/v1/tx/${TX170}?full=1`,
+        `/api/address/${SATOSHI}/txs`, `/api/tx/${TX170}`, `/api/tx/${TX170}/outspends`, '/api/blocks/tip/height', `/insight-api/addr/${HAL}`,
+      ];
+      for (const p of paths) {
+        const [want, got] = await Promise.all([own(p), request(`${bc.url}/addrindex${p}`)]);
+        assert.equal(got.status, 200, `${p}: ${got.text.slice(0, 200)}`);
+        assert.equal(got.text, want.text, p);
+        assert.ok(got.headers.get('x-request-id'), p);
+      }
+      const body = { addresses: [HAL, SATOSHI], limit: 5 };
+      const post = (base) => request(`${base}/api/v1/addresses/history`, { method: 'POST', body });
+      const [want, got] = await Promise.all([post(native.url), post(`${bc.url}/addrindex`)]);
+      assert.equal(got.status, 200, got.text.slice(0, 200));
+      assert.deepEqual(got.json, want.json);
+      // its own errors, as JSON
+      const bad = await request(`${bc.url}/addrindex/api/v1/address/notanaddress`);
+      assert.equal(bad.status, 400);
+      assert.equal(bad.json.error.code, (await own('/api/v1/address/notanaddress')).json.error.code);
+    });
+  });
+
   describe('errors and stopping', () => {
   it('bad input gets insight\'s usual 4xx (its own checks, or the node\'s -5/-8 errors), and the service keeps serving', async () => {
     const unknown = 'ab'.repeat(32);
