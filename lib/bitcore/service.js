@@ -11,6 +11,7 @@ const { AddressApi, DEFAULTS } = require('./address-api');
 const { ChainApi } = require('./chain-api');
 const { ApiApp } = require('../api/server');
 const { IndexBlocks } = require('./blocks');
+const { startFollower } = require('./follower');
 const { TipWatcher, addedHeights } = require('./tip');
 const { Subscriptions } = require('./subscriptions');
 const { strippedTx } = require('./stripped');
@@ -37,11 +38,15 @@ const KNOWN_TXS = 5000;
  *                index synced with --txstore needs none; without any, the address methods
  *                still work)
  *   tipPollMs    how often the index's tip is checked for new blocks (default 1000)
+ *   follow       true: keep the index in this process (follower.js), from blocksDir and/or a
+ *                node (rpcUrl, or rpcCookie with rpcHost), instead of a separate
+ *                `addrindex sync --follow`; followPollMs, threads, undoDepth as sync's
  *   routePrefix  where bitcore-node's web service mounts addrindex's own REST API (native,
  *                Esplora, insight; docs/API.md), default "addrindex": /addrindex/api/v1/…
  *   maxTxids, maxTransactionHistory, maxAddressesQuery, transactionConcurrency: as bitcore-node
  *
- * It reads the index; one writer (`addrindex sync --follow`) keeps it. Every method of the
+ * It reads the index; one writer keeps it: `addrindex sync --follow` beside it, or its own
+ * follower (`follow: true`). Every method of the
  * original's getAPIMethods() is here with its arity, callback and result shape
  * (address-api.js and chain-api.js say how each is answered). What needs a node, a mempool
  * or fee data is answered as README.md in this folder lists.
@@ -72,6 +77,7 @@ class BitcoindService extends EventEmitter {
     this.store = null;
     this.blocks = null;
     this.api = null;
+    this.follower = null;
   }
 
   /** Paths in the config are relative to the config file's directory, as bitcore-node's are. */
@@ -99,9 +105,18 @@ class BitcoindService extends EventEmitter {
       throw new UsageError('ERR_BITCORE_CONFIG', 'servicesConfig.bitcoind.datadir is missing: the addrindex index to serve');
     }
     try {
-      this.store = await openIndex({
-        store: o.store || 'lmdb', datadir: this._path(o.datadir), mongodbUrl: o.mongodbUrl, network: this.network.name, readOnly: true,
-      });
+      if (o.follow) {
+        this.follower = await startFollower({
+          config: o, network: this.network, resolve: (p) => this._path(p),
+          log: (line) => { if (this.log) this.log.warn(line); },
+          onError: (err) => this.emit('error', new Error(`the follower stopped, the index stays at its last block: ${err.message}`)),
+        });
+        this.store = this.follower.store;
+      } else {
+        this.store = await openIndex({
+          store: o.store || 'lmdb', datadir: this._path(o.datadir), mongodbUrl: o.mongodbUrl, network: this.network.name, readOnly: true,
+        });
+      }
       this.blocks = await IndexBlocks.open({
         store: this.store, network: this.network, dir: o.blocksDir ? this._path(o.blocksDir) : null, maxBytes: o.blockCacheBytes,
       });
@@ -204,10 +219,12 @@ class BitcoindService extends EventEmitter {
   }
 
   async _close() {
+    if (this.follower) await this.follower.stop();
     if (this.watcher) await this.watcher.stop();
     if (this.api) await this.api.close();
     if (this.blocks) await this.blocks.close();
     if (this.store) await this.store.close();
+    this.follower = null;
     this.watcher = null;
     this.api = null;
     this.blocks = null;

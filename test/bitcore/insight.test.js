@@ -4,7 +4,9 @@ const assert = require('node:assert/strict');
 const bitcore = require('bitcore-lib');
 const fs = require('node:fs');
 const { syncedFixture, writeBlocksDir, startServer, request, referenceIndex, HAL, SATOSHI, TX170 } = require('../api/helpers');
+const path = require('node:path');
 const { runCli } = require('../helpers/cli');
+const { waitFor } = require('../helpers/chains');
 const { tempDir } = require('../helpers/tmp');
 const { chainOutputs, outputAddress } = require('../helpers/reference');
 const { startBitcore } = require('../helpers/bitcore-host');
@@ -367,6 +369,37 @@ describe('insight-api on addrindex\'s bitcoind service: blocks found through the
       'a16f3ce4dd5deb92d98ef5cf8afeaf0775ebca408f708b2146c4fb42b41e14be');
     assert.match(index.cli.text(), /blocks from the index \(--txstore\)/);
     assert.match(recorded.cli.text(), /blocks from \S+ \(recorded by the sync\)/);
+  });
+});
+
+describe('addrindex\'s bitcoind service with follow: true (no separate sync)', function () {
+  this.timeout(120000);
+  let bc;
+  after(async () => {
+    if (bc) await bc.stop();
+  });
+
+  it('indexes a blocks dir from nothing, follows the blocks appended to it, and stops cleanly', async () => {
+    const blocksDir = tempDir('follow-blocks');
+    const datadir = path.join(tempDir('follow-index'), 'index');
+    const { file, rest } = writeBlocksDir(blocksDir, 150);
+    bc = await startBitcore({ bitcoind: { datadir, blocksDir, follow: true, followPollMs: 50, tipPollMs: 50, threads: 0 } });
+    const height = async () => (await request(`${bc.url}/insight-api/sync`)).json.height;
+    await waitFor(async () => (await height()) === 149, 30000, 'the service\'s own index at 149');
+    assert.equal((await request(`${bc.url}/insight-api/addr/${HAL}?noTxList=1`)).json.balanceSat, 0);
+    fs.appendFileSync(file, rest); // the node writes the rest of the chain
+    await waitFor(async () => (await height()) === TIP, 30000, `the service's own index at ${TIP}`);
+    assert.equal((await request(`${bc.url}/insight-api/addr/${HAL}?noTxList=1`)).json.balanceSat, 10e8);
+    const tx = (await request(`${bc.url}/insight-api/tx/${TX170}`)).json;
+    assert.equal(tx.vout[1].spentTxId, 'a16f3ce4dd5deb92d98ef5cf8afeaf0775ebca408f708b2146c4fb42b41e14be');
+    assert.equal((await request(`${bc.url}/addrindex/api/v1/status`)).json.tip.height, TIP);
+    const done = await bc.stop();
+    bc = null;
+    assert.equal(done.code, 0, done.stderr);
+    // what it wrote is an index like any other: the CLI reads it, and verify passes
+    const v = await runCli(['verify', '--datadir', datadir]);
+    assert.equal(v.code, 0, v.stderr);
+    assert.match(v.stdout + v.stderr, /\bok\b/);
   });
 });
 
