@@ -375,9 +375,6 @@ function send(res, reply, extra, draining) {
  * @returns {Promise<object>}
  */
 function readBody(req, limit) {
-  // a host that parsed a JSON body already (bitcore-node's web service runs body-parser before
-  // any service's routes, and the stream is spent): its value, judged as ours would be
-  if (req._body === true && req.body !== undefined) return Promise.resolve(req.body);
   return new Promise((resolve, reject) => {
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > limit) {

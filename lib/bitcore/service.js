@@ -2,6 +2,7 @@
 
 const path = require('node:path');
 const { EventEmitter } = require('node:events');
+const { Readable } = require('node:stream');
 const { AddrIndexError, UsageError } = require('../errors');
 const { openIndex } = require('../stores');
 const { hostBitcore, networkOf } = require('./host');
@@ -267,7 +268,8 @@ class BitcoindService extends EventEmitter {
    * Called by bitcore-node's web service with an express app mounted at getRoutePrefix():
    * addrindex's REST API (lib/api) over the same index and blocks, answered by its own
    * handler. Requests reach it after the web service's JSON body parser, whose limit
-   * (`jsonRequestLimit`, 100 kB by default) then bounds the POST bodies.
+   * (`jsonRequestLimit`, 100 kB by default) then bounds the POST bodies, and which has spent
+   * the request's stream: such a request is handed on with its body as bytes again.
    * @param {object} app the express sub-app
    */
   setupRoutes(app) {
@@ -277,7 +279,7 @@ class BitcoindService extends EventEmitter {
         res.end(JSON.stringify({ error: { code: 'ERR_NOT_READY', message: 'the addrindex service has not started' } }));
         return;
       }
-      this.api.handle(req, res);
+      this.api.handle(req._body === true ? unparsed(req) : req, res);
     });
   }
 
@@ -396,6 +398,24 @@ class BitcoindService extends EventEmitter {
 }
 
 BitcoindService.dependencies = [];
+
+/**
+ * A request whose JSON body bitcore-node's web service parsed (body-parser sets `_body` and
+ * spends the stream), as lib/api reads requests: the same URL, method, headers and socket, and
+ * the body as bytes once more.
+ * @param {import('node:http').IncomingMessage & {body: unknown}} req
+ * @returns {Readable}
+ */
+function unparsed(req) {
+  const bytes = Buffer.from(JSON.stringify(req.body));
+  const again = Readable.from([bytes]);
+  again.url = req.url;
+  again.method = req.method;
+  again.socket = req.socket;
+  again.headers = { ...req.headers, 'content-length': String(bytes.length) };
+  delete again.headers['content-encoding'];
+  return again;
+}
 
 function needsNode(method) {
   const err = new Error(`${method} needs a connection to a node, which this addrindex service does not have`);
