@@ -293,7 +293,8 @@ export interface SourceBlock {
 }
 
 export interface BlockSource {
-  scan(): Promise<void>;
+  /** learns the source's best chain (what it answers differs by source; tip() and hashAt() read it) */
+  scan(): Promise<unknown>;
   tip(): { height: number; hash: string } | null;
   hashAt(height: number): string | null;
   blocks(from: number, to: number): AsyncIterable<SourceBlock>;
@@ -311,6 +312,84 @@ export class BlocksDirSource implements BlockSource {
   locate(hash: string): { file: number; offset: number; length: number } | null;
   /** cumulative proof of work up to and including a block linked to genesis */
   chainWork(hash: string): bigint | null;
+  blocks(fromHeight?: number, toHeight?: number): AsyncGenerator<SourceBlock>;
+  close(): Promise<void>;
+}
+
+/** Where a node is and how to log in (lib/node/endpoint.js). */
+export interface Endpoint {
+  /** http://HOST:PORT/PATH, without credentials */
+  url: string;
+  /** the URL with the user and a masked password, for messages */
+  display: string;
+  cookieFile: string | null;
+  /** the credentials come from a cookie file, rewritten at every node start */
+  reloadable: boolean;
+  credentials(reload?: boolean): { user: string; pass: string };
+}
+
+/**
+ * A node named by `rpcUrl` (http://USER:PASS@HOST:PORT; else $ADDRINDEX_RPC_URL in `env`), or
+ * by `rpcCookie` (Bitcoin Core's .cookie) with `rpcHost`; a missing port is the network's Core
+ * default. Null when no node is named.
+ */
+export function resolveEndpoint(opts: {
+  rpcUrl?: string;
+  rpcCookie?: string;
+  rpcHost?: string;
+  network?: string | Network;
+  env?: Record<string, string | undefined>;
+}): Endpoint | null;
+
+/** The JSON-RPC subset Bitcoin Core and btcd answer alike, with batches, retries and typed errors (NodeError). */
+export class NodeClient {
+  static fromEndpoint(endpoint: Endpoint, opts?: {
+    /** a node silent this long fails the call (ERR_NODE_UNAVAILABLE once retries are spent) */
+    timeoutMs?: number;
+    /** how long an unreachable, restarting or busy node is retried, with backoff */
+    retryMs?: number;
+    signal?: AbortSignal;
+    /** calls per HTTP request in batched reads (default 500) */
+    batchSize?: number;
+    /** such requests at once (default 2) */
+    inflight?: number;
+  }): NodeClient;
+  /** the node's URL as printed (password masked) */
+  readonly display: string;
+  getBestBlockHash(): Promise<string>;
+  getBlockCount(): Promise<number>;
+  close(): void;
+}
+
+/** A node's best chain over JSON-RPC: hashes and headers scanned in batches, blocks fetched ahead on a worker thread. */
+export class NodeSource implements BlockSource {
+  constructor(opts: {
+    /** closed by close() */
+    client: NodeClient;
+    network?: string | Network;
+    /** raw block bytes aimed at per getblock request (default 4 MiB) */
+    requestBytes?: number;
+    /** getblock requests at once (default 4) */
+    inflight?: number;
+    /** blocks fetched ahead of the caller, at most (default 64 MiB) */
+    aheadBytes?: number;
+  });
+  /** the node's URL as printed (password masked) */
+  readonly nodeUrl: string;
+  scan(): Promise<{ tip: { height: number; hash: string }; changed: boolean }>;
+  tip(): { height: number; hash: string } | null;
+  hashAt(height: number): string | null;
+  blocks(fromHeight?: number, toHeight?: number): AsyncGenerator<SourceBlock>;
+  close(): Promise<void>;
+}
+
+/** A blocks dir serving the blocks it holds of a node's best chain, the node the rest. */
+export class CombinedSource implements BlockSource {
+  constructor(opts: { dir: string; client: NodeClient; network?: string | Network });
+  readonly nodeUrl: string;
+  scan(): Promise<{ tip: { height: number; hash: string }; changed: boolean }>;
+  tip(): { height: number; hash: string } | null;
+  hashAt(height: number): string | null;
   blocks(fromHeight?: number, toHeight?: number): AsyncGenerator<SourceBlock>;
   close(): Promise<void>;
 }

@@ -14,6 +14,15 @@ async function main(): Promise<void> {
   const rows: number = st.tables.account ? st.tables.account.rows : 0;
   const source = new BlocksDirSource({ dir: '/tmp/blocks', network: addrindex.getNetwork('main') });
   const sync = new SyncService({ source, store, network: 'main', onProgress: (p) => p.phase });
+  const endpoint = addrindex.resolveEndpoint({ rpcUrl: 'http://u:p@127.0.0.1:8332', network: 'main', env: {} });
+  if (endpoint) {
+    const client = addrindex.NodeClient.fromEndpoint(endpoint, { retryMs: 1000 });
+    const fromNode = new addrindex.NodeSource({ client, network: 'main' });
+    const both = new addrindex.CombinedSource({ dir: '/tmp/blocks', client, network: 'main' });
+    const { tip: nodeTip } = await fromNode.scan();
+    await new SyncService({ source: both, store, network: 'main' }).run({ follow: true });
+    console.log(nodeTip.height, fromNode.nodeUrl, client.display);
+  }
   const result = await sync.run({ follow: false });
   const err: unknown = null;
   if (err instanceof StoreError && err.code === 'ERR_WRONG_NETWORK') return;
