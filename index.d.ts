@@ -361,8 +361,19 @@ export class NodeClient {
   close(): void;
 }
 
+/** What both node sources answer: the node's best chain, read over JSON-RPC. */
+export interface NodeChainSource extends BlockSource {
+  /** the node's URL as printed (password masked) */
+  readonly nodeUrl: string;
+  scan(): Promise<{ tip: { height: number; hash: string }; changed: boolean }>;
+  tip(): { height: number; hash: string } | null;
+  hashAt(height: number): string | null;
+  blocks(fromHeight?: number, toHeight?: number): AsyncGenerator<SourceBlock>;
+  close(): Promise<void>;
+}
+
 /** A node's best chain over JSON-RPC: hashes and headers scanned in batches, blocks fetched ahead on a worker thread. */
-export class NodeSource implements BlockSource {
+export class NodeSource {
   constructor(opts: {
     /** closed by close() */
     client: NodeClient;
@@ -374,25 +385,14 @@ export class NodeSource implements BlockSource {
     /** blocks fetched ahead of the caller, at most (default 64 MiB) */
     aheadBytes?: number;
   });
-  /** the node's URL as printed (password masked) */
-  readonly nodeUrl: string;
-  scan(): Promise<{ tip: { height: number; hash: string }; changed: boolean }>;
-  tip(): { height: number; hash: string } | null;
-  hashAt(height: number): string | null;
-  blocks(fromHeight?: number, toHeight?: number): AsyncGenerator<SourceBlock>;
-  close(): Promise<void>;
 }
+export interface NodeSource extends NodeChainSource {}
 
 /** A blocks dir serving the blocks it holds of a node's best chain, the node the rest. */
-export class CombinedSource implements BlockSource {
+export class CombinedSource {
   constructor(opts: { dir: string; client: NodeClient; network?: string | Network });
-  readonly nodeUrl: string;
-  scan(): Promise<{ tip: { height: number; hash: string }; changed: boolean }>;
-  tip(): { height: number; hash: string } | null;
-  hashAt(height: number): string | null;
-  blocks(fromHeight?: number, toHeight?: number): AsyncGenerator<SourceBlock>;
-  close(): Promise<void>;
 }
+export interface CombinedSource extends NodeChainSource {}
 
 /** One raw block or one blk file, in file order. */
 export function openFile(file: string, opts?: { network?: string | Network; xorKey?: Buffer | null }): AsyncGenerator<{ raw: Buffer; offset: number }>;
