@@ -17,6 +17,9 @@ const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
 const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
 const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
 
+/** A native summary's `unconfirmed` part without a mempool snapshot of the tip. */
+const NO_UNCONFIRMED = Object.freeze({ balance: 0, received: 0, sent: 0, txCount: 0, fundedCount: 0, spentCount: 0 });
+
 /**
  * GET routes compared byte for byte between a server under test and an LMDB index of the same
  * blocks served directly: address routes of all three APIs for two addresses, then tx, block
@@ -181,6 +184,6 @@ async function request(url, { method = 'GET', body, headers = {} } = {}) {
 
 
 module.exports = {
-  HAL, SATOSHI, TX170, COMPARE_ROUTES, writeBlocksDir, syncedFixture, syncedGenerated, startServer, request,
+  HAL, SATOSHI, TX170, NO_UNCONFIRMED, COMPARE_ROUTES, writeBlocksDir, syncedFixture, syncedGenerated, startServer, request,
   referenceIndex: mainnetReference,
 };
