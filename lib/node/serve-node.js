@@ -126,7 +126,8 @@ class ServeNode {
     try {
       info = await this.client.rpc.call('getnetworkinfo');
     } catch (err) {
-      if (err.rpcCode !== RPC_METHOD_NOT_FOUND) throw err;
+      // btcd lists getnetworkinfo but answers it "Command unimplemented" (-1)
+      if (!(err.rpcCode === RPC_METHOD_NOT_FOUND || (err.rpcCode === -1 && /unimplemented/i.test(err.message)))) throw err;
       info = await this.client.rpc.call('getinfo');
     }
     if (!info || typeof info.relayfee !== 'number') throw new NodeError('ERR_NODE_PROTOCOL', `the node at ${this.display} reports no relay fee`);
