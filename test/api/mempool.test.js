@@ -7,6 +7,9 @@ const { addressAt } = require('../helpers/reference');
 const { mempoolChains, mempoolOf, snapshot, unconfirmedOf, regtestAddress } = require('../helpers/mempool');
 const { tempDir } = require('../helpers/tmp');
 const { startServer, request } = require('./helpers');
+const { check } = require('./schema-check');
+
+const DOC = JSON.parse(require('node:fs').readFileSync(require('node:path').join(__dirname, '..', '..', 'docs', 'openapi.json'), 'utf8'));
 
 /**
  * The REST API's unconfirmed answers (Esplora, insight, native, @mempool/mempool.js) from a
@@ -227,6 +230,38 @@ describe('api: the mempool snapshot in every REST answer', function () {
     assert.ok(h.json.mempool.every((e) => e.scripthashes.length >= 1 && e.scripthashes.every((x) => batch.map(display).includes(x))));
     const status = (await get('/api/v1/status')).json;
     assert.deepEqual(status.mempool, { seq: 1, count: pool.length, vsize: pool.reduce((n, p) => n + p.vsize, 0), fee: pool.reduce((n, p) => n + p.fee, 0) });
+  });
+
+  it('the unconfirmed answers are the ones docs/openapi.json documents', async () => {
+    const schemaOf = (path, method = 'get') => {
+      const media = DOC.paths[path][method].responses['200'].content;
+      return (media['application/json'] || media['text/plain']).schema;
+    };
+    const sh = shs.find((x) => addressOf(x) && unconfirmedOf(ref, x, pool, M).poolUtxos.length);
+    const address = addressOf(sh);
+    const cases = [
+      ['/api/scripthash/{hash}/txs/mempool', `/api/scripthash/${sh}/txs/mempool`],
+      ['/api/scripthash/{hash}/utxo', `/api/scripthash/${sh}/utxo`],
+      ['/api/scripthash/{hash}', `/api/scripthash/${sh}`],
+      ['/api/mempool', '/api/mempool'],
+      ['/api/mempool/txids', '/api/mempool/txids'],
+      ['/api/mempool/recent', '/api/mempool/recent'],
+      ['/api/tx/{txid}', `/api/tx/${pool[0].tx.hash}`],
+      ['/api/v1/scripthash/{hash}', `/api/v1/scripthash/${display(sh)}`],
+      ['/api/v1/scripthash/{hash}/history', `/api/v1/scripthash/${display(sh)}/history?mempool=1`],
+      ['/api/v1/status', '/api/v1/status'],
+      ['/insight-api/addr/{addr}', `/insight-api/addr/${address}`],
+      ['/insight-api/addr/{addr}/utxo', `/insight-api/addr/${address}/utxo`],
+      ['/insight-api/tx/{txid}', `/insight-api/tx/${pool[0].tx.hash}`],
+    ];
+    for (const [path, url] of cases) {
+      const r = await get(url);
+      assert.equal(r.status, 200, url);
+      assert.deepEqual(check(r.json, schemaOf(path), DOC), [], url);
+    }
+    const h = await request(`${srv.url}/api/v1/scripthashes/history`, { method: 'POST', body: { scripthashes: [display(sh)], mempool: true } });
+    assert.ok(h.json.mempool.length > 0);
+    assert.deepEqual(check(h.json, schemaOf('/api/v1/scripthashes/history', 'post'), DOC), []);
   });
 
   it('hostile input and no node: 4xx JSON, 503 for what needs a node', async () => {
