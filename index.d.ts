@@ -451,6 +451,8 @@ export class ApiApp {
     indexKeepsBlocks?: boolean;
     /** a node's tip is fed through setNodeTip(): /ready checks the lag, /api/v1/status reports it */
     nodeConfigured?: boolean;
+    /** where that tip is read, for /api/v1/status */
+    nodeSource?: 'rpc' | 'blocks-dir';
     /** /ready: the most blocks the index may be behind the node */
     maxLag?: number;
     /** answers of minBytes (default 1024) or more gzip- or brotli-encoded when accepted; encodings [] turns it off */
@@ -465,8 +467,13 @@ export class ApiApp {
     blockCacheBytes?: number;
     /** Esplora transaction JSON kept, bytes (default 32 MiB) */
     txJsonCacheBytes?: number;
-    /** the mempool view a follower keeps (lib/core/mempool.js MempoolView), for unconfirmed spenders */
+    /**
+     * where mempool views (lib/core/mempool.js MempoolView) come from instead of the snapshot a
+     * follower writes into the index (the default); each is used only with the tip it names
+     */
     mempool?: (() => unknown) | null;
+    /** the node behind the server (lib/node/serve-node.js ServeNode): broadcast, fee estimates; null: those routes answer 503 */
+    node?: object | null;
   });
   readonly store: AbstractStore;
   readonly network: Network;
