@@ -47,10 +47,10 @@ const KNOWN_TXS = 5000;
  *   maxTxids, maxTransactionHistory, maxAddressesQuery, transactionConcurrency: as bitcore-node
  *
  * It reads the index; one writer keeps it: `addrindex sync --follow` beside it, or its own
- * follower (`follow: true`). Every method of the
- * original's getAPIMethods() is here with its arity, callback and result shape
- * (address-api.js and chain-api.js say how each is answered). What needs a node, a mempool
- * or fee data is answered as README.md in this folder lists.
+ * follower (`follow: true`). Every method of the original's getAPIMethods() is here with its
+ * arity, callback and result shape (address-api.js and chain-api.js say how each is
+ * answered). What needs a node, a mempool or fee data is answered as README.md in this
+ * folder lists.
  */
 class BitcoindService extends EventEmitter {
   /**
