@@ -436,6 +436,102 @@ export class SyncService {
   run(opts?: { follow?: boolean; signal?: AbortSignal }): Promise<SyncResult>;
 }
 
+// ---- a node over JSON-RPC, and its mempool ---------------------------------------------
+
+export interface Endpoint {
+  url: string;
+  /** the URL as printed: the password masked */
+  display: string;
+  cookieFile: string | null;
+  reloadable: boolean;
+  credentials(reload?: boolean): { user: string; pass: string };
+}
+/** Where the node is: `rpcUrl` (http://USER:PASS@HOST:PORT), or `rpcCookie` with `rpcHost`, or $ADDRINDEX_RPC_URL; null when none is named. */
+export function resolveEndpoint(opts: {
+  rpcUrl?: string; rpcCookie?: string; rpcHost?: string; network?: string | Network; env?: Record<string, string | undefined>;
+}): Endpoint | null;
+
+/** The JSON-RPC calls Bitcoin Core and btcd answer alike (lib/node/README.md). */
+export class NodeClient {
+  static fromEndpoint(endpoint: Endpoint, opts?: {
+    timeoutMs?: number; retryMs?: number; maxDelayMs?: number; maxSockets?: number; signal?: AbortSignal;
+    onRetry?: (info: { error: Error; attempt: number; delayMs: number; what: string }) => void;
+    batchSize?: number; inflight?: number;
+  }): NodeClient;
+  readonly display: string;
+  getBestBlockHash(): Promise<string>;
+  getBlockCount(): Promise<number>;
+  getBlockHash(height: number): Promise<string | null>;
+  getRawMempool(): Promise<string[]>;
+  getMempoolAndTip(): Promise<{ txids: string[]; best: string }>;
+  getRawTransactions(txids: string[]): Promise<Array<Buffer | null>>;
+  sendRawTransaction(tx: Buffer | string): Promise<string>;
+  estimateFee(blocks: number): Promise<{ btcPerKvB: number | null; blocks: number; method: string }>;
+  checkNetwork(network: string | Network, genesis?: string): Promise<void>;
+  close(): void;
+}
+
+export interface FeeEstimate {
+  /** null: the node has no estimate for this target */
+  btcPerKvB: number | null;
+  satPerVb: number | null;
+  blocks: number;
+  method: string;
+}
+/** The node's fee estimates: estimatesmartfee, else estimatefee (btcd); kept `ttlMs`. */
+export class FeeEstimator {
+  constructor(client: NodeClient, opts?: { ttlMs?: number; now?: () => number });
+  estimate(blocks: number): Promise<FeeEstimate>;
+  estimateMany(targets: number[]): Promise<FeeEstimate[]>;
+  /** Esplora's /api/fee-estimates: target → sat/vB, the targets without an estimate left out */
+  estimates(targets?: readonly number[]): Promise<Record<string, number>>;
+}
+
+export interface MempoolPoll {
+  outcome: 'written' | 'unchanged' | 'waiting' | 'refused' | 'empty';
+  seq: number;
+  tip: string | null;
+  listed: number;
+  added: number;
+  removed: number;
+  missing: number;
+  rejected: number;
+  asked: number;
+  txs: number;
+  held: number;
+  vsize: number;
+  bytes: number;
+  ms: number;
+  busyMs: number;
+  fetchMs: number;
+  resolveMs: number;
+  writeMs: number;
+}
+
+/** Keeps the index's mempool snapshot (store.putMempool) at a node's mempool (lib/mempool/README.md). */
+export class MempoolFollower {
+  constructor(opts: {
+    store: AbstractStore;
+    client: NodeClient;
+    network: string | Network;
+    pollMs?: number;
+    tipGraceMs?: number;
+    onPoll?: (poll: MempoolPoll) => void;
+    onError?: (err: Error, fatal: boolean) => void;
+    now?: () => number;
+  });
+  /** the stored snapshot's seq (0: none) */
+  readonly seq: number;
+  readonly last: MempoolPoll | null;
+  /** settles when the polling ends: after stop(), or with the error that stopped it */
+  readonly stopped: Promise<void> | undefined;
+  start(): Promise<void>;
+  wake(): void;
+  stop(): Promise<void>;
+  load(): Promise<number>;
+  poll(): Promise<MempoolPoll>;
+}
+
 // ---- the REST API -----------------------------------------------------------------------
 
 export class ApiApp {

@@ -14,6 +14,9 @@
  *   await new addrindex.SyncService({ source, store, network: 'main' }).run();
  *   const { scripthash } = addrindex.parseTarget('1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3', 'main');
  *   console.log(await store.getSummary(scripthash));
+ *
+ * With a node: `NodeClient.fromEndpoint(resolveEndpoint({rpcUrl}))` for a NodeSource-fed sync,
+ * a MempoolFollower keeping the index's mempool snapshot, and FeeEstimator for fee rates.
  */
 
 const errors = require('./errors');
@@ -37,6 +40,10 @@ const lazy = {
   ApiApp: () => require('./api/server').ApiApp,
   createServer: () => require('./api/server').createServer,
   closeGracefully: () => require('./api/server').closeGracefully,
+  resolveEndpoint: () => require('./node/endpoint').resolveEndpoint,
+  NodeClient: () => require('./node/client').NodeClient,
+  FeeEstimator: () => require('./node/fees').FeeEstimator,
+  MempoolFollower: () => require('./mempool/follower').MempoolFollower,
 };
 
 module.exports = {

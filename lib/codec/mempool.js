@@ -77,11 +77,16 @@ function encodeMempool(snap) {
  * @returns {Buffer} a copy the caller owns
  */
 function encodeMempoolTx(t) {
-  const w = new Writer(64 + t.raw.length + 50 * t.inputs.length + 42 * t.outputs.length);
+  const w = scratch;
   w.begin();
   writeTx(w, t);
+  // a copy of its own size: a part lives as long as its transaction stays in the mempool, and
+  // must not keep a larger buffer alive with it
   return Buffer.from(w.end());
 }
+
+/** Where encodeMempoolTx writes before it copies (its filled arenas are left to the GC). */
+const scratch = new Writer(1 << 20);
 
 /**
  * A snapshot from transactions already encoded by encodeMempoolTx, in snapshot order:
