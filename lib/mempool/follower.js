@@ -75,7 +75,7 @@ class MempoolFollower {
    *   the stored snapshot before the follower writes one against the index's tip anyway
    * @param {(poll: MempoolPoll) => void} [opts.onPoll]
    * @param {(err: Error, fatal: boolean) => void} [opts.onError]
-   * @param {() => number} [opts.now=Date.now]
+   * @param {() => number} [opts.now=Date.now] the clock of first-seen times and of the tip's grace
    */
   constructor(opts) {
     if (!opts || !opts.store || !opts.client) throw new TypeError('MempoolFollower needs a store and a node client');
@@ -173,7 +173,7 @@ class MempoolFollower {
    */
   async poll() {
     if (!this.loaded) await this.load();
-    const t0 = this.now();
+    const t0 = performance.now();
     const elu0 = performance.eventLoopUtilization();
     const tip = await this.store.getTip();
     const { txids, best } = await this.client.getMempoolAndTip();
@@ -207,7 +207,7 @@ class MempoolFollower {
     // snapshot is then a function of what was listed, not of how
     fresh.sort();
     if (fresh.length) await this._fetch(fresh, res);
-    const t1 = this.now();
+    const t1 = performance.now();
     res.fetchMs = t1 - t0;
 
     if (!tip) {
@@ -215,8 +215,9 @@ class MempoolFollower {
       return this._done(res, t0, elu0);
     }
     if (best !== tip.hash) {
-      if (!this.mismatchSince) this.mismatchSince = t0;
-      if (t0 - this.mismatchSince < this.tipGraceMs) {
+      const now = this.now();
+      if (!this.mismatchSince) this.mismatchSince = now;
+      if (now - this.mismatchSince < this.tipGraceMs) {
         res.outcome = 'waiting';
         return this._done(res, t0, elu0);
       }
@@ -228,14 +229,14 @@ class MempoolFollower {
     const { changed, asked } = await this.pool.resolve(tip.hash, extending, (outpoints) => this.store.getPrevouts(outpoints));
     this.lastTip = { height: tip.height, hash: tip.hash };
     res.asked = asked;
-    const t2 = this.now();
+    const t2 = performance.now();
     res.resolveMs = t2 - t1;
     if (changed) this.unwritten = true;
     if (this.unwritten) {
       const seq = this.seq + 1;
       const snapshot = this.pool.encode(seq);
       const stored = await this.store.putMempool(snapshot);
-      res.writeMs = this.now() - t2;
+      res.writeMs = performance.now() - t2;
       if (stored) {
         this.seq = seq;
         this.unwritten = false;
@@ -292,7 +293,7 @@ class MempoolFollower {
     res.held = this.pool.size;
     res.txs = this.pool.totals.count;
     res.vsize = this.pool.totals.vsize;
-    res.ms = this.now() - t0;
+    res.ms = performance.now() - t0;
     res.busyMs = performance.eventLoopUtilization(elu0).active;
     this.last = res;
     this.onPoll(res);
@@ -300,12 +301,21 @@ class MempoolFollower {
   }
 
   async _run() {
+    try {
+      await this._polls();
+    } finally {
+      this._running = false;
+    }
+  }
+
+  async _polls() {
     while (this._running) {
       this._again = false;
       try {
         await this.poll();
       } catch (err) {
-        if (!this._running && err.code === 'ERR_ABORTED') break;
+        // the client's signal aborted (the process is stopping): a stop, not a failure
+        if (err.code === 'ERR_ABORTED') break;
         this.stats.failures++;
         if (passing(err)) {
           // the client retried for its retryMs, or the node answered one poll badly: report,

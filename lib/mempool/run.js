@@ -31,6 +31,8 @@ function followMempool({ store, client, network, pollMs, metrics = null, logger 
   let written = 0;
   let lastSaid = 0;
   const fail = (err) => {
+    // the node client's signal aborted: the process is stopping, nothing failed
+    if (err.code === 'ERR_ABORTED') return;
     if (!failure) failure = err;
     onFatal(err);
   };

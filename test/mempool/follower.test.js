@@ -342,6 +342,31 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
     assert.equal((await step()).view.txs.length, 0);
   });
 
+  it('stopped while a poll waits for the node (the signal of sync --follow\'s SIGTERM): the loop ends, no failure reported', async () => {
+    const ac = new AbortController();
+    const client = clientOf(a, { signal: ac.signal });
+    const errors = [];
+    const lane = lanes[0];
+    const follower = new MempoolFollower({ store: lane.store, client, network: 'regtest', pollMs: 20, tipGraceMs: 600000, onError: (err, fatal) => errors.push([err.code, fatal]) });
+    try {
+      await follower.start();
+      await waitFor(async () => follower.stats.polls >= 2, 30000, 'polls');
+      const head = await lane.store.getMempoolHead();
+      a.child.kill('SIGSTOP');
+      const requests = client.rpc.stats.requests;
+      await waitFor(async () => client.rpc.stats.requests > requests, 30000, 'a poll waiting for the stopped node');
+      ac.abort();
+      await follower.stopped;
+      assert.deepEqual(errors, []);
+      assert.equal(follower.stats.failures, 0);
+      assert.deepEqual(await lane.store.getMempoolHead(), head, 'nothing written meanwhile');
+    } finally {
+      a.child.kill('SIGCONT');
+      await follower.stop();
+      client.close();
+    }
+  });
+
   it('fee estimates: btcd answers estimatefee only, learnt once, asked in one batch, kept a while', async () => {
     const client = clientOf(a);
     try {
