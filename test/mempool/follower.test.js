@@ -2,6 +2,7 @@
 
 const assert = require('node:assert/strict');
 const path = require('node:path');
+const mempoolJS = require('@mempool/mempool.js');
 const { NodeClient } = require('../../lib/node/client');
 const { resolveEndpoint } = require('../../lib/node/endpoint');
 const { FeeEstimator, ESPLORA_TARGETS } = require('../../lib/node/fees');
@@ -388,14 +389,19 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
     }
   });
 
-  it('sync --follow with a node keeps the snapshot: a payment appears, a block confirms it; --mempool-poll-ms needs --follow and a node', async () => {
+  it('sync --follow with a node keeps the snapshot, and serve answers from it (@mempool/mempool.js): a payment appears, a block confirms it; --mempool-poll-ms needs --follow and a node', async () => {
     const datadir = path.join(tempDir('mp-cli'), 'index');
     const child = startCli(['sync', '--rpc-url', a.url, '--network', 'regtest', '--datadir', datadir,
       '--follow', '--poll-ms', '100', '--mempool-poll-ms', '100', '--threads', '1']);
     let ro = null;
+    let serve = null;
     try {
       await child.waitFor(/mempool: \d+ transaction\(s\)/, 60000);
       ro = await openStore({ store: 'lmdb', datadir, network: 'regtest', readOnly: true });
+      // the index holds no blocks (synced over RPC): serve reads the transactions' prevouts from the node
+      serve = startCli(['serve', '--datadir', datadir, '--workers', '2', '--port', '0', '--grace-ms', '2000'], { env: { ADDRINDEX_RPC_URL: a.url } });
+      const port = Number((await serve.waitFor(/listening on http:\/\/127\.0\.0\.1:(\d+)/))[1]);
+      const { bitcoin } = mempoolJS({ hostname: `127.0.0.1:${port}`, network: 'mainnet', protocol: 'http' });
       const pairOf = async () => {
         const head = await ro.getMempoolHead();
         const tip = await ro.getTip();
@@ -409,17 +415,33 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
         return p && p.view.get(fromDisplayHex(pay.txid)) ? p : null;
       }, 30000, 'the payment in the snapshot');
       assert.equal(seen.view.get(fromDisplayHex(pay.txid)).fee, 3100);
+      // both workers answer from the stored snapshot (each request may land on either)
+      for (let k = 0; k < 4; k++) {
+        assert.deepEqual(await bitcoin.transactions.getTxStatus({ txid: pay.txid }), { confirmed: false });
+        const mem = await bitcoin.addresses.getAddressTxsMempool({ address: addr('p2sh', 'cli-pay') });
+        assert.deepEqual(mem.map((t) => [t.txid, t.fee, t.status.confirmed]), [[pay.txid, 3100, false]]);
+      }
       const [mined] = await a.generate(1);
       await waitFor(async () => {
         const p = await pairOf();
         return p && p.tip.hash === mined && !p.view.get(fromDisplayHex(pay.txid)) ? p : null;
       }, 30000, 'the snapshot of the new tip, without the payment');
       assert.equal((await ro.getSummary(sh(addr('p2sh', 'cli-pay')))).balance, 8e7);
+      const status = await waitFor(async () => {
+        const st = await bitcoin.transactions.getTxStatus({ txid: pay.txid });
+        return st.confirmed ? st : null;
+      }, 30000, 'serve: the payment confirmed');
+      assert.equal(status.block_hash, mined);
+      assert.deepEqual(await bitcoin.addresses.getAddressTxsMempool({ address: addr('p2sh', 'cli-pay') }), []);
       child.kill('SIGTERM');
       const res = await child.done;
       assert.equal(res.code, 0, res.stderr);
     } finally {
       child.kill('SIGKILL');
+      if (serve) {
+        serve.kill('SIGTERM');
+        await serve.done;
+      }
       if (ro) await ro.close();
     }
 
