@@ -353,11 +353,27 @@ export class NodeClient {
     batchSize?: number;
     /** such requests at once (default 2) */
     inflight?: number;
+    /** told before each pause between attempts */
+    onRetry?: (info: { error: Error; attempt: number; delayMs: number; what: string }) => void;
   }): NodeClient;
   /** the node's URL as printed (password masked) */
   readonly display: string;
   getBestBlockHash(): Promise<string>;
   getBlockCount(): Promise<number>;
+  /** null past the node's tip */
+  getBlockHash(height: number): Promise<string | null>;
+  /** `getrawmempool false`: txids */
+  getRawMempool(): Promise<string[]>;
+  /** `getrawmempool` then `getbestblockhash` in one batch: the list is the mempool at `best` */
+  getMempoolAndTip(): Promise<{ txids: string[]; best: string }>;
+  /** `getrawtransaction TXID 0`, batched; null for a txid the node no longer knows */
+  getRawTransactions(txids: string[]): Promise<Array<Buffer | null>>;
+  /** sent once, never retried */
+  sendRawTransaction(tx: Buffer | string): Promise<string>;
+  /** estimatesmartfee, else estimatefee (btcd); FeeEstimator batches and keeps them */
+  estimateFee(blocks: number): Promise<{ btcPerKvB: number | null; blocks: number; method: string }>;
+  /** rejects with ERR_NODE_NETWORK for a node of another network */
+  checkNetwork(network: string | Network, genesis?: string): Promise<void>;
   close(): void;
 }
 
@@ -436,40 +452,7 @@ export class SyncService {
   run(opts?: { follow?: boolean; signal?: AbortSignal }): Promise<SyncResult>;
 }
 
-// ---- a node over JSON-RPC, and its mempool ---------------------------------------------
-
-export interface Endpoint {
-  url: string;
-  /** the URL as printed: the password masked */
-  display: string;
-  cookieFile: string | null;
-  reloadable: boolean;
-  credentials(reload?: boolean): { user: string; pass: string };
-}
-/** Where the node is: `rpcUrl` (http://USER:PASS@HOST:PORT), or `rpcCookie` with `rpcHost`, or $ADDRINDEX_RPC_URL; null when none is named. */
-export function resolveEndpoint(opts: {
-  rpcUrl?: string; rpcCookie?: string; rpcHost?: string; network?: string | Network; env?: Record<string, string | undefined>;
-}): Endpoint | null;
-
-/** The JSON-RPC calls Bitcoin Core and btcd answer alike (lib/node/README.md). */
-export class NodeClient {
-  static fromEndpoint(endpoint: Endpoint, opts?: {
-    timeoutMs?: number; retryMs?: number; maxDelayMs?: number; maxSockets?: number; signal?: AbortSignal;
-    onRetry?: (info: { error: Error; attempt: number; delayMs: number; what: string }) => void;
-    batchSize?: number; inflight?: number;
-  }): NodeClient;
-  readonly display: string;
-  getBestBlockHash(): Promise<string>;
-  getBlockCount(): Promise<number>;
-  getBlockHash(height: number): Promise<string | null>;
-  getRawMempool(): Promise<string[]>;
-  getMempoolAndTip(): Promise<{ txids: string[]; best: string }>;
-  getRawTransactions(txids: string[]): Promise<Array<Buffer | null>>;
-  sendRawTransaction(tx: Buffer | string): Promise<string>;
-  estimateFee(blocks: number): Promise<{ btcPerKvB: number | null; blocks: number; method: string }>;
-  checkNetwork(network: string | Network, genesis?: string): Promise<void>;
-  close(): void;
-}
+// ---- a node's mempool and fee estimates ------------------------------------------------
 
 export interface FeeEstimate {
   /** null: the node has no estimate for this target */

@@ -15,8 +15,8 @@
  *   const { scripthash } = addrindex.parseTarget('1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3', 'main');
  *   console.log(await store.getSummary(scripthash));
  *
- * With a node: `NodeClient.fromEndpoint(resolveEndpoint({rpcUrl}))` for a NodeSource-fed sync,
- * a MempoolFollower keeping the index's mempool snapshot, and FeeEstimator for fee rates.
+ * With a node, also: a MempoolFollower keeping the index's mempool snapshot at the node's
+ * mempool, and a FeeEstimator for its fee rates.
  */
 
 const errors = require('./errors');
@@ -40,8 +40,6 @@ const lazy = {
   ApiApp: () => require('./api/server').ApiApp,
   createServer: () => require('./api/server').createServer,
   closeGracefully: () => require('./api/server').closeGracefully,
-  resolveEndpoint: () => require('./node/endpoint').resolveEndpoint,
-  NodeClient: () => require('./node/client').NodeClient,
   FeeEstimator: () => require('./node/fees').FeeEstimator,
   MempoolFollower: () => require('./mempool/follower').MempoolFollower,
 };

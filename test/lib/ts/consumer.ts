@@ -33,9 +33,9 @@ async function main(): Promise<void> {
   app.setNodeTip({ height: 439, hash: '00'.repeat(32) });
   const server = addrindex.createServer(app);
   await addrindex.closeGracefully(server, app);
-  const endpoint = addrindex.resolveEndpoint({ rpcUrl: 'http://u:p@127.0.0.1:8332', network: 'main' });
-  if (endpoint) {
-    const client = addrindex.NodeClient.fromEndpoint(endpoint, { retryMs: 10000 });
+  const node = addrindex.resolveEndpoint({ rpcUrl: 'http://u:p@127.0.0.1:8332', network: 'main' });
+  if (node) {
+    const client = addrindex.NodeClient.fromEndpoint(node, { retryMs: 10000 });
     const follower = new addrindex.MempoolFollower({ store, client, network: 'main', pollMs: 2000, onPoll: (p) => p.txs });
     await follower.start();
     const poll: addrindex.MempoolPoll = await follower.poll();
