@@ -215,13 +215,13 @@ class Subscriptions {
     const check = new Set(this.withMempool);
     if (view) {
       // from the smaller side: the view's script hashes, or the subscriptions
-      if (view.byScripthash.size < this.byKey.size) {
-        for (const k of view.byScripthash.keys()) {
+      if (view.scripthashBound < this.byKey.size) {
+        for (const k of view.scripthashKeys()) {
           const e = this.byKey.get(k);
           if (e) check.add(e);
         }
       } else {
-        for (const e of this.entries.values()) if (view.byScripthash.has(e.key)) check.add(e);
+        for (const e of this.entries.values()) if (view.entriesOfKey(e.key).length) check.add(e);
       }
     }
     const out = [];
