@@ -237,15 +237,23 @@ class MempoolView {
    * @private
    */
   holds(tx) {
+    return tx[FROM] <= this.seq && this.seq < tx[UNTIL];
+  }
+
+  /**
+   * The line's indexes, while they still hold everything this view held.
+   * @private
+   */
+  index() {
     if (this.seq < this.line.keptFrom) {
       throw new AddrIndexError('ERR_MEMPOOL_VIEW_GONE', `the mempool view of seq ${this.seq} was read more than ${KEEP_GONE_MS / 1000} s after a newer one replaced it`);
     }
-    return tx[FROM] <= this.seq && this.seq < tx[UNTIL];
+    return this.line;
   }
 
   /** @param {Buffer} txid internal order */
   get(txid) {
-    const same = this.line.byTxid.get(txid.latin1Slice(0, 32));
+    const same = this.index().byTxid.get(txid.latin1Slice(0, 32));
     if (same) for (const tx of same) if (this.holds(tx)) return tx;
     return null;
   }
@@ -265,7 +273,7 @@ class MempoolView {
    * @returns {MempoolEntry[]}
    */
   entriesOfKey(key) {
-    const list = this.line.byScripthash.get(key);
+    const list = this.index().byScripthash.get(key);
     return list ? list.filter((e) => this.holds(e.tx)) : [];
   }
 
@@ -274,7 +282,7 @@ class MempoolView {
    * @returns {IterableIterator<string>}
    */
   * scripthashKeys() {
-    for (const [k, list] of this.line.byScripthash) if (list.some((e) => this.holds(e.tx))) yield k;
+    for (const [k, list] of this.index().byScripthash) if (list.some((e) => this.holds(e.tx))) yield k;
   }
 
   /** An upper bound of how many script hashes the view's transactions touch (cheap). */
@@ -347,7 +355,7 @@ class MempoolView {
    * @param {number} vout
    */
   spender(txid, vout) {
-    const list = this.line.spenders.get(`${txid.latin1Slice(0, 32)}:${vout}`);
+    const list = this.index().spenders.get(`${txid.latin1Slice(0, 32)}:${vout}`);
     if (list) for (const s of list) if (this.holds(s.tx)) return s;
     return null;
   }

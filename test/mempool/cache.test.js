@@ -7,6 +7,8 @@ const { prng } = require('../helpers/prng');
 const { tempDir } = require('../helpers/tmp');
 const { MempoolCache } = require('../../lib/mempool/cache');
 const { toDisplayHex } = require('../../lib/chain/hash');
+const { decodeMempool } = require('../../lib/codec/mempool');
+const { MempoolView, KEEP_GONE_MS } = require('../../lib/core/mempool');
 
 const SEED = 'mempool-cache';
 const M = 14;
@@ -110,5 +112,24 @@ describe('mempool: a reader derives each new snapshot\'s view from the last (lib
     assert.equal(cache.stats.decoded, decoded);
     assert.equal(view.seq, 101);
     assert.equal(view.txs.length, 20);
+  });
+
+  it('what left is kept for the views that held it for KEEP_GONE_MS, then forgotten; a view read later refuses to answer', () => {
+    const a = decodeMempool(snapshot(ref, 1, pool.slice(0, 10), M));
+    const b = decodeMempool(snapshot(ref, 2, pool.slice(0, 10), M)).txs;
+    const first = new MempoolView(a);
+    // the second snapshot keeps transactions 2..9 (the same objects) and adds the 10th
+    const c = decodeMempool(snapshot(ref, 2, pool.slice(0, 11), M));
+    const second = first.next({ seq: 2, tip: c.tip, txs: [...a.txs.slice(2), c.txs[10]] }, [c.txs[10]], a.txs.slice(0, 2), 1000);
+    assert.ok(second && b.length === 10);
+    assert.equal(first.get(a.txs[0].txid), a.txs[0], 'the first view still holds what left');
+    assert.equal(second.get(a.txs[0].txid), null);
+    assert.equal(first.get(c.txs[10].txid), null, 'and not what came after it');
+    const third = second.next({ seq: 3, tip: c.tip, txs: second.txs }, [], [], 1000 + KEEP_GONE_MS + 1);
+    assert.equal(third.txs.length, 9);
+    assert.equal(third.get(a.txs[0].txid), null);
+    assert.equal(second.get(a.txs[2].txid), a.txs[2]);
+    assert.throws(() => first.get(a.txs[0].txid), (err) => err.code === 'ERR_MEMPOOL_VIEW_GONE');
+    assert.equal(first.next({ seq: 4, tip: c.tip, txs: [] }, [], first.txs), null, 'only the newest view of a line derives the next');
   });
 });
