@@ -403,9 +403,16 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     if (follows) {
       // after the workers listen: a long catch-up must not keep the API from answering
       const { followNode } = require('./follow-node');
-      following = await followNode({
-        store, node: cfg.node, blocksDir: cfg.blocksDir, network, mempoolPollMs: cfg.mempoolPollMs, metrics, logger, say,
-      });
+      try {
+        following = await followNode({
+          store, node: cfg.node, blocksDir: cfg.blocksDir, network, mempoolPollMs: cfg.mempoolPollMs, metrics, logger, say,
+        });
+      } catch (err) {
+        // the node was checked before forking; one that fails now stops serve as it would have then
+        await primary.stop();
+        await store.close();
+        throw err;
+      }
     }
     if (hooks.onReady) hooks.onReady({ url, network: network.name, tip, electrum: listening });
     await stopped;
