@@ -9,6 +9,7 @@ const { MempoolCache } = require('../../lib/mempool/cache');
 const { toDisplayHex } = require('../../lib/chain/hash');
 const { decodeMempool } = require('../../lib/codec/mempool');
 const { MempoolView, KEEP_GONE_MS } = require('../../lib/core/mempool');
+const { toHttpError } = require('../../lib/api/errors');
 
 const SEED = 'mempool-cache';
 const M = 14;
@@ -129,7 +130,10 @@ describe('mempool: a reader derives each new snapshot\'s view from the last (lib
     assert.equal(third.txs.length, 9);
     assert.equal(third.get(a.txs[0].txid), null);
     assert.equal(second.get(a.txs[2].txid), a.txs[2]);
-    assert.throws(() => first.get(a.txs[0].txid), (err) => err.code === 'ERR_MEMPOOL_VIEW_GONE');
+    let gone = null;
+    assert.throws(() => first.get(a.txs[0].txid), (err) => { gone = err; return err.code === 'ERR_MEMPOOL_VIEW_GONE'; });
+    // the API answers it as a 503 to retry, not as an internal error
+    assert.deepEqual(toHttpError(gone), { status: 503, code: 'ERR_MEMPOOL_VIEW_GONE', message: 'the request outlived the mempool snapshot it began with; retry', internal: false });
     assert.equal(first.next({ seq: 4, tip: c.tip, txs: [] }, [], first.txs), null, 'only the newest view of a line derives the next');
   });
 });
