@@ -93,7 +93,7 @@ class ParsePool {
 
 // Buffers cross postMessage as plain Uint8Arrays: give the byte columns their Buffer methods
 // back (a view over the same transferred memory, no copy).
-const BUFFER_COLUMNS = ['txids', 'prevouts', 'idHash', 'scripthashes'];
+const BUFFER_COLUMNS = ['txids', 'prevouts', 'idHash', 'scripthashes', 'p2pkShs'];
 
 function rewrapBuffers(cols) {
   for (const k of BUFFER_COLUMNS) {

@@ -19,7 +19,7 @@ const walk = require('./walk');
 const { META_KEY, TIP_KEY } = layout;
 
 /** Version of the whole key-value schema (layout.js + lib/codec); stored in the meta row. */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 /**
  * The schema of docs/FORMAT.md over any ordered key-value engine. A backend (lmdb.js,
@@ -273,6 +273,7 @@ class KvStore extends AbstractStore {
         out[i] = at < 0 ? null : {
           value: rec.values[at],
           scripthash: rec.scripthashes.subarray(32 * at, 32 * at + 32),
+          p2pk: (rec.p2pk && rec.p2pk.get(at)) || null,
           height: v.heights.heightOf(txNum),
           txNum,
         };
@@ -385,12 +386,15 @@ class KvStore extends AbstractStore {
     }
   }
 
-  async getTouched(height) {
+  async getTouched(height, opts) {
     this.assertOpen();
+    const view = C.parseView(opts);
     if (!C.isHeight(height)) return null;
     const key = layout.touchedKey(height);
     const raw = await this.kv.get(key);
-    return raw ? decodeRow(decodeTouched, raw, key) : null;
+    if (!raw) return null;
+    const t = decodeRow(decodeTouched, raw, key);
+    return view === 'script' ? t.both : Buffer.concat([t.both, t.addressOnly]);
   }
 
   async getSpenders(txid) {
@@ -419,13 +423,14 @@ class KvStore extends AbstractStore {
   // -------------------------------------------------------------------------------------
   // summaries, history, UTXOs
 
-  async getSummary(scripthash) {
-    return (await this.getSummaries([scripthash]))[0];
+  async getSummary(scripthash, opts) {
+    return (await this.getSummaries([scripthash], opts))[0];
   }
 
-  async getSummaries(scripthashes) {
+  async getSummaries(scripthashes, opts) {
     this.assertOpen();
     const keys = C.checkHashes(scripthashes, 'getSummaries').map((sh) => layout.accountKey(sh, 0));
+    if (C.parseView(opts) === 'script') return this.withView((v) => query.scriptSummaries(v, scripthashes));
     const out = new Array(keys.length).fill(null);
     // one scratch Account per store: each row is decoded and copied out in one synchronous step
     const acc = this.scratchAccount || (this.scratchAccount = new Account());
@@ -465,10 +470,21 @@ class KvStore extends AbstractStore {
 
   async getUtxos(scripthash, opts) {
     C.checkHash(scripthash, 'script hash');
-    const { limit, after } = C.parseUtxoQuery(opts);
+    const { limit, after, view } = C.parseUtxoQuery(opts);
+    return this.withView((v) => query.utxos(v, scripthash, limit, after, view));
+  }
+
+  /**
+   * Runs a read in one view of the index (a snapshot, its tip and height index).
+   * @private
+   * @template T
+   * @param {(v: {snap: object, tip: object|null, heights: HeightIndex}) => Promise<T>} read
+   * @returns {Promise<T>}
+   */
+  async withView(read) {
     const v = await this.view();
     try {
-      return await query.utxos(v, scripthash, limit, after);
+      return await read(v);
     } finally {
       v.snap.release();
     }
