@@ -102,10 +102,15 @@ function scripthashOf(script) {
   return toDisplayHex(crypto.createHash('sha256').update(script).digest());
 }
 
+/** A script hash in the tests' internal-order hex (the references' keys) as Electrum shows it. */
+function toElectrum(hex) {
+  return Buffer.from(hex, 'hex').reverse().toString('hex');
+}
+
 /** The status a client computes from a history: sha256 of "txid:height:" in order. */
 function expectedStatus(history) {
   if (history.length === 0) return null;
   return crypto.createHash('sha256').update(history.map((e) => `${e.txid}:${e.height}:`).join('')).digest('hex');
 }
 
-module.exports = { startElectrum, connectClient, rawClient, scripthashOf, expectedStatus };
+module.exports = { startElectrum, connectClient, rawClient, scripthashOf, toElectrum, expectedStatus };

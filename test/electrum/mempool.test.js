@@ -32,10 +32,15 @@ async function rawBlocks(dir) {
 /**
  * The transactions of blocks M+1..B that a mempool at tip M can hold (those spending only
  * outputs confirmed by M or of earlier such transactions: not a coinbase above M), read by
- * bitcore-lib with the reference's outputs: what a follower resolves.
+ * bitcore-lib with the reference's outputs: what a follower resolves. Each input and output
+ * has its script hash in the script view (`sh`, what Electrum answers by) and its index key
+ * (`key`: the address view's, a P2PK output's key's P2PKH script hash).
+ * @param {object} ref the script view's reference
+ * @param {object} addr the address view's, of the same blocks
  */
-function mempoolOf(ref) {
-  const confirmed = new Map(ref.outputs.filter((o) => o.height <= M).map((o) => [`${o.txid}:${o.vout}`, o]));
+function mempoolOf(ref, addr) {
+  const keyOf = new Map(addr.outputs.map((o) => [`${o.txid}:${o.vout}`, o.sh]));
+  const confirmed = new Map(ref.outputs.filter((o) => o.height <= M).map((o) => [`${o.txid}:${o.vout}`, { ...o, key: keyOf.get(`${o.txid}:${o.vout}`) }]));
   const created = new Map();
   const txs = [];
   for (let h = M + 1; h <= B; h++) {
@@ -44,16 +49,22 @@ function mempoolOf(ref) {
         const txid = i.prevTxId.toString('hex');
         const key = `${txid}:${i.outputIndex}`;
         const o = confirmed.get(key) || created.get(key);
-        return o && { key, txid, vout: i.outputIndex, value: o.value, sh: o.sh, unconfirmed: created.has(key) };
+        return o && { key, txid, vout: i.outputIndex, value: o.value, sh: o.sh, indexKey: o.key, unconfirmed: created.has(key) };
       });
       if (ins.some((i) => !i)) continue;
-      const outs = tx.outputs.map((o) => ({ value: o.satoshis, sh: outputScripthash(o.script) }));
-      outs.forEach((o, vout) => created.set(`${tx.hash}:${vout}`, { value: o.value, sh: o.sh }));
+      const outs = tx.outputs.map((o) => ({ value: o.satoshis, sh: outputScripthash(o.script, 'script'), key: outputScripthash(o.script) }));
+      outs.forEach((o, vout) => created.set(`${tx.hash}:${vout}`, { value: o.value, sh: o.sh, key: o.key }));
       const fee = ins.reduce((n, i) => n + i.value, 0) - outs.reduce((n, o) => n + o.value, 0);
       txs.push({ tx, height: h, ins, outs, fee, vsize: tx.vsize });
     }
   }
   return txs;
+}
+
+/** The snapshot's script hash (the index key) and, for a P2PK output, its own script hash. */
+function keys(indexKey, own) {
+  if (!indexKey) return { scripthash: null, p2pk: null };
+  return { scripthash: Buffer.from(indexKey, 'hex'), p2pk: own !== indexKey ? Buffer.from(own, 'hex') : null };
 }
 
 /** An encoded snapshot of `txs` resolved against the block at M. */
@@ -63,8 +74,8 @@ function snapshot(ref, seq, txs) {
     tip: fromDisplayHex(ref.blockHashes[M]),
     txs: txs.map((p, k) => ({
       txid: fromDisplayHex(p.tx.hash), time: 1700000000 + k, fee: p.fee, vsize: p.vsize, raw: p.tx.toBuffer(),
-      inputs: p.ins.map((i) => ({ txid: fromDisplayHex(i.txid), vout: i.vout, value: i.value, scripthash: i.sh && Buffer.from(i.sh, 'hex'), unconfirmed: i.unconfirmed })),
-      outputs: p.outs.map((o) => ({ value: o.value, scripthash: o.sh && Buffer.from(o.sh, 'hex') })),
+      inputs: p.ins.map((i) => ({ txid: fromDisplayHex(i.txid), vout: i.vout, value: i.value, ...keys(i.indexKey, i.sh), unconfirmed: i.unconfirmed })),
+      outputs: p.outs.map((o) => ({ value: o.value, ...keys(o.key, o.sh) })),
     })),
   });
 }
@@ -127,8 +138,9 @@ describe('electrum: the mempool snapshot in answers and notifications', function
     const part = await makeChain({ seed: SEED, blocks: M });
     const raws = await rawBlocks(full.dir);
     assert.deepEqual(await rawBlocks(part.dir), raws.slice(0, M + 1), 'the short chain is the long one\'s prefix');
-    ref = referenceIndex(raws);
-    pool = mempoolOf(ref);
+    // Electrum's script hashes: the script view
+    ref = referenceIndex(raws, undefined, { view: 'script' });
+    pool = mempoolOf(ref, referenceIndex(raws));
     // the cases a view must get right are all in it
     assert.ok(pool.length > 30, `${pool.length} mempool transactions`);
     assert.ok(pool.some((p) => p.ins.some((i) => i.unconfirmed)), 'a transaction spending a mempool output (height -1)');

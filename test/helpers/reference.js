@@ -150,36 +150,48 @@ function addressAt(ref, target, tip = Infinity) {
 }
 
 /**
- * The addresses of the most active script hashes, most transactions first.
+ * The addresses of the most active script hashes, most transactions first (in the script view,
+ * where a P2PK script has no address, the script hashes themselves).
  * @param {Reference} ref
  * @param {number} n
+ * @param {'address'|'script'} [view='address']
  */
-function busiest(ref, n) {
+function busiest(ref, n, view = 'address') {
   return [...ref.history.entries()]
-    .filter(([sh]) => ref.addressOf.has(sh))
-    .map(([sh, list]) => [ref.addressOf.get(sh), list.length])
+    .filter(([sh]) => view === 'script' || ref.addressOf.has(sh))
+    .map(([sh, list]) => [view === 'script' ? sh : ref.addressOf.get(sh), list.length])
     .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
     .slice(0, n)
     .map(([a]) => a);
 }
 
-let mainnet = null;
+const mainnet = new Map();
 
 /**
- * The reference of the bundled first 439 mainnet blocks, computed once per test process, with
- * the address views bound to it.
+ * The reference of the bundled first 439 mainnet blocks in one view, computed once per test
+ * process, with its lookups bound to it. In the script view `at` takes script hashes, and
+ * `p2pkOf(address)` names the P2PK script through which these blocks paid an address's key
+ * (they pay almost only P2PK outputs: coinbases and the first payments).
+ * @param {'address'|'script'} [view='address']
  */
-function mainnetReference() {
-  if (!mainnet) {
-    const ref = referenceIndex(mainnet439Blocks());
-    mainnet = {
+function mainnetReference(view = 'address') {
+  if (!mainnet.has(view)) {
+    const ref = referenceIndex(mainnet439Blocks(), undefined, { view });
+    mainnet.set(view, {
       ...ref,
-      at: (address, tip) => addressAt(ref, address, tip),
-      busiest: (n) => busiest(ref, n),
+      at: (target, tip) => addressAt(ref, target, tip),
+      busiest: (n) => busiest(ref, n, view),
       addresses: () => [...new Set(ref.addressOf.values())],
-    };
+      scripthashes: () => [...ref.summaries.keys()],
+      p2pkOf: (address) => {
+        const p2pkh = addressScripthash(address).toString('hex');
+        const o = ref.outputs.find((x) => x.address === address && x.sh !== p2pkh);
+        if (!o) throw new Error(`reference: no P2PK output pays ${address}`);
+        return o.sh;
+      },
+    });
   }
-  return mainnet;
+  return mainnet.get(view);
 }
 
 /**

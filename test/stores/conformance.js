@@ -457,13 +457,13 @@ function storeConformance(name, backend) {
         const outpoints = Buffer.concat([fromDisplayHex(TX170), Buffer.from([1, 0, 0, 0]), Buffer.alloc(36)]);
         const calls = {
           getTip: [[]], getBlock: [[170], [-1]], getBlockHash: [[170], [9999]], getPrevouts: [[outpoints]],
-          getSummary: [[HAL], [GENESIS_ADDR]], getSummaries: [[[HAL, SATOSHI9, HAL]]],
+          getSummary: [[HAL], [GENESIS_ADDR], [HAL, { view: 'script' }], [HAL, { view: 'bogus' }]], getSummaries: [[[HAL, SATOSHI9, HAL]], [[HAL, SATOSHI9], { view: 'script' }]],
           getHistory: [[SATOSHI9, { limit: 2, order: 'desc' }], [HAL, { cursor: 'not-a-cursor' }]],
           getHistories: [[[HAL, SATOSHI9], { limit: 3 }], ['not an array']],
           getUtxos: [[SATOSHI9, { limit: 1 }], [Buffer.alloc(31)]], getTx: [[fromDisplayHex(TX170)]], getTxid: [[171]],
           getMempoolHead: [[]], getMempool: [[]], getSourceInfo: [[]], stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
           getBlockByHash: [[BLOCK170], ['zz']], getHeaders: [[168, 3]], getTxids: [[170, 2], [-1, 2]],
-          getSpenders: [[fromDisplayHex(TX170)]], getTouched: [[438], [9]], getBlockBytes: [[170], [-1]], engineStats: [[]],
+          getSpenders: [[fromDisplayHex(TX170)]], getTouched: [[438], [9], [170, { view: 'script' }]], getBlockBytes: [[170], [-1]], engineStats: [[]],
         };
         try {
           assert.deepEqual(Object.keys(calls).sort(), [...READ_METHODS].sort(), 'every read of the contract is tried');
