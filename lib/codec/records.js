@@ -4,6 +4,7 @@ const { openValue } = require('./format');
 const { pack } = require('./compress');
 const { writePostings, readPostings } = require('./postings');
 const { PAGE_ENTRIES, INLINE_UTXOS, MAX_TXNUM, sealedCount, utxosInline } = require('../core/rules');
+const { HASHX_LEN } = require('../stores/layout');
 
 /**
  * Schema 2 value encoders and decoders, one pair per record kind. docs/FORMAT.md describes
@@ -533,9 +534,10 @@ function encodeAccount(w, a) {
     }
   }
   if (a.parts) {
+    // each part by its hashX: the key of its account, all a reader needs of it
     w.varint(a.parts.p2pk.length);
     for (const p of a.parts.p2pk) {
-      w.bytes(p.sh, 0, 32);
+      w.bytes(p.sh, 0, HASHX_LEN);
       w.varint(p.first);
     }
     w.varint(a.parts.both.length);
@@ -589,13 +591,13 @@ function decodeAccount(buf, a) {
   return a;
 }
 
-/** An account's P2PK parts, after its version 1 bytes. */
+/** An account's P2PK parts, after its version 1 bytes (each part's script hash: its hashX). */
 function readParts(r) {
-  const k = r.count(r.varint(), 33);
+  const k = r.count(r.varint(), HASHX_LEN + 1);
   if (k === 0) throw r.error('ERR_BAD_VALUE', 'an account of version 2 with no P2PK part');
   const p2pk = new Array(k);
   for (let i = 0; i < k; i++) {
-    p2pk[i] = { sh: r.copy(32), first: r.varint() };
+    p2pk[i] = { sh: r.copy(HASHX_LEN), first: r.varint() };
     if (i > 0 && Buffer.compare(p2pk[i - 1].sh, p2pk[i].sh) >= 0) throw r.error('ERR_BAD_VALUE', 'P2PK parts out of order');
     if (p2pk[i].first > MAX_TXNUM) throw r.error('ERR_BAD_VALUE', 'a P2PK part from a TxNum out of range');
   }

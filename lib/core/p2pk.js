@@ -26,8 +26,9 @@ const { corrupt } = require('./checks');
 /**
  * The P2PK parts an address account records.
  * @typedef {object} Parts
- * @property {Array<{sh: Buffer, first: number}>} p2pk  each P2PK script counted (own script
- *   hash, 32 bytes internal order; the TxNum of its first entry), in byte order of `sh`
+ * @property {Array<{sh: Buffer, first: number}>} p2pk  each P2PK script counted (its own script
+ *   hash, internal order, or as much of it as names its account — a backend keeping accounts
+ *   by a prefix stores that prefix; the TxNum of its first entry), in byte order of `sh`
  * @property {number[]} both  postings (txNum * 4 + flags), ascending: transactions touching the
  *   account through a part and through another script, flags of the other
  */
@@ -38,13 +39,16 @@ const { corrupt } = require('./checks');
  * @param {Parts|null} had
  * @param {{p2pk: Map<string, {sh: Buffer, first: number}>, both: number[]}|undefined} batch
  *   the batch's (Changes#parts), undefined when the batch named none for the account
+ * @param {number} [keyBytes=32] bytes of a script hash that name an account (Changes#keyBytes):
+ *   two parts whose script hashes agree in those are one account
  * @returns {Parts|null}
  */
-function addParts(had, batch) {
+function addParts(had, batch, keyBytes = 32) {
   if (!batch) return had;
+  const name = (sh) => sh.subarray(0, keyBytes);
   const p2pk = had ? [...had.p2pk] : [];
-  for (const n of batch.p2pk.values()) if (!p2pk.some((x) => x.sh.equals(n.sh))) p2pk.push({ sh: n.sh, first: n.first });
-  p2pk.sort((a, b) => Buffer.compare(a.sh, b.sh));
+  for (const n of batch.p2pk.values()) if (!p2pk.some((x) => name(x.sh).equals(name(n.sh)))) p2pk.push({ sh: n.sh, first: n.first });
+  p2pk.sort((a, b) => Buffer.compare(name(a.sh), name(b.sh)));
   const both = had ? [...had.both] : [];
   for (const e of batch.both) {
     if (both.length && e <= both[both.length - 1]) throw corrupt(`a "both" entry of TxNum ${Math.floor(e / 4)} arrives out of chain order`);

@@ -57,7 +57,7 @@ async function updateAccounts(ctx, ch, rows, keys, cutoff) {
     if (!countersHold(acc)) throw corrupt(ch.shs, at, 'its spends would exceed its receipts');
     if (cutoff === undefined) appendHistory(ctx, acc, ch, j);
     else await cutHistory(ctx, acc, ch, j, cutoff);
-    acc.parts = cutoff === undefined ? addParts(acc.parts, ch.parts.get(j)) : cutParts(acc.parts, cutoff);
+    acc.parts = cutoff === undefined ? addParts(acc.parts, ch.parts.get(j), ch.keyBytes) : cutParts(acc.parts, cutoff);
     await updateUtxos(ctx, acc, ch, j, oldUtxos, work);
     if (acc.txCount > 0) {
       batch.put(key, encodeAccount(writer, acc));

@@ -138,15 +138,23 @@ class KvStore extends AbstractStore {
     this.assertOpen();
     const snap = await this.kv.snapshot();
     try {
-      const tipRaw = await snap.get(TIP_KEY);
-      const tip = tipRaw ? decodeRow(decodeTip, tipRaw, TIP_KEY) : null;
-      const heights = await this.heights.follow(snap, tip);
-      this.heights = heights;
-      return { snap, tip, tipRaw, heights };
+      return await this.viewOf(snap);
     } catch (err) {
       snap.release();
       throw err;
     }
+  }
+
+  /**
+   * view() over a snapshot already open (the caller releases it).
+   * @private
+   */
+  async viewOf(snap) {
+    const tipRaw = await snap.get(TIP_KEY);
+    const tip = tipRaw ? decodeRow(decodeTip, tipRaw, TIP_KEY) : null;
+    const heights = await this.heights.follow(snap, tip);
+    this.heights = heights;
+    return { snap, tip, tipRaw, heights };
   }
 
   /** @private */
@@ -430,15 +438,22 @@ class KvStore extends AbstractStore {
   async getSummaries(scripthashes, opts) {
     this.assertOpen();
     const keys = C.checkHashes(scripthashes, 'getSummaries').map((sh) => layout.accountKey(sh, 0));
-    if (C.parseView(opts) === 'script') return this.withView((v) => query.scriptSummaries(v, scripthashes));
+    const script = C.parseView(opts) === 'script';
     const out = new Array(keys.length).fill(null);
     // one scratch Account per store: each row is decoded and copied out in one synchronous step
     const acc = this.scratchAccount || (this.scratchAccount = new Account());
+    const mixed = []; // script view: accounts with P2PK parts, derived from the same snapshot after the pass
     const snap = await this.kv.snapshot();
     try {
       await query.eachValue(snap, keys, (i, row) => {
-        if (row) out[i] = accountSummary(decodeRow(decodeAccount, row, keys[i], acc));
+        if (!row) return;
+        decodeRow(decodeAccount, row, keys[i], acc);
+        if (script && acc.parts) mixed.push(i);
+        else out[i] = accountSummary(acc);
       });
+      if (mixed.length) {
+        await query.scriptSummaries(await this.viewOf(snap), mixed.map((i) => scripthashes[i]), (k, summary) => { out[mixed[k]] = summary; });
+      }
     } finally {
       snap.release();
     }
@@ -471,20 +486,9 @@ class KvStore extends AbstractStore {
   async getUtxos(scripthash, opts) {
     C.checkHash(scripthash, 'script hash');
     const { limit, after, view } = C.parseUtxoQuery(opts);
-    return this.withView((v) => query.utxos(v, scripthash, limit, after, view));
-  }
-
-  /**
-   * Runs a read in one view of the index (a snapshot, its tip and height index).
-   * @private
-   * @template T
-   * @param {(v: {snap: object, tip: object|null, heights: HeightIndex}) => Promise<T>} read
-   * @returns {Promise<T>}
-   */
-  async withView(read) {
     const v = await this.view();
     try {
-      return await read(v);
+      return await query.utxos(v, scripthash, limit, after, view);
     } finally {
       v.snap.release();
     }

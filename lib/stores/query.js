@@ -237,28 +237,18 @@ async function utxoList(v, scripthash, acc, want, after) {
 // the script view (lib/core/script-view.js) over rows
 
 /**
- * Summaries in the script view: the account's own, except for an address account with P2PK
- * parts, whose P2PKH script's summary is derived from it and its parts.
+ * Summaries in the script view of address accounts with P2PK parts: their P2PKH scripts'
+ * alone, derived from each account and its parts (every other account's is its own).
  * @param {{snap: object, heights: import('./heights').HeightIndex}} v
- * @param {Buffer[]} list
- * @returns {Promise<Array<import('./abstract').Summary|null>>}
+ * @param {Buffer[]} list script hashes of such accounts
+ * @param {(k: number, summary: import('./abstract').Summary|null) => void} put the k-th one's
  */
-async function scriptSummaries(v, list) {
-  const keys = list.map((sh) => layout.accountKey(sh, 0));
-  const out = new Array(list.length).fill(null);
-  const mixed = [];
-  const acc = new Account();
-  await eachValue(v.snap, keys, (i, row) => {
-    if (!row) return;
-    decodeRow(decodeAccount, row, keys[i], acc);
-    if (acc.parts) mixed.push([i, Buffer.from(row.subarray(0, row.length))]);
-    else out[i] = accountSummary(acc);
-  });
-  for (const [i, row] of mixed) {
-    const own = decodeAccount(row, new Account());
-    out[i] = await scriptSummary(rowsReader(v, list[i], own), await partReaders(v, own, list[i]), own.parts.both, toDisplayHex(list[i]));
+async function scriptSummaries(v, list, put) {
+  for (let k = 0; k < list.length; k++) {
+    const key = layout.accountKey(list[k], 0);
+    const acc = decodeRow(decodeAccount, await v.snap.get(key), key, new Account());
+    put(k, await scriptSummary(rowsReader(v, list[k], acc), await partReaders(v, acc, list[k]), acc.parts.both, toDisplayHex(list[k])));
   }
-  return out;
 }
 
 /**
@@ -303,7 +293,7 @@ async function partReaders(v, acc, scripthash) {
   const keys = shs.map((sh) => layout.accountKey(sh, 0));
   const rows = await v.snap.getMany(keys);
   return shs.map((sh, i) => {
-    if (!rows[i]) throw corrupt(`script hash ${toDisplayHex(scripthash)} counts the P2PK script ${toDisplayHex(sh)}, which has no account`);
+    if (!rows[i]) throw corrupt(`script hash ${toDisplayHex(scripthash)} counts the P2PK script …${toDisplayHex(sh)} (its hashX), which has no account`);
     return rowsReader(v, sh, decodeRow(decodeAccount, rows[i], keys[i], new Account()));
   });
 }

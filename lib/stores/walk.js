@@ -247,12 +247,13 @@ async function verify(v, opts) {
       for (const p of acc.parts.p2pk) {
         const pkey = layout.accountKey(p.sh, 0);
         const prow = await snap.get(pkey);
+        // a part is stored by its hashX: named by the end of its display hex, as accountName does
         if (!prow) {
-          problem(`${name}: counts the P2PK script ${toDisplayHex(p.sh)}, which has no account`);
+          problem(`${name}: counts the P2PK script …${toDisplayHex(p.sh)}, which has no account`);
           continue;
         }
         const pacc = decodeRow(decodeAccount, prow, pkey, new Account());
-        parts.push({ sh: toDisplayHex(p.sh), first: p.first, summary: records.accountSummary(pacc), hist: (await historyOf(snap, pkey.subarray(1), pacc, page)).hist });
+        parts.push({ sh: `…${toDisplayHex(p.sh)}`, first: p.first, summary: records.accountSummary(pacc), hist: (await historyOf(snap, pkey.subarray(1), pacc, page)).hist });
       }
       checked.p2pkParts += parts.length;
       checkParts(problems, name, acc, hist, parts);

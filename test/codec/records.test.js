@@ -53,7 +53,8 @@ function plainAccount(a) {
     ...r.accountSummary(a),
     tail: [...a.tail.subarray(0, a.tailLen)],
     utxos: [...a.utxoTx.subarray(0, a.utxoLen)].map((t, i) => [t, a.utxoVout[i], a.utxoValue[i]]),
-    parts: a.parts,
+    // a part is stored by its hashX (the first 12 bytes of its script hash)
+    parts: a.parts && { p2pk: a.parts.p2pk.map((p) => ({ sh: p.sh.subarray(0, 12), first: p.first })), both: a.parts.both },
   };
 }
 

@@ -126,7 +126,7 @@ function planApply(e, pre, reusedDocs, undoDepth, keepsTransactions = false) {
     }
     a.txCount += ch.entryCount[j];
     a.lastHeight = ch.lastHeight[j];
-    a.parts = addParts(a.parts, ch.parts.get(j));
+    a.parts = addParts(a.parts, ch.parts.get(j), ch.keyBytes);
     const newSealed = sealedCount(a.txCount);
     for (let s = oldSealed; s < newSealed; s += PAGE_ENTRIES) {
       const from = s - oldSealed;
