@@ -33,6 +33,8 @@ const { encodeMempool, decodeMempool } = require('../../lib/codec/mempool');
  *   replaces the stored summary of a script hash with bytes that do not decode (store closed)
  * @param {(location: string, scripthash: Buffer) => Promise<void>} backend.tamperSummary
  *   adds one satoshi to its stored receipts, still decodable (store closed)
+ * @param {(location: string, scripthash: Buffer) => Promise<void>} backend.dropAccount
+ *   deletes the account of a script hash, and nothing else (store closed)
  * @param {boolean} backend.readersInOtherProcesses whether readOnly opens in other processes
  *   may run beside the writer (LMDB yes, LevelDB no)
  * @param {{generated?: object, writer?: object}} [backend.chains] smaller generated chains
@@ -595,6 +597,21 @@ function storeConformance(name, backend) {
         const bad = await again.verify();
         assert.equal(bad.ok, false);
         assert.ok(bad.problems.some((p) => p.includes(toDisplayHex(SATOSHI9))), bad.problems.join('\n'));
+      });
+
+      it('verify: a P2PK script whose account is gone is a problem of the account counting it; its script view is refused, not guessed', async () => {
+        const { location, store } = await fresh(MAIN);
+        await syncBlocks(store, mainnetChain().blocks, 0, 200);
+        await store.close();
+        // Hal's P2PK output: its own script's account
+        await backend.dropAccount(location, Buffer.from(scriptRef().outputs.find((o) => o.txid === TX170 && o.vout === 0).sh, 'hex'));
+        const again = await open(location, MAIN);
+        const bad = await again.verify();
+        assert.equal(bad.ok, false);
+        assert.ok(bad.problems.some((p) => p.includes(`account ${toDisplayHex(HAL)}`) && /counts the P2PK script/.test(p)), bad.problems.join('\n'));
+        await assert.rejects(again.getSummary(HAL, { view: 'script' }), (err) => err instanceof StoreError && err.code === 'ERR_CORRUPT');
+        await assert.rejects(again.getHistory(HAL, { view: 'script' }), (err) => err instanceof StoreError && err.code === 'ERR_CORRUPT');
+        assert.equal((await again.getSummary(HAL)).balance, 10 * COIN, 'the address view does not need it');
       });
 
       it('a value that does not decode: CodecError from the read that hits it and from verify', async () => {
