@@ -2,7 +2,7 @@
 
 const { UsageError } = require('../errors');
 const { ChainReader } = require('./chain');
-const { SpendFinder } = require('./spends');
+const { spendsOf } = require('./spends');
 const { BlockTimes } = require('./timestamps');
 const { detailedTx } = require('./detailed-tx');
 const { strippedTx, strippedBlock } = require('./stripped');
@@ -11,32 +11,31 @@ const { RPC, rpcError } = require('./rpc-error');
 /**
  * bitcore-node 3's block and transaction methods (getBlock, getRawBlock, getBlockHeader,
  * getBlockOverview, getBlockHashesByTimestamp, getRawTransaction, getTransaction,
- * getDetailedTransaction, getSpentInfo) over the index and its block files, in that
- * service's result shapes. Promise-based; the service adapts callbacks.
+ * getDetailedTransaction, getSpentInfo) over the index, in that service's result shapes.
+ * Promise-based; the service adapts callbacks.
  *
  * Blocks and transactions are handed out in their non-witness serialization, as bitcore-lib
- * objects of the host's own copy (stripped.js says why). Everything that needs a block's
- * bytes needs the block files (servicesConfig.bitcoind.blocksDir); without them these
- * methods fail with an error saying so (no code: insight-api answers 503).
+ * objects of the host's own copy (stripped.js says why). Their bytes come from the index
+ * (`sync --txstore`) or the blocks dir it was synced from (blocks.js); an index with neither
+ * fails these methods with an error saying so (no code: insight-api answers 503).
  */
 class ChainApi {
   /**
    * @param {object} opts
    * @param {import('../stores/abstract').AbstractStore} opts.store
-   * @param {import('./block-files').BlockFiles|null} opts.files
+   * @param {import('./blocks').IndexBlocks} opts.blocks
    * @param {import('../chain/networks').Network} opts.network
    * @param {object} opts.bitcore the host's bitcore-lib
    * @param {object|null} opts.node
    * @param {number} [opts.detailedCacheSize=10000] detailed transactions kept until the tip moves
    */
-  constructor({ store, files, network, bitcore, node, detailedCacheSize = 10000 }) {
+  constructor({ store, blocks, network, bitcore, node, detailedCacheSize = 10000 }) {
     this.store = store;
-    this.files = files;
+    this.blocks = blocks;
     this.network = network;
     this.bitcore = bitcore;
     this.node = node;
-    this.chain = files ? new ChainReader({ store, files, node }) : null;
-    this.spends = this.chain ? new SpendFinder({ store, chain: this.chain }) : null;
+    this.chain = new ChainReader({ store, blocks, node });
     this.times = new BlockTimes(store);
     this.detailedCacheSize = detailedCacheSize;
     /** @type {Map<string, Promise<object>>} txid → detailed transaction; valid until the tip moves (spends change) */
@@ -49,9 +48,9 @@ class ChainApi {
   }
 
   _reader() {
-    if (!this.chain) {
-      throw new UsageError('ERR_NO_BLOCKS',
-        'blocks and transactions are read from the blocks dir the index was synced from: set servicesConfig.bitcoind.blocksDir');
+    if (!this.blocks.readable) {
+      throw new UsageError('ERR_NO_BLOCKS', 'blocks and transactions are read from the index (sync --txstore) or from the blocks dir '
+        + `it was synced from, and this index has neither (${this.blocks.where.why}): set servicesConfig.bitcoind.blocksDir`);
     }
     return this.chain;
   }
@@ -129,7 +128,7 @@ class ChainApi {
     const { tx } = found;
     const [prevouts, spends] = await Promise.all([
       tx.coinbase ? [] : chain.outputs(tx.inputs),
-      this.spends.spendsOf(tx, found.txNum, found.height),
+      spendsOf(this.store, tx),
     ]);
     return detailedTx(tx, {
       prevouts, spends, height: found.height, blockHash: found.blockHash, time: found.time, network: this.network,
@@ -152,7 +151,7 @@ class ChainApi {
       throw err;
     }
     if (!Number.isInteger(index) || index < 0 || index >= found.tx.outputs.length) return {};
-    const spends = await this.spends.spendsOf(found.tx, found.txNum, found.height);
+    const spends = await spendsOf(this.store, found.tx);
     return spends[index] || {};
   }
 }

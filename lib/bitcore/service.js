@@ -2,6 +2,7 @@
 
 const path = require('node:path');
 const { EventEmitter } = require('node:events');
+const { Readable } = require('node:stream');
 const { AddrIndexError, UsageError } = require('../errors');
 const { openIndex } = require('../stores');
 const { hostBitcore, networkOf } = require('./host');
@@ -9,7 +10,9 @@ const { parseAddresses } = require('./addresses');
 const { AddressIndex } = require('./address-index');
 const { AddressApi, DEFAULTS } = require('./address-api');
 const { ChainApi } = require('./chain-api');
-const { BlockFiles } = require('./block-files');
+const { ApiApp } = require('../api/server');
+const { IndexBlocks } = require('./blocks');
+const { startFollower } = require('./follower');
 const { TipWatcher, addedHeights } = require('./tip');
 const { Subscriptions } = require('./subscriptions');
 const { strippedTx } = require('./stripped');
@@ -31,15 +34,23 @@ const KNOWN_TXS = 5000;
  *   datadir      the index (`addrindex sync` keeps it), relative to the config's directory
  *   store        lmdb (default) | level | mongo;  mongodbUrl for mongo
  *   network      optional; must agree with the node's and the index's
- *   blocksDir    the Bitcoin Core blocks dir the index is synced from: blocks and transactions
- *                are read from it (without it, the address methods still work)
+ *   blocksDir    the Bitcoin Core blocks dir the index is synced from, where blocks and
+ *                transactions are read (default: the one the sync recorded in the index; an
+ *                index synced with --txstore needs none; without any, the address methods
+ *                still work)
  *   tipPollMs    how often the index's tip is checked for new blocks (default 1000)
+ *   follow       true: keep the index in this process (follower.js), from blocksDir and/or a
+ *                node (rpcUrl, or rpcCookie with rpcHost), instead of a separate
+ *                `addrindex sync --follow`; followPollMs, threads, undoDepth as sync's
+ *   routePrefix  where bitcore-node's web service mounts addrindex's own REST API (native,
+ *                Esplora, insight; docs/API.md), default "addrindex": /addrindex/api/v1/…
  *   maxTxids, maxTransactionHistory, maxAddressesQuery, transactionConcurrency: as bitcore-node
  *
- * It reads the index; one writer (`addrindex sync --follow`) keeps it. Every method of the
- * original's getAPIMethods() is here with its arity, callback and result shape
- * (address-api.js and chain-api.js say how each is answered). What needs a node, a mempool
- * or fee data is answered as README.md in this folder lists.
+ * It reads the index; one writer keeps it: `addrindex sync --follow` beside it, or its own
+ * follower (`follow: true`). Every method of the original's getAPIMethods() is here with its
+ * arity, callback and result shape (address-api.js and chain-api.js say how each is
+ * answered). What needs a node, a mempool or fee data is answered as README.md in this
+ * folder lists.
  */
 class BitcoindService extends EventEmitter {
   /**
@@ -65,7 +76,9 @@ class BitcoindService extends EventEmitter {
     // bitcore-node logs service errors instead of crashing on an unheard 'error' event
     this.on('error', (err) => { if (this.log) this.log.error(err.stack || String(err)); });
     this.store = null;
-    this.files = null;
+    this.blocks = null;
+    this.api = null;
+    this.follower = null;
   }
 
   /** Paths in the config are relative to the config file's directory, as bitcore-node's are. */
@@ -93,16 +106,24 @@ class BitcoindService extends EventEmitter {
       throw new UsageError('ERR_BITCORE_CONFIG', 'servicesConfig.bitcoind.datadir is missing: the addrindex index to serve');
     }
     try {
-      this.store = await openIndex({
-        store: o.store || 'lmdb', datadir: this._path(o.datadir), mongodbUrl: o.mongodbUrl, network: this.network.name, readOnly: true,
-      });
-      if (o.blocksDir) {
-        this.files = new BlockFiles({ dir: this._path(o.blocksDir), network: this.network, maxBytes: o.blockCacheBytes });
-        await this.files.open();
+      if (o.follow) {
+        this.follower = await startFollower({
+          config: o, network: this.network, resolve: (p) => this._path(p),
+          log: (line) => { if (this.log) this.log.warn(line); },
+          onError: (err) => this.emit('error', new Error(`the follower stopped, the index stays at its last block: ${err.message}`)),
+        });
+        this.store = this.follower.store;
+      } else {
+        this.store = await openIndex({
+          store: o.store || 'lmdb', datadir: this._path(o.datadir), mongodbUrl: o.mongodbUrl, network: this.network.name, readOnly: true,
+        });
       }
+      this.blocks = await IndexBlocks.open({
+        store: this.store, network: this.network, dir: o.blocksDir ? this._path(o.blocksDir) : null, maxBytes: o.blockCacheBytes,
+      });
       const limits = {};
       for (const k of Object.keys(DEFAULTS)) if (o[k]) limits[k] = o[k];
-      this.chainApi = new ChainApi({ store: this.store, files: this.files, network: this.network, bitcore: this.bitcore, node: this.node });
+      this.chainApi = new ChainApi({ store: this.store, blocks: this.blocks, network: this.network, bitcore: this.bitcore, node: this.node });
       this.addressApi = new AddressApi({
         index: new AddressIndex(this.store),
         mempool: null, // the mempool source plugs in here (mempool.js)
@@ -113,6 +134,11 @@ class BitcoindService extends EventEmitter {
         node: this.node,
         limits,
       });
+      this.api = new ApiApp({
+        store: this.store, network: this.network, storeKind: this.options.store || 'lmdb',
+        blocksDir: this.blocks.dir, indexKeepsBlocks: this.store.keepsTransactions,
+        log: (msg) => this.emit('error', new Error(msg)),
+      });
       this.watcher = new TipWatcher(this.store, { pollMs: o.tipPollMs || 1000, onChange: (tip, prev) => this._onTip(tip, prev) });
       this.watcher.on('error', (err) => this.emit('error', err));
       this._setTip(await this.watcher.start());
@@ -122,7 +148,7 @@ class BitcoindService extends EventEmitter {
     }
     this.emit('ready');
     if (this.log) {
-      this.log.info(`addrindex ${this.network.name} index ${this.store.describe()}, tip ${this.height}${this.files ? `, blocks from ${this.files.source.dir}` : ''}`);
+      this.log.info(`addrindex ${this.network.name} index ${this.store.describe()}, tip ${this.height}, ${this.blocks.describe()}`);
     }
   }
 
@@ -143,7 +169,7 @@ class BitcoindService extends EventEmitter {
     for (const h of await addedHeights(this.store, tip, prev, MAX_ANNOUNCED)) {
       const hash = await this.store.getBlockHash(h);
       if (!hash) break; // moved again meanwhile: the next poll announces it
-      if (this.files) await this._announceTxs(hash);
+      if (this.blocks.readable) await this._announceTxs(hash);
       this.emit('block', Buffer.from(hash, 'hex'));
       this.subscriptions.hashblock(hash);
     }
@@ -152,7 +178,7 @@ class BitcoindService extends EventEmitter {
   }
 
   async _announceTxs(hash) {
-    const { block } = await this.files.read(hash);
+    const { block } = await this.blocks.read(hash);
     for (const tx of block.txs) {
       if (this.knownTxs.has(tx.hash)) continue;
       this.knownTxs.add(tx.hash);
@@ -194,11 +220,15 @@ class BitcoindService extends EventEmitter {
   }
 
   async _close() {
+    if (this.follower) await this.follower.stop();
     if (this.watcher) await this.watcher.stop();
-    if (this.files) await this.files.close();
+    if (this.api) await this.api.close();
+    if (this.blocks) await this.blocks.close();
     if (this.store) await this.store.close();
+    this.follower = null;
     this.watcher = null;
-    this.files = null;
+    this.api = null;
+    this.blocks = null;
     this.store = null;
   }
 
@@ -227,6 +257,30 @@ class BitcoindService extends EventEmitter {
       ['getAddressSummary', this, this.getAddressSummary, 1],
       ['generateBlock', this, this.generateBlock, 1],
     ];
+  }
+
+  /** Where bitcore-node's web service mounts addrindex's own REST API (setupRoutes). */
+  getRoutePrefix() {
+    return this.options.routePrefix || 'addrindex';
+  }
+
+  /**
+   * Called by bitcore-node's web service with an express app mounted at getRoutePrefix():
+   * addrindex's REST API (lib/api) over the same index and blocks, answered by its own
+   * handler. Requests reach it after the web service's JSON body parser, whose limit
+   * (`jsonRequestLimit`, 100 kB by default) then bounds the POST bodies, and which has spent
+   * the request's stream: such a request is handed on with its body as bytes again.
+   * @param {object} app the express sub-app
+   */
+  setupRoutes(app) {
+    app.use((req, res) => {
+      if (!this.api) {
+        res.writeHead(503, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'ERR_NOT_READY', message: 'the addrindex service has not started' } }));
+        return;
+      }
+      this.api.handle(req._body === true ? unparsed(req) : req, res);
+    });
   }
 
   /** The bus events (subscriptions.js). */
@@ -305,7 +359,7 @@ class BitcoindService extends EventEmitter {
 
   async _syncPercentage() {
     const tip = await this.store.getTip();
-    const target = this.files ? await this.files.tipHeight() : null;
+    const target = await this.blocks.tipHeight();
     return status.syncPercentage(tip ? tip.height : -1, target);
   }
 
@@ -320,8 +374,8 @@ class BitcoindService extends EventEmitter {
   getInfo(callback) {
     reply(async () => {
       const tip = await this.store.getTip();
-      let bits = null;
-      if (tip && this.files) bits = (await this.files.read(tip.hash)).block.bits;
+      const row = tip ? await this.store.getBlock(tip.height) : null;
+      const bits = row ? row.header.readUInt32LE(72) : null;
       return status.info({
         blocks: tip ? tip.height : -1, bits, network: this.network, networkName: this.node ? this.node.getNetworkName() : this.network.name,
       });
@@ -344,6 +398,24 @@ class BitcoindService extends EventEmitter {
 }
 
 BitcoindService.dependencies = [];
+
+/**
+ * A request whose JSON body bitcore-node's web service parsed (body-parser sets `_body` and
+ * spends the stream), as lib/api reads requests: the same URL, method, headers and socket, and
+ * the body as bytes once more.
+ * @param {import('node:http').IncomingMessage & {body: unknown}} req
+ * @returns {Readable}
+ */
+function unparsed(req) {
+  const bytes = Buffer.from(JSON.stringify(req.body));
+  const again = Readable.from([bytes]);
+  again.url = req.url;
+  again.method = req.method;
+  again.socket = req.socket;
+  again.headers = { ...req.headers, 'content-length': String(bytes.length) };
+  delete again.headers['content-encoding'];
+  return again;
+}
 
 function needsNode(method) {
   const err = new Error(`${method} needs a connection to a node, which this addrindex service does not have`);

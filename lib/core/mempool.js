@@ -41,12 +41,15 @@ class MempoolView {
     this.byTxid = new Map();
     /** @type {{address: Map<string, MempoolEntry[]>, script: Map<string, MempoolEntry[]>}} by view, then latin1 script hash, in snapshot order */
     this.byView = { address: new Map(), script: new Map() };
+    /** @type {Map<import('../codec/mempool').MempoolTx, number>} each transaction's place in the snapshot */
+    this.position = new Map();
     /** @type {Map<string, {tx: import('../codec/mempool').MempoolTx, vin: number}>} by latin1 txid + ':' + vout */
     this.spenders = new Map();
     let vsize = 0;
     let fee = 0;
     for (const tx of snap.txs) {
       this.byTxid.set(tx.txid.latin1Slice(0, 32), tx);
+      this.position.set(tx, this.position.size);
       vsize += tx.vsize;
       fee += tx.fee;
       const mine = { address: new Map(), script: new Map() };
@@ -93,6 +96,8 @@ class MempoolView {
     }
     this.vsize = vsize;
     this.fee = fee;
+    /** @type {Array<[number, number]>|null} */
+    this.histogram = null;
   }
 
   /** @param {Buffer} txid internal order */
@@ -108,6 +113,32 @@ class MempoolView {
    */
   entries(scripthash, view = 'address') {
     return this.byView[view].get(scripthash.latin1Slice(0, 32)) || [];
+  }
+
+  /**
+   * The unconfirmed transactions touching a script hash, newest first (Esplora's
+   * /txs/mempool): by first-seen time, and within one second children before parents.
+   * @param {Buffer} scripthash
+   * @returns {MempoolEntry[]}
+   */
+  newest(scripthash) {
+    return this.entries(scripthash).slice().sort((a, b) => this.newer(a.tx, b.tx));
+  }
+
+  /**
+   * The unconfirmed transactions touching any of these script hashes, each once, newest first.
+   * @param {Buffer[]} scripthashes
+   * @returns {import('../codec/mempool').MempoolTx[]}
+   */
+  newestOf(scripthashes) {
+    const txs = new Set();
+    for (const sh of scripthashes) for (const e of this.entries(sh)) txs.add(e.tx);
+    return [...txs].sort((a, b) => this.newer(a, b));
+  }
+
+  /** Sort order, newest first: first-seen time, then later in the snapshot (children after parents) first. */
+  newer(a, b) {
+    return b.time - a.time || this.position.get(b) - this.position.get(a);
   }
 
   /**
@@ -168,6 +199,13 @@ class MempoolView {
    * previous bin's), as Esplora's /mempool and Electrum's mempool.get_fee_histogram answer.
    */
   feeHistogram() {
+    // a sort of the whole mempool: once per snapshot, not per request
+    if (!this.histogram) this.histogram = this.computeHistogram();
+    return this.histogram;
+  }
+
+  /** @private */
+  computeHistogram() {
     const rates = this.txs.map((t) => ({ rate: t.fee / t.vsize, vsize: t.vsize })).sort((a, b) => b.rate - a.rate);
     const bins = [];
     let acc = 0;
@@ -187,7 +225,7 @@ class MempoolView {
    * @param {number} n
    */
   recent(n) {
-    return [...this.txs].sort((a, b) => b.time - a.time || Buffer.compare(a.txid, b.txid)).slice(0, n);
+    return [...this.txs].sort((a, b) => this.newer(a, b)).slice(0, n);
   }
 }
 

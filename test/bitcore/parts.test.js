@@ -173,7 +173,7 @@ describe('bitcore service parts', () => {
 
   describe('chain reads', () => {
     it('a txid as Core 0.12.1 parses it: not hex is -8, hex of another length names nothing', () => {
-      const chain = new ChainReader({ store: null, files: null, node: null });
+      const chain = new ChainReader({ store: null, blocks: null, node: null });
       const ref = mainnetReference();
       assert.throws(() => chain.parseTxid('zz'), (e) => e.code === -8 && /must be hexadecimal string \(not 'zz'\)/.test(e.message));
       assert.throws(() => chain.parseTxid('abc'), (e) => e.code === -8);
