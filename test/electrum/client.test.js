@@ -4,33 +4,8 @@ const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const bitcore = require('bitcore-lib');
 const { syncedFixture, startServer, request, referenceIndex, HAL, SATOSHI, TX170 } = require('../api/helpers');
-const { startElectrum, connectClient, scripthashOf, toElectrum, expectedStatus } = require('./helpers');
+const { startElectrum, connectClient, scripthashOf, toElectrum, expectedStatus, rootOf, plainMerkleRoot } = require('./helpers');
 const { NETWORKS } = require('../../lib/chain/networks');
-
-const sha256d = (b) => crypto.createHash('sha256').update(crypto.createHash('sha256').update(b).digest()).digest();
-const rev = (hex) => Buffer.from(hex, 'hex').reverse();
-
-/** The root a branch leads to from a leaf (all display hex), as a client checks it. */
-function rootOf(leafHex, pos, branchHex) {
-  let h = rev(leafHex);
-  for (const sibHex of branchHex) {
-    const sib = rev(sibHex);
-    h = sha256d(Buffer.concat(pos & 1 ? [sib, h] : [h, sib]));
-    pos >>= 1;
-  }
-  return Buffer.from(h).reverse().toString('hex');
-}
-
-/** Bitcoin's merkle root over display-hex hashes, written out here for the check. */
-function plainMerkleRoot(hashesHex) {
-  let level = hashesHex.map(rev);
-  while (level.length > 1) {
-    const next = [];
-    for (let i = 0; i < level.length; i += 2) next.push(sha256d(Buffer.concat([level[i], level[i + 1] || level[i]])));
-    level = next;
-  }
-  return Buffer.from(level[0]).reverse().toString('hex');
-}
 
 const scripthashOfAddress = (a) => scripthashOf(bitcore.Script.fromAddress(a).toBuffer());
 
