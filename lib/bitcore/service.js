@@ -13,16 +13,19 @@ const { ChainApi } = require('./chain-api');
 const { ApiApp } = require('../api/server');
 const { IndexBlocks } = require('./blocks');
 const { startFollower } = require('./follower');
+const { openServeNode } = require('../node/serve-node');
 const { TipWatcher, addedHeights } = require('./tip');
 const { Subscriptions } = require('./subscriptions');
 const { strippedTx } = require('./stripped');
 const status = require('./status');
-const { serviceFailure } = require('./rpc-error');
+const { serviceFailure, rpcError } = require('./rpc-error');
 
 /** Blocks announced one by one when the tip moves; a longer jump announces its tip only. */
 const MAX_ANNOUNCED = 10;
 /** Transactions remembered as announced (bitcore-node's zmqKnownTransactions). */
 const KNOWN_TXS = 5000;
+/** The node's tip is asked again at most this often (syncPercentage, isSynced, `synced`). */
+const NODE_TIP_MS = 1000;
 
 /**
  * addrindex as bitcore-node 3's `bitcoind` service: a drop-in for
@@ -39,6 +42,10 @@ const KNOWN_TXS = 5000;
  *                index synced with --txstore needs none; without any, the address methods
  *                still work)
  *   tipPollMs    how often the index's tip is checked for new blocks (default 1000)
+ *   rpcUrl       a node's JSON-RPC (http://USER:PASS@HOST:PORT; or rpcCookie with rpcHost):
+ *                sendTransaction and estimateFee go to it, getInfo's relay fee and
+ *                syncPercentage come from it, and it gives the blocks the index and the blocks
+ *                dir cannot (getblock); the mempool is the follower's (the node issue)
  *   follow       true: keep the index in this process (follower.js), from blocksDir and/or a
  *                node (rpcUrl, or rpcCookie with rpcHost), instead of a separate
  *                `addrindex sync --follow`; followPollMs, threads, undoDepth as sync's
@@ -79,6 +86,9 @@ class BitcoindService extends EventEmitter {
     this.blocks = null;
     this.api = null;
     this.follower = null;
+    /** @type {import('../node/serve-node').ServeNode|null} the node behind the service (rpcUrl) */
+    this.nodeRpc = null;
+    this.nodeTip = { at: 0, height: null };
   }
 
   /** Paths in the config are relative to the config file's directory, as bitcore-node's are. */
@@ -118,8 +128,13 @@ class BitcoindService extends EventEmitter {
           store: o.store || 'lmdb', datadir: this._path(o.datadir), mongodbUrl: o.mongodbUrl, network: this.network.name, readOnly: true,
         });
       }
+      this.nodeRpc = openServeNode({
+        node: { rpcUrl: o.rpcUrl, rpcCookie: o.rpcCookie ? this._path(o.rpcCookie) : undefined, rpcHost: o.rpcHost },
+        network: this.network, env: {},
+      });
       this.blocks = await IndexBlocks.open({
         store: this.store, network: this.network, dir: o.blocksDir ? this._path(o.blocksDir) : null, maxBytes: o.blockCacheBytes,
+        fetchFromNode: this.nodeRpc ? (hash) => this.nodeRpc.block(hash) : null,
       });
       const limits = {};
       for (const k of Object.keys(DEFAULTS)) if (o[k]) limits[k] = o[k];
@@ -136,7 +151,8 @@ class BitcoindService extends EventEmitter {
       });
       this.api = new ApiApp({
         store: this.store, network: this.network, storeKind: this.options.store || 'lmdb',
-        blocksDir: this.blocks.dir, indexKeepsBlocks: this.store.keepsTransactions,
+        blocksDir: this.blocks.dir, indexKeepsBlocks: this.store.keepsTransactions, node: this.nodeRpc,
+        fetchFromNode: this.nodeRpc ? (hash) => this.nodeRpc.block(hash) : null,
         log: (msg) => this.emit('error', new Error(msg)),
       });
       this.watcher = new TipWatcher(this.store, { pollMs: o.tipPollMs || 1000, onChange: (tip, prev) => this._onTip(tip, prev) });
@@ -225,6 +241,8 @@ class BitcoindService extends EventEmitter {
     if (this.api) await this.api.close();
     if (this.blocks) await this.blocks.close();
     if (this.store) await this.store.close();
+    if (this.nodeRpc) this.nodeRpc.close();
+    this.nodeRpc = null;
     this.follower = null;
     this.watcher = null;
     this.api = null;
@@ -359,8 +377,16 @@ class BitcoindService extends EventEmitter {
 
   async _syncPercentage() {
     const tip = await this.store.getTip();
-    const target = await this.blocks.tipHeight();
-    return status.syncPercentage(tip ? tip.height : -1, target);
+    return status.syncPercentage(tip ? tip.height : -1, await this._targetHeight());
+  }
+
+  /** The best height of the block source: the node's when there is one, else the blocks dir's. */
+  async _targetHeight() {
+    if (!this.nodeRpc) return this.blocks.tipHeight();
+    if (Date.now() - this.nodeTip.at >= NODE_TIP_MS) {
+      this.nodeTip = { at: Date.now(), height: (await this.nodeRpc.tip()).height };
+    }
+    return this.nodeTip.height;
   }
 
   syncPercentage(callback) {
@@ -378,18 +404,31 @@ class BitcoindService extends EventEmitter {
       const bits = row ? row.header.readUInt32LE(72) : null;
       return status.info({
         blocks: tip ? tip.height : -1, bits, network: this.network, networkName: this.node ? this.node.getNetworkName() : this.network.name,
+        relayFee: this.nodeRpc ? await this.nodeRpc.relayFee() : null,
       });
     }, callback);
   }
 
   estimateFee(blocks, callback) {
-    reply(async () => status.NO_FEE_ESTIMATE, callback);
+    reply(async () => (this.nodeRpc ? this.nodeRpc.estimateFee(blocks) : status.NO_FEE_ESTIMATE), callback);
   }
 
   // ---- what only a node can do ----
 
+  /**
+   * Through the node (`rpcUrl`): its txid, or its refusal with its own code and words (insight
+   * answers 400). `allowAbsurdFees` is not passed on: the node's own fee limit applies.
+   */
   sendTransaction(tx, options, callback) {
-    reply(async () => { throw needsNode('sendTransaction'); }, options, callback);
+    reply(async () => {
+      if (!this.nodeRpc) throw needsNode('sendTransaction');
+      try {
+        return await this.nodeRpc.broadcast(Buffer.isBuffer(tx) ? tx : String(tx));
+      } catch (err) {
+        if (err.code !== 'ERR_NODE_REJECTED') throw err;
+        throw rpcError(this.node, err.details.rpcCode, err.details.rpcMessage);
+      }
+    }, options, callback);
   }
 
   generateBlock(num, callback) {
