@@ -9,6 +9,10 @@ const { runCli } = require('../helpers/cli');
 const { tempDir } = require('../helpers/tmp');
 const { startBitcore } = require('../helpers/bitcore-host');
 const { request } = require('../api/helpers');
+const { openIndex } = require('../helpers/chains');
+const { outputScripthash } = require('../helpers/reference');
+const { encodeMempool } = require('../../lib/codec/mempool');
+const { fromDisplayHex } = require('../../lib/chain/hash');
 
 const { wallet, minerA } = nodeWallet();
 
@@ -24,6 +28,7 @@ describe('insight-api on addrindex\'s bitcoind service with a node (rpcUrl, btcd
   let bc;
   let raws;
   let payment;
+  let datadir;
 
   before(async function () {
     this.timeout(180000);
@@ -31,10 +36,11 @@ describe('insight-api on addrindex\'s bitcoind service with a node (rpcUrl, btcd
     await node.generate(101);
     raws = await node.rawBlocks(0);
     payment = wallet.pay([wallet.coinbaseCoin(raws[1], 'miner-a')], [{ kind: 'p2pkh', label: 'to', satoshis: 1e8 }, { kind: 'p2wpkh', label: 'change' }]);
-    const datadir = path.join(tempDir('bitcore-node-index'), 'index');
+    datadir = path.join(tempDir('bitcore-node-index'), 'index');
     const r = await runCli(['sync', '--rpc-url', node.url, '--network', 'regtest', '--datadir', datadir, '--threads', '0']);
     assert.equal(r.code, 0, r.stderr);
-    bc = await startBitcore({ network: 'regtest', bitcoind: { datadir, rpcUrl: node.url, tipPollMs: 50 } });
+    // sendTransaction waits for the index's mempool as long as a test may need (without a snapshot it does not)
+    bc = await startBitcore({ network: 'regtest', bitcoind: { datadir, rpcUrl: node.url, tipPollMs: 50, broadcastWaitMs: 60000 } });
   });
   after(async () => {
     if (bc) await bc.stop();
@@ -81,5 +87,40 @@ describe('insight-api on addrindex\'s bitcoind service with a node (rpcUrl, btcd
     const sync = (await insight('/sync')).json;
     assert.equal(sync.status, 'syncing');
     assert.equal(sync.syncPercentage, Math.round((100 * 101) / 106)); // insight rounds it
+  });
+
+  it('with a mempool snapshot in the index, /tx/send answers once the snapshot shows the transaction: the address page has it at once', async () => {
+    const store = await openIndex(datadir);
+    try {
+      const tip = await store.getTip();
+      const snap = (seq, txs) => encodeMempool({ seq, tip: fromDisplayHex(tip.hash), txs });
+      assert.equal(await store.putMempool(snap(1, [])), true);
+      const coin = wallet.coinbaseCoin(raws[2], 'miner-a');
+      const pay = wallet.pay([coin], [{ kind: 'p2pkh', label: 'late', satoshis: 2e8 }, { kind: 'p2pkh', label: 'late-change' }]);
+      const to = wallet.output('p2pkh', 'late').address;
+      let written = false;
+      const sent = insight('/tx/send', { method: 'POST', body: { rawtx: pay.hex } }).then((r) => ({ r, written }));
+      const deadline = Date.now() + 30000;
+      while (!(await node.call('getrawmempool')).includes(pay.txid)) {
+        assert.ok(Date.now() < deadline, 'btcd took the transaction');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // what the follower would write: the transaction resolved against the index's tip
+      const fee = coin.satoshis - pay.tx.outputAmount;
+      written = true;
+      assert.equal(await store.putMempool(snap(2, [{
+        txid: fromDisplayHex(pay.txid), time: Math.floor(Date.now() / 1000), fee, vsize: pay.tx.toBuffer().length, raw: pay.tx.toBuffer(),
+        inputs: [{ txid: fromDisplayHex(coin.txId), vout: coin.outputIndex, value: coin.satoshis, scripthash: Buffer.from(outputScripthash(coin.script), 'hex'), unconfirmed: false }],
+        outputs: pay.tx.outputs.map((o) => ({ value: o.satoshis, scripthash: Buffer.from(outputScripthash(o.script), 'hex') })),
+      }])), true);
+      const { r, written: after } = await sent;
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.json, { txid: pay.txid });
+      assert.equal(after, true, 'the answer came after the snapshot showed the transaction');
+      const page = (await insight(`/addr/${to}`)).json;
+      assert.deepEqual([page.unconfirmedBalanceSat, page.unconfirmedTxApperances, page.transactions], [2e8, 1, [pay.txid]]);
+    } finally {
+      await store.close();
+    }
   });
 });
