@@ -353,11 +353,27 @@ export class NodeClient {
     batchSize?: number;
     /** such requests at once (default 2) */
     inflight?: number;
+    /** told before each pause between attempts */
+    onRetry?: (info: { error: Error; attempt: number; delayMs: number; what: string }) => void;
   }): NodeClient;
   /** the node's URL as printed (password masked) */
   readonly display: string;
   getBestBlockHash(): Promise<string>;
   getBlockCount(): Promise<number>;
+  /** null past the node's tip */
+  getBlockHash(height: number): Promise<string | null>;
+  /** `getrawmempool false`: txids */
+  getRawMempool(): Promise<string[]>;
+  /** `getrawmempool` then `getbestblockhash` in one batch: the list is the mempool at `best` */
+  getMempoolAndTip(): Promise<{ txids: string[]; best: string }>;
+  /** `getrawtransaction TXID 0`, batched; null for a txid the node no longer knows */
+  getRawTransactions(txids: string[]): Promise<Array<Buffer | null>>;
+  /** sent once, never retried */
+  sendRawTransaction(tx: Buffer | string): Promise<string>;
+  /** estimatesmartfee, else estimatefee (btcd); FeeEstimator batches and keeps them */
+  estimateFee(blocks: number): Promise<{ btcPerKvB: number | null; blocks: number; method: string }>;
+  /** rejects with ERR_NODE_NETWORK for a node of another network */
+  checkNetwork(network: string | Network, genesis?: string): Promise<void>;
   close(): void;
 }
 
@@ -434,6 +450,69 @@ export class SyncService {
     parseAheadBytes?: number;
   });
   run(opts?: { follow?: boolean; signal?: AbortSignal }): Promise<SyncResult>;
+}
+
+// ---- a node's mempool and fee estimates ------------------------------------------------
+
+export interface FeeEstimate {
+  /** null: the node has no estimate for this target */
+  btcPerKvB: number | null;
+  satPerVb: number | null;
+  blocks: number;
+  method: string;
+}
+/** The node's fee estimates: estimatesmartfee, else estimatefee (btcd); kept `ttlMs`. */
+export class FeeEstimator {
+  constructor(client: NodeClient, opts?: { ttlMs?: number; now?: () => number });
+  estimate(blocks: number): Promise<FeeEstimate>;
+  estimateMany(targets: number[]): Promise<FeeEstimate[]>;
+  /** Esplora's /api/fee-estimates: target → sat/vB, the targets without an estimate left out */
+  estimates(targets?: readonly number[]): Promise<Record<string, number>>;
+}
+
+export interface MempoolPoll {
+  outcome: 'written' | 'unchanged' | 'waiting' | 'refused' | 'empty';
+  seq: number;
+  tip: string | null;
+  listed: number;
+  added: number;
+  removed: number;
+  missing: number;
+  rejected: number;
+  asked: number;
+  txs: number;
+  held: number;
+  vsize: number;
+  bytes: number;
+  ms: number;
+  busyMs: number;
+  fetchMs: number;
+  resolveMs: number;
+  writeMs: number;
+}
+
+/** Keeps the index's mempool snapshot (store.putMempool) at a node's mempool (lib/mempool/README.md). */
+export class MempoolFollower {
+  constructor(opts: {
+    store: AbstractStore;
+    client: NodeClient;
+    network: string | Network;
+    pollMs?: number;
+    tipGraceMs?: number;
+    onPoll?: (poll: MempoolPoll) => void;
+    onError?: (err: Error, fatal: boolean) => void;
+    now?: () => number;
+  });
+  /** the stored snapshot's seq (0: none) */
+  readonly seq: number;
+  readonly last: MempoolPoll | null;
+  /** settles when the polling ends: after stop(), or with the error that stopped it */
+  readonly stopped: Promise<void> | undefined;
+  start(): Promise<void>;
+  wake(): void;
+  stop(): Promise<void>;
+  load(): Promise<number>;
+  poll(): Promise<MempoolPoll>;
 }
 
 // ---- the REST API -----------------------------------------------------------------------

@@ -14,6 +14,9 @@
  *   await new addrindex.SyncService({ source, store, network: 'main' }).run();
  *   const { scripthash } = addrindex.parseTarget('1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3', 'main');
  *   console.log(await store.getSummary(scripthash));
+ *
+ * With a node, also: a MempoolFollower keeping the index's mempool snapshot at the node's
+ * mempool, and a FeeEstimator for its fee rates.
  */
 
 const errors = require('./errors');
@@ -37,6 +40,8 @@ const lazy = {
   ApiApp: () => require('./api/server').ApiApp,
   createServer: () => require('./api/server').createServer,
   closeGracefully: () => require('./api/server').closeGracefully,
+  FeeEstimator: () => require('./node/fees').FeeEstimator,
+  MempoolFollower: () => require('./mempool/follower').MempoolFollower,
 };
 
 module.exports = {

@@ -2,6 +2,7 @@
 
 const { NodeError } = require('../errors');
 const { RPC_METHOD_NOT_FOUND } = require('./client');
+const { FeeEstimator, ESPLORA_TARGETS } = require('./fees');
 
 /**
  * What `addrindex serve` asks of the node behind it (`--rpc-url`, `--rpc-cookie`), over the
@@ -11,12 +12,6 @@ const { RPC_METHOD_NOT_FOUND } = require('./client');
  * interface, lib/electrum/README.md, this implements).
  */
 
-/** Esplora's /fee-estimates confirmation targets (electrs asks the node for each). */
-const ESPLORA_TARGETS = Object.freeze([...Array.from({ length: 25 }, (_, i) => i + 1), 144, 504, 1008]);
-
-/** Fee estimates change with blocks, not requests: kept this long. */
-const ESTIMATES_TTL_MS = 30000;
-
 class ServeNode {
   /**
    * @param {import('./client').NodeClient} client
@@ -24,9 +19,8 @@ class ServeNode {
    */
   constructor(client, { now = Date.now } = {}) {
     this.client = client;
-    this.now = now;
-    /** @type {{at: number, value: Promise<Record<string, number>>}|null} */
-    this.estimates = null;
+    /** fee estimates, kept 30 s (they change with blocks, not requests) */
+    this.fees = new FeeEstimator(client, { now });
   }
 
   /** The node's URL as printed (password masked). */
@@ -80,41 +74,20 @@ class ServeNode {
    * @returns {Promise<number>}
    */
   async estimateFee(blocks) {
-    const r = await this.client.estimateFee(blocks);
+    // Electrum's parameter is any unsigned number: a target of 0 blocks has no estimate
+    if (!Number.isInteger(blocks) || blocks < 1) return -1;
+    const r = await this.fees.estimate(blocks);
     return r.btcPerKvB === null ? -1 : r.btcPerKvB;
   }
 
   /**
    * Esplora's /fee-estimates: {target: sat/vB} for the targets the node can estimate (one
-   * batch of `estimatesmartfee`, else of `estimatefee` on btcd), kept for 30 s.
+   * batch of `estimatesmartfee`, else of `estimatefee` on btcd; a target it cannot estimate is
+   * left out, as electrs does), kept for 30 s.
    * @returns {Promise<Record<string, number>>}
    */
   feeEstimates() {
-    const now = this.now();
-    if (!this.estimates || now - this.estimates.at > ESTIMATES_TTL_MS) {
-      const value = this.readEstimates();
-      this.estimates = { at: now, value };
-      value.catch(() => { if (this.estimates && this.estimates.value === value) this.estimates = null; });
-    }
-    return this.estimates.value;
-  }
-
-  async readEstimates() {
-    const ask = (method) => this.client.rpc.batchSettled(ESPLORA_TARGETS.map((t) => [method, [t]]));
-    let settled = await ask('estimatesmartfee');
-    let smart = true;
-    if (settled.every((s) => s.error && s.error.rpcCode === RPC_METHOD_NOT_FOUND)) {
-      settled = await ask('estimatefee');
-      smart = false;
-    }
-    const out = {};
-    settled.forEach((s, i) => {
-      // a target the node cannot estimate (too few blocks seen, past its horizon) is left out, as electrs does
-      if (s.error) return;
-      const btcPerKvB = smart ? s.result && s.result.feerate : s.result;
-      if (typeof btcPerKvB === 'number' && btcPerKvB > 0) out[ESPLORA_TARGETS[i]] = Math.round(btcPerKvB * 1e8) / 1e3;
-    });
-    return out;
+    return this.fees.estimates(ESPLORA_TARGETS);
   }
 
   /**

@@ -33,6 +33,16 @@ async function main(): Promise<void> {
   app.setNodeTip({ height: 439, hash: '00'.repeat(32) });
   const server = addrindex.createServer(app);
   await addrindex.closeGracefully(server, app);
+  const node = addrindex.resolveEndpoint({ rpcUrl: 'http://u:p@127.0.0.1:8332', network: 'main' });
+  if (node) {
+    const client = addrindex.NodeClient.fromEndpoint(node, { retryMs: 10000 });
+    const follower = new addrindex.MempoolFollower({ store, client, network: 'main', pollMs: 2000, onPoll: (p) => p.txs });
+    await follower.start();
+    const poll: addrindex.MempoolPoll = await follower.poll();
+    const fees: Record<string, number> = await new addrindex.FeeEstimator(client).estimates();
+    await follower.stop();
+    console.log(poll.outcome, fees['6'], follower.seq);
+  }
   console.log(height, s && s.balance, first && first.txid.length, rows, result.txs, addrindex.READ_METHODS.length);
 }
 
