@@ -34,8 +34,8 @@ class AddressApi {
    * @param {import('./address-index').AddressIndex} opts.index
    * @param {PairedReads} [opts.reads] the index's reads at one tip and its mempool (default:
    *   confirmed data only)
-   * @param {(txid: string, view: import('../core/mempool').MempoolView|null) => Promise<object>} opts.detailedTx
-   *   the service's getDetailedTransaction, with the mempool the txid was listed from
+   * @param {(txid: string, at: {tip: object|null, view: import('../core/mempool').MempoolView|null}) => Promise<object>} opts.detailedTx
+   *   the service's getDetailedTransaction, with the tip and mempool the txid was listed from
    * @param {() => number} opts.height the service's current height
    * @param {import('../chain/networks').Network} opts.network
    * @param {object} opts.bitcore the host's bitcore-lib (its preconditions make the node's errors)
@@ -53,31 +53,33 @@ class AddressApi {
     this.limits = { ...DEFAULTS };
     for (const k of Object.keys(DEFAULTS)) if (limits[k]) this.limits[k] = limits[k];
     this.sets = new AddressSets(network, node);
-    /** @type {Map<string, string[]>} address set → its confirmed txids, oldest first */
+    /** @type {Map<string, string[]>} address set and tip → the set's confirmed txids, oldest first */
     this.txidsCache = new Map();
-    this.generation = 0;
   }
 
   /**
    * Forgets what a new block changes. As bitcore-node, the txids of an address set are kept
-   * until then: insight pages through one wallet's history request by request.
+   * until then: insight pages through one wallet's history request by request. (Each is kept
+   * under the tip it was read at, so an answer never mixes them with another tip's rows, even
+   * before the tip watcher has seen the new block.)
    */
   resetCaches() {
     this.txidsCache.clear();
-    this.generation++;
   }
 
-  /** The confirmed txids of the whole history, oldest first, from the cache when it has them. */
-  async _confirmedTxids(targets) {
-    const key = targets.key;
+  /**
+   * The confirmed txids of the whole history at `tip`, oldest first, from the cache when it
+   * has them.
+   * @param {import('./addresses').Target[] & {key: string}} targets
+   * @param {import('../stores/abstract').Tip|null} tip the tip the read began at (reads.consistent)
+   */
+  async _confirmedTxids(targets, tip) {
+    const key = `${targets.key}${tip ? tip.hash : ''}`;
     const hit = this.txidsCache.get(key);
     if (hit) return hit;
-    const generation = this.generation;
     const txids = await this.index.txids(targets);
-    if (generation === this.generation) {
-      if (this.txidsCache.size >= TXIDS_CACHE) this.txidsCache.delete(this.txidsCache.keys().next().value);
-      this.txidsCache.set(key, txids);
-    }
+    if (this.txidsCache.size >= TXIDS_CACHE) this.txidsCache.delete(this.txidsCache.keys().next().value);
+    this.txidsCache.set(key, txids);
     return txids;
   }
 
@@ -129,7 +131,10 @@ class AddressApi {
     return (await this._txids(addressArg, options)).txids;
   }
 
-  /** getAddressTxids, with the mempool view its unconfirmed txids come from. */
+  /**
+   * getAddressTxids, with the tip and mempool view they were read at (`at`: where the
+   * transactions' details are read, the mempool's spenders included).
+   */
   async _txids(addressArg, options) {
     let queryMempool = queryMempoolOf(options);
     const mempoolOnly = Boolean(options && options.queryMempoolOnly);
@@ -143,9 +148,10 @@ class AddressApi {
       const pool = await this.reads.poolAt(tip);
       const view = queryMempool ? merged(pool) : null;
       const unconfirmed = view ? mempoolTxids(view, targets) : [];
-      if (mempoolOnly) return { txids: unconfirmed, view: pool.view };
-      const confirmed = range ? await this.index.txids(targets, range) : await this._confirmedTxids(targets);
-      return { txids: unconfirmed.concat([...confirmed].reverse()), view: pool.view };
+      const at = { tip, view: pool.view };
+      if (mempoolOnly) return { txids: unconfirmed, at };
+      const confirmed = range ? await this.index.txids(targets, range) : await this._confirmedTxids(targets, tip);
+      return { txids: unconfirmed.concat([...confirmed].reverse()), at };
     });
   }
 
@@ -175,11 +181,11 @@ class AddressApi {
     if (to - from > this.limits.maxTransactionHistory) {
       throw new Error(`"from" (${opts.from}) and "to" (${opts.to}) range should be less than or equal to ${this.limits.maxTransactionHistory}`);
     }
-    const { txids, view } = await this._txids(list, opts);
+    const { txids, at } = await this._txids(list, opts);
     const page = this._page(txids, from, to);
     const wanted = this._targets(list).wanted;
     const items = await mapLimit(page, this.limits.transactionConcurrency, async (txid) => {
-      const tx = await this.detailedTx(txid, view);
+      const tx = await this.detailedTx(txid, at);
       return { ...addressDetails(tx, wanted), confirmations: this._confirmations(tx), tx };
     });
     return { totalCount: txids.length, items };
@@ -200,7 +206,7 @@ class AddressApi {
     const targets = this._targets(addressArg);
     const queryMempool = queryMempoolOf(opts);
     const [confirmed, balance, view] = await this.reads.consistent((tip) => Promise.all([
-      this._confirmedTxids(targets), this.index.balance(targets), this._pool(queryMempool, tip),
+      this._confirmedTxids(targets, tip), this.index.balance(targets), this._pool(queryMempool, tip),
     ]));
     const summary = {
       appearances: confirmed.length,

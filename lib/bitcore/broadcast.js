@@ -23,13 +23,15 @@ class Broadcaster {
    * @param {import('./paired').PairedReads} opts.reads
    * @param {object|null} opts.host the bitcore-node Node (its RPCError)
    * @param {number} [opts.waitMs=5000] 0: answer as soon as the node accepts
+   * @param {() => void} [opts.wake] asks a mempool follower in this process to poll now
    * @param {(msg: string) => void} [opts.warn]
    */
-  constructor({ node, reads, host, waitMs = 5000, warn = () => {} }) {
+  constructor({ node, reads, host, waitMs = 5000, wake = () => {}, warn = () => {} }) {
     this.node = node;
     this.reads = reads;
     this.host = host;
     this.waitMs = waitMs;
+    this.wake = wake;
     this.warn = warn;
   }
 
@@ -46,6 +48,7 @@ class Broadcaster {
       if (err.code !== 'ERR_NODE_REJECTED') throw err;
       throw rpcError(this.host, err.details.rpcCode, err.details.rpcMessage);
     }
+    this.wake();
     await this.indexed(txid);
     return txid;
   }

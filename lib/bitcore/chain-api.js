@@ -46,7 +46,7 @@ class ChainApi {
     this.chain = new ChainReader({ store, blocks, node });
     this.times = new BlockTimes(store);
     this.detailedCacheSize = detailedCacheSize;
-    /** @type {Map<string, Promise<object>>} txid and mempool seq → detailed transaction; valid until the tip moves (spends change) */
+    /** @type {Map<string, Promise<object>>} txid, tip and mempool seq → detailed transaction (spends change with both) */
     this.detailed = new Map();
   }
 
@@ -132,15 +132,17 @@ class ChainApi {
   }
 
   /**
-   * bitcore-node's detailed transaction (detailed-tx.js), kept until the tip or the mempool
-   * snapshot moves.
+   * bitcore-node's detailed transaction (detailed-tx.js), kept while the tip and the mempool
+   * snapshot it was read with are the index's.
    * @param {string} txid
-   * @param {import('../core/mempool').MempoolView|null} [view] the mempool the caller read the
-   *   txid from (getAddressHistory); without it, the one of the tip now
+   * @param {{tip: import('../stores/abstract').Tip|null, view: import('../core/mempool').MempoolView|null}} [at]
+   *   the tip and mempool the caller read the txid from (getAddressHistory); without them, the
+   *   index's now
    */
-  getDetailedTransaction(txid, view) {
-    if (view === undefined) return this.reads.withMempool((pool) => this.getDetailedTransaction(txid, pool.view));
-    const key = `${String(txid).toLowerCase()}:${view ? view.seq : ''}`;
+  getDetailedTransaction(txid, at) {
+    if (at === undefined) return this.reads.withMempool((pool, tip) => this.getDetailedTransaction(txid, { tip, view: pool.view }));
+    const { tip, view } = at;
+    const key = `${String(txid).toLowerCase()}:${tip ? tip.hash : ''}:${view ? view.seq : ''}`;
     let p = this.detailed.get(key);
     if (!p) {
       p = this._detailed(txid, view);

@@ -18,10 +18,13 @@ class PairedReads {
   /**
    * @param {import('../stores/abstract').AbstractStore} store
    * @param {import('../mempool/reader').MempoolReader|null} mempool null: confirmed data only
+   * @param {{onTip?: (tip: import('../stores/abstract').Tip) => void}} [opts] onTip: the tip each
+   *   answer was read at (the service's `height` follows it at once)
    */
-  constructor(store, mempool) {
+  constructor(store, mempool, { onTip = null } = {}) {
     this.store = store;
     this.mempool = mempool;
+    this.onTip = onTip;
   }
 
   /**
@@ -35,7 +38,10 @@ class PairedReads {
       const before = await this.store.getTip();
       const value = await read(before);
       const after = await this.store.getTip();
-      if ((before && before.hash) === (after && after.hash)) return value;
+      if ((before && before.hash) === (after && after.hash)) {
+        if (before && this.onTip) this.onTip(before);
+        return value;
+      }
       if (attempt === READ_ATTEMPTS) {
         throw new StoreError('ERR_INDEX_MOVING', `the index committed new blocks during each of ${READ_ATTEMPTS} attempts to read a consistent answer`);
       }

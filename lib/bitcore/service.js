@@ -53,8 +53,9 @@ const NODE_TIMEOUT_MS = 10000;
  *   broadcastWaitMs  how long sendTransaction waits for the index's mempool to show what it
  *                sent (default 5000; 0: not at all; broadcast.js)
  *   follow       true: keep the index in this process (follower.js), from blocksDir and/or a
- *                node (rpcUrl, or rpcCookie with rpcHost), instead of a separate
- *                `addrindex sync --follow`; followPollMs, threads, undoDepth as sync's
+ *                node (rpcUrl, or rpcCookie with rpcHost), and with a node its mempool,
+ *                instead of a separate `addrindex sync --follow`; followPollMs, threads,
+ *                undoDepth as sync's, mempoolPollMs as sync's --mempool-poll-ms
  *   routePrefix  where bitcore-node's web service mounts addrindex's own REST API (native,
  *                Esplora, insight; docs/API.md), default "addrindex": /addrindex/api/v1/…
  *   maxTxids, maxTransactionHistory, maxAddressesQuery, transactionConcurrency: as bitcore-node
@@ -129,6 +130,7 @@ class BitcoindService extends EventEmitter {
           config: o, network: this.network, resolve: (p) => this._path(p),
           log: (line) => { if (this.log) this.log.warn(line); },
           onError: (err) => this.emit('error', new Error(`the follower stopped, the index stays at its last block: ${err.message}`)),
+          onMempoolError: (err) => this.emit('error', new Error(`the mempool follower stopped, the snapshot stays as last written: ${err.message}`)),
         });
         this.store = this.follower.store;
       } else {
@@ -148,7 +150,12 @@ class BitcoindService extends EventEmitter {
       });
       // one reader of the snapshot (decoded once per seq) for the service and the REST routes
       this.mempool = new MempoolReader(this.store);
-      this.reads = new PairedReads(this.store, this.mempool);
+      // an answer read at a newer tip than the watcher has seen moves `height` with it: insight
+      // counts confirmations from `height`, and a transaction of a block just indexed must not
+      // show 0 (the block's events still come from the watcher)
+      this.reads = new PairedReads(this.store, this.mempool, {
+        onTip: (tip) => { if (tip.height > this.height) this._setTip(tip); },
+      });
       const limits = {};
       for (const k of Object.keys(DEFAULTS)) if (o[k]) limits[k] = o[k];
       this.chainApi = new ChainApi({
@@ -157,7 +164,7 @@ class BitcoindService extends EventEmitter {
       this.addressApi = new AddressApi({
         index: new AddressIndex(this.store, this.reads),
         reads: this.reads,
-        detailedTx: (txid, view) => this.chainApi.getDetailedTransaction(txid, view),
+        detailedTx: (txid, at) => this.chainApi.getDetailedTransaction(txid, at),
         height: () => this.height,
         network: this.network,
         bitcore: this.bitcore,
@@ -167,6 +174,7 @@ class BitcoindService extends EventEmitter {
       if (this.nodeRpc) {
         this.broadcaster = new Broadcaster({
           node: this.nodeRpc, reads: this.reads, host: this.node, waitMs: o.broadcastWaitMs,
+          wake: this.follower ? () => this.follower.wake() : undefined,
           warn: (msg) => { if (this.log) this.log.warn(msg); },
         });
       }

@@ -10,6 +10,7 @@ const { mempoolChains, mempoolOf, snapshot, unconfirmedOf, regtestAddress } = re
 const { tempDir } = require('../helpers/tmp');
 const { startServer, request } = require('../api/helpers');
 const { startBitcore, bitcoreHost } = require('../helpers/bitcore-host');
+const { assertSameTx } = require('./insight-compare');
 
 /**
  * insight-api 0.4.3 and bitcore-node 3.1.3, unchanged, in their own process (`addrindex
@@ -17,23 +18,16 @@ const { startBitcore, bitcoreHost } = require('../helpers/bitcore-host');
  * follower would (test/helpers/mempool.js: a generated chain indexed to M, the transactions of
  * blocks M+1..B as the mempool). Every unconfirmed answer is checked against bitcore-lib's
  * reading of those transactions and against addrindex's own insight routes over the same index
- * (two known differences, both insight-api's: an unconfirmed transaction's `time` is insight's
- * clock, and an output a mempool transaction spends has `spentHeight` -1, the patched node's
- * mempool spent index). The service's methods with their mempool options are called through
- * bitcore-node's socket.io RPC; its events through insight's `inv` room and the bus. Then the
- * blocks are mined: the snapshot names an old tip and every answer is the confirmed one.
+ * (with the differences insight-compare.js lists). The service's methods with their mempool
+ * options are called through bitcore-node's socket.io RPC; its events through insight's `inv`
+ * room and the bus. Then the blocks are mined: the snapshot names an old tip and every answer
+ * is the confirmed one.
  */
 const SEED = 'bitcore-mempool';
 const M = 14;
 const B = 16;
 /** The snapshot the service starts with holds the pool's first FIRST transactions; the second all. */
 const FIRST = 12;
-
-/** A P2PK script's key, by its shape (as Bitcoin Core's Solver: the key need not be on the curve), else null. */
-function p2pkKey(b) {
-  const n = b[0];
-  return (n === 33 || n === 65) && b.length === n + 2 && b[n + 1] === 0xac ? b.subarray(1, n + 1) : null;
-}
 
 describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapshot', function () {
   this.timeout(120000);
@@ -98,43 +92,11 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
     if (store) await store.close();
   });
 
-  /**
-   * insight-api's JSON of a transaction beside addrindex's own route's, in what both must
-   * agree on. Their differences, by design: the service hands bitcore-node's view of a
-   * transaction (its non-witness bytes, so its `size`; no address for segwit scripts, which
-   * insight 0.4.3 cannot read; an empty scriptSig's asm null), an unconfirmed one's `time` is
-   * insight's clock (checked to be now-ish), an output spent in the mempool has `spentHeight`
-   * -1 (the patched node's mempool spent index; addrindex's route: null), and an input
-   * spending a P2PK output names its key's P2PKH address, the address the index counts it for
-   * (addrindex's route, as the patched node: none).
-   */
+  /** insight-compare.js's check, and the size of the non-witness bytes the service hands out. */
   function sameTx(theirs, ours, since) {
-    const base58 = (a) => (typeof a === 'string' && /^[mn2]/.test(a) ? a : null);
-    const comparable = (t, service) => ({
-      ...t,
-      time: t.confirmations === 0 ? undefined : t.time,
-      size: undefined,
-      vin: t.isCoinBase ? t.vin : t.vin.map((v) => {
-        const script = scripts.get(`${v.txid}:${v.vout}`);
-        const key = p2pkKey(script.toBuffer());
-        const addr = !service && v.addr === null && key
-          ? new bitcore.Address(bitcore.crypto.Hash.sha256ripemd160(key), 'regtest', 'pubkeyhash').toString() : base58(v.addr);
-        return { ...v, addr, scriptSig: { hex: v.scriptSig.hex, asm: v.scriptSig.hex ? v.scriptSig.asm : null } };
-      }),
-      vout: t.vout.map((o) => {
-        const a = base58(o.scriptPubKey.addresses && o.scriptPubKey.addresses[0]);
-        return {
-          ...o,
-          spentHeight: !service && o.spentTxId && o.spentHeight === null ? -1 : o.spentHeight,
-          scriptPubKey: { hex: o.scriptPubKey.hex, asm: o.scriptPubKey.asm, addresses: a ? [a] : undefined, type: a ? o.scriptPubKey.type : undefined },
-        };
-      }),
-    });
-    if (theirs.confirmations === 0) assert.ok(theirs.time >= since && theirs.time <= Math.ceil(Date.now() / 1000), `${theirs.txid} time ${theirs.time}`);
-    assert.deepEqual(comparable(theirs, true), comparable(ours, false), theirs.txid);
-    const raw = ref.txs[ref.txids.indexOf(theirs.txid)];
-    const tx = ref.blocks[raw.height].transactions[raw.position];
-    assert.equal(theirs.size, tx.toBuffer(true).length, theirs.txid);
+    assertSameTx(theirs, ours, { since, scriptOf: (txid, vout) => scripts.get(`${txid}:${vout}`).toBuffer() });
+    const at = ref.txs[ref.txids.indexOf(theirs.txid)];
+    assert.equal(theirs.size, ref.blocks[at.height].transactions[at.position].toBuffer(true).length, theirs.txid);
   }
 
   it('a new snapshot: each transaction it adds, in its order, as insight\'s tx message and bitcoind/rawtransaction; bitcoind/addresstxid for the subscribed address', async () => {
