@@ -45,7 +45,7 @@ const NODE_TIMEOUT_MS = 10000;
  *                transactions are read (default: the one the sync recorded in the index; an
  *                index synced with --txstore needs none; without any, the address methods
  *                still work)
- *   tipPollMs    how often the index's tip is checked for new blocks (default 1000)
+ *   tipPollMs    how often the index's tip and mempool snapshot are checked (default 1000)
  *   rpcUrl       a node's JSON-RPC (http://USER:PASS@HOST:PORT; or rpcCookie with rpcHost):
  *                sendTransaction, estimateFee and generateBlock go to it, getInfo's relay fee
  *                and syncPercentage come from it, and it gives the blocks the index and the
