@@ -93,6 +93,10 @@ class BitcoindService extends EventEmitter {
     this.blocks = null;
     this.api = null;
     this.follower = null;
+    /** @type {MempoolReader|null} the index's mempool snapshot, shared by every reader here */
+    this.mempool = null;
+    /** @type {PairedReads|null} reads at one tip, with the snapshot of that tip */
+    this.reads = null;
     /** @type {import('../node/serve-node').ServeNode|null} the node behind the service (rpcUrl) */
     this.nodeRpc = null;
     this.nodeTip = { at: 0, height: null };
