@@ -561,6 +561,11 @@ export class ApiApp {
      * follower writes into the index (the default); each is used only with the tip it names
      */
     mempool?: (() => unknown) | null;
+    /**
+     * the reader of the index's snapshot (lib/mempool/reader.js MempoolReader) to share with the
+     * host's other readers of the store, so a snapshot is decoded once per process (default: its own)
+     */
+    mempoolReader?: object;
     /** the node behind the server (lib/node/serve-node.js ServeNode): broadcast, fee estimates; null: those routes answer 503 */
     node?: object | null;
   });

@@ -1,6 +1,8 @@
 'use strict';
 
 const { toDisplayHex } = require('../chain/hash');
+const { parseTransaction } = require('../chain/tx');
+const { StoreError } = require('../errors');
 
 /**
  * What the mempool means to the index's answers, computed once per snapshot for every reader
@@ -98,11 +100,30 @@ class MempoolView {
     this.fee = fee;
     /** @type {Array<[number, number]>|null} */
     this.histogram = null;
+    /** @type {Map<import('../codec/mempool').MempoolTx, import('../chain/tx').Tx>} transactions parsed so far */
+    this.parsedTxs = new Map();
   }
 
   /** @param {Buffer} txid internal order */
   get(txid) {
     return this.byTxid.get(txid.latin1Slice(0, 32)) || null;
+  }
+
+  /**
+   * A transaction of the snapshot parsed, as a block's transactions are (once per view, when a
+   * reader first needs it), and checked: its bytes must hash to the txid the snapshot files
+   * them under.
+   * @param {import('../codec/mempool').MempoolTx} m one of this view's transactions
+   * @returns {import('../chain/tx').Tx}
+   */
+  parsed(m) {
+    let tx = this.parsedTxs.get(m);
+    if (!tx) {
+      tx = parseTransaction(m.raw);
+      if (!tx.txid.equals(m.txid)) throw new StoreError('ERR_CORRUPT', `the mempool snapshot's transaction ${toDisplayHex(m.txid)} hashes to ${tx.hash}`);
+      this.parsedTxs.set(m, tx);
+    }
+    return tx;
   }
 
   /**
