@@ -98,9 +98,18 @@ export interface BlockInfo {
 export interface Prevout {
   value: number;
   scripthash: Buffer;
+  /** a P2PK output's own script hash (its `scripthash` is its key's P2PKH one), else null */
+  p2pk: Buffer | null;
   height: number;
   txNum: number;
 }
+
+/**
+ * Which view of a script hash a read answers: 'address' (the default, the REST API's: a P2PK
+ * output counts toward its key's P2PKH script hash) or 'script' (Electrum's: exactly sha256 of
+ * the output script). docs/FORMAT.md, "Two views".
+ */
+export type View = 'address' | 'script';
 
 export interface Summary {
   balance: number;
@@ -130,6 +139,7 @@ export interface HistoryOptions {
   fromHeight?: number;
   toHeight?: number;
   order?: 'asc' | 'desc';
+  view?: View;
 }
 
 export interface Utxo {
@@ -220,16 +230,16 @@ export abstract class AbstractStore {
   getBlockBytes(height: number): Promise<Buffer | null>;
   getSpenders(txid: Buffer): Promise<Spender[] | null>;
   /** the script hashes a block touched, 32 bytes each; null below the undo kept */
-  getTouched(height: number): Promise<Buffer | null>;
+  getTouched(height: number, opts?: { view?: View }): Promise<Buffer | null>;
   /** 36 bytes per outpoint: txid (internal order) + vout (uint32 LE) */
   getPrevouts(outpoints: Buffer): Promise<Array<Prevout | null>>;
   apply(blocks: BlockDelta[]): Promise<void>;
   revert(height: number): Promise<void>;
-  getSummary(scripthash: Buffer): Promise<Summary | null>;
-  getSummaries(scripthashes: Buffer[]): Promise<Array<Summary | null>>;
+  getSummary(scripthash: Buffer, opts?: { view?: View }): Promise<Summary | null>;
+  getSummaries(scripthashes: Buffer[], opts?: { view?: View }): Promise<Array<Summary | null>>;
   getHistory(scripthash: Buffer, opts?: HistoryOptions): Promise<{ entries: HistoryEntry[]; next: string | null }>;
   getHistories(scripthashes: Buffer[], opts?: HistoryOptions): Promise<{ entries: Array<HistoryEntry & { scripthashes: Buffer[] }>; next: string | null }>;
-  getUtxos(scripthash: Buffer, opts?: { cursor?: string | null; limit?: number }): Promise<{ utxos: Utxo[]; next: string | null }>;
+  getUtxos(scripthash: Buffer, opts?: { cursor?: string | null; limit?: number; view?: View }): Promise<{ utxos: Utxo[]; next: string | null }>;
   getTx(txid: Buffer): Promise<TxLocation | null>;
   getTxid(txNum: number): Promise<Buffer | null>;
   /** replaces the mempool snapshot (lib/codec/mempool.js) while the tip is the one it names */
@@ -551,6 +561,11 @@ export class ApiApp {
      * follower writes into the index (the default); each is used only with the tip it names
      */
     mempool?: (() => unknown) | null;
+    /**
+     * the reader of the index's snapshot (lib/mempool/reader.js MempoolReader) to share with the
+     * host's other readers of the store, so a snapshot is decoded once per process (default: its own)
+     */
+    mempoolReader?: object;
     /** the node behind the server (lib/node/serve-node.js ServeNode): broadcast, fee estimates; null: those routes answer 503 */
     node?: object | null;
   });

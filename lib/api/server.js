@@ -66,6 +66,8 @@ class ApiApp {
    *   views come from instead of the store's snapshot (tests; an embedder keeping its own): each
    *   is used only with the tip it names. Default: the snapshot the follower writes into the
    *   index (lib/mempool/reader.js)
+   * @param {import('../mempool/reader').MempoolReader} [opts.mempoolReader] the reader of the
+   *   index's snapshot to share (its decoded snapshot) with the host's other readers of the store
    * @param {import('../node/serve-node').ServeNode|null} [opts.node] the node behind the server
    *   (serve --rpc-url): broadcast, fee estimates; null: those routes answer 503
    */
@@ -92,7 +94,7 @@ class ApiApp {
       fromIndex: opts.indexKeepsBlocks ? indexBlockBytes(this.store) : null,
     });
     /** @type {import('./txdata').MempoolViews} */
-    this.mempool = opts.mempool ? viewsFrom(opts.mempool) : new MempoolReader(this.store);
+    this.mempool = opts.mempool ? viewsFrom(opts.mempool) : opts.mempoolReader || new MempoolReader(this.store);
     watchMempool(this.metrics, this.store, this.mempool);
     this.nodeClient = opts.node || null;
     this.txdata = new TxData({ store: this.store, reader: this.reader, mempool: this.mempool });

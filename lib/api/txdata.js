@@ -3,7 +3,6 @@
 const fs = require('node:fs');
 const { StoreError } = require('../errors');
 const { toDisplayHex } = require('../chain/hash');
-const { parseTransaction } = require('../chain/tx');
 const { PrevoutCache, outpointKey } = require('./prevout-cache');
 
 /**
@@ -71,8 +70,6 @@ class TxData {
     this.reading = new Map();
     /** @type {Map<number, import('../stores/abstract').Block>} block rows read lately, by height */
     this.rows = new Map();
-    /** @type {WeakMap<object, Map<string, import('../chain/tx').Tx>>} per mempool view, its transactions parsed */
-    this.parsed = new WeakMap();
   }
 
   /**
@@ -87,7 +84,7 @@ class TxData {
   async unconfirmed(view, txid, opts = {}) {
     const m = view.get(txid);
     if (!m) return null;
-    const tx = this.parsedTx(view, m);
+    const tx = view.parsed(m);
     const full = { tx, loc: null, block: null, mempool: m };
     const [prevouts, spends] = await Promise.all([
       opts.prevouts ? this.prevouts(tx, view) : undefined,
@@ -109,20 +106,6 @@ class TxData {
     if (confirmed) return confirmed;
     const view = await this._mempool(opts.tip || null);
     return view ? this.unconfirmed(view, txid, opts) : null;
-  }
-
-  /** A mempool transaction parsed, once per view. */
-  parsedTx(view, m) {
-    let map = this.parsed.get(view);
-    if (!map) this.parsed.set(view, (map = new Map()));
-    const k = m.txid.latin1Slice(0, 32);
-    let tx = map.get(k);
-    if (!tx) {
-      tx = parseTransaction(m.raw);
-      if (!tx.txid.equals(m.txid)) throw new StoreError('ERR_CORRUPT', `the mempool snapshot's transaction ${toDisplayHex(m.txid)} hashes to ${tx.hash}`);
-      map.set(k, tx);
-    }
-    return tx;
   }
 
   /**
@@ -283,7 +266,7 @@ class TxData {
     });
     await Promise.all([...missing].map(async ([k, inputs]) => {
       const parent = view && view.get(tx.inputs[inputs[0]].txid);
-      const funding = parent ? this.parsedTx(view, parent) : await this._fundingOnce(k, tx.inputs[inputs[0]].txid, tx);
+      const funding = parent ? view.parsed(parent) : await this._fundingOnce(k, tx.inputs[inputs[0]].txid, tx);
       for (const i of inputs) {
         const { txid, vout } = tx.inputs[i];
         const o = funding.outputs[vout];

@@ -15,8 +15,8 @@ const TIP_READ_MS = 1000;
  * dir the sync read), its bytes from the index itself after `sync --txstore`, else from that
  * blocks dir at the recorded place, through the checked BlockReader (a block is served only
  * when its header hashes to the hash asked for and its transactions to the header's merkle
- * root). A node's `getblock` plugs in as the reader's `fetchFromNode` once the service has a
- * node (the node issue).
+ * root), else from the node's `getblock` when the service has one (`rpcUrl`), checked the same
+ * way.
  *
  * The blocks dir is the one `blocksDir` names (relative to the config) or else the one the
  * sync recorded in the index; its best height is also what syncPercentage compares with.
@@ -28,14 +28,17 @@ class IndexBlocks {
    * @param {import('../chain/networks').Network} opts.network
    * @param {{dir: string|null, from: string|null, readable: boolean, why: string}} opts.where blocksDirOf's answer
    * @param {number} [opts.maxBytes] the reader's cache of parsed blocks
+   * @param {((hash: string) => Promise<Buffer|string>)|null} [opts.fetchFromNode] a node's
+   *   `getblock HASH 0`, for blocks neither the index nor the blocks dir can give
    */
-  constructor({ store, network, where, maxBytes }) {
+  constructor({ store, network, where, maxBytes, fetchFromNode = null }) {
     this.store = store;
     this.where = where;
     this.dir = where.readable ? where.dir : null;
     this.fromIndex = store.keepsTransactions;
+    this.fromNode = Boolean(fetchFromNode);
     this.reader = new BlockReader({
-      dir: this.dir, network, maxBytes, fromIndex: this.fromIndex ? indexBlockBytes(store) : null,
+      dir: this.dir, network, maxBytes, fromIndex: this.fromIndex ? indexBlockBytes(store) : null, fetchFromNode,
     });
     this.chainwork = new ChainWork(store);
     this.dirTip = this.dir ? blocksDirTip({ dir: this.dir, network: network.name }) : null;
@@ -47,8 +50,8 @@ class IndexBlocks {
    * @param {object} opts as the constructor's, with `dir` (the config's blocksDir, resolved) in place of `where`
    * @returns {Promise<IndexBlocks>}
    */
-  static async open({ store, network, dir, maxBytes }) {
-    const blocks = new IndexBlocks({ store, network, where: await blocksDirOf(store, dir), maxBytes });
+  static async open({ store, network, dir, maxBytes, fetchFromNode }) {
+    const blocks = new IndexBlocks({ store, network, where: await blocksDirOf(store, dir), maxBytes, fetchFromNode });
     if (dir && !blocks.dir) {
       throw new SourceError('ERR_BLOCK_UNAVAILABLE', `servicesConfig.bitcoind.blocksDir: ${blocks.where.why}`);
     }
@@ -57,15 +60,17 @@ class IndexBlocks {
     return blocks;
   }
 
-  /** Whether blocks and transactions can be read at all (from the index or a blocks dir). */
+  /** Whether blocks and transactions can be read at all (from the index, a blocks dir or a node). */
   get readable() {
-    return Boolean(this.dir || this.fromIndex);
+    return Boolean(this.dir || this.fromIndex || this.fromNode);
   }
 
   /** Where blocks are read, for the start-up line. */
   describe() {
-    if (this.fromIndex) return 'blocks from the index (--txstore)';
-    return this.dir ? `blocks from ${this.dir} (${this.where.from === 'index' ? 'recorded by the sync' : 'blocksDir'})` : 'no blocks';
+    const node = this.fromNode ? ', else from the node' : '';
+    if (this.fromIndex) return `blocks from the index (--txstore)${node}`;
+    if (this.dir) return `blocks from ${this.dir} (${this.where.from === 'index' ? 'recorded by the sync' : 'blocksDir'})${node}`;
+    return this.fromNode ? 'blocks from the node' : 'no blocks';
   }
 
   /**

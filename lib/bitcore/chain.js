@@ -134,15 +134,18 @@ class ChainReader {
 
   /**
    * The outputs some inputs spend (value and script), read from the transactions that made
-   * them; each funding transaction is read once.
+   * them, each read once: a confirmed one from its block, a mempool one from `view`.
    * @param {Array<{txid: Buffer, vout: number}>} outpoints txid in internal order
-   * @returns {Promise<Array<{value: number, script: Buffer, height: number}>>}
+   * @param {import('../core/mempool').MempoolView|null} [view] the mempool of the tip read
+   * @returns {Promise<Array<{value: number, script: Buffer, height: number}>>} height -1: unconfirmed
    */
-  async outputs(outpoints) {
+  async outputs(outpoints, view = null) {
     const funding = new Map();
     for (const o of outpoints) {
       const key = o.txid.toString('hex');
-      if (!funding.has(key)) funding.set(key, this.tx(Buffer.from(o.txid).reverse().toString('hex')));
+      if (funding.has(key)) continue;
+      const parent = view && view.get(o.txid);
+      funding.set(key, parent ? { tx: view.parsed(parent), height: -1 } : this.tx(Buffer.from(o.txid).reverse().toString('hex')));
     }
     return Promise.all(outpoints.map(async (o) => {
       const f = await funding.get(o.txid.toString('hex'));

@@ -1,7 +1,8 @@
 'use strict';
 
 const { toDisplayHex } = require('../chain/hash');
-const { AddrIndexError } = require('../errors');
+const { parseTransaction } = require('../chain/tx');
+const { AddrIndexError, StoreError } = require('../errors');
 
 /**
  * What the mempool means to the index's answers, computed once per snapshot for every reader
@@ -9,6 +10,10 @@ const { AddrIndexError } = require('../errors');
  * pay or spend it and its unconfirmed balance and outputs; which confirmed outputs a mempool
  * transaction spends; fee statistics. Built from a decoded snapshot (lib/codec/mempool.js),
  * never written anywhere: the confirmed rows know nothing of it.
+ *
+ * Per script hash in either view of the index (lib/core/p2pk.js), as the confirmed reads
+ * answer: in the address view (the default) a P2PK output counts toward its key's P2PKH script
+ * hash and its own script hash; in the script view (Electrum's) toward its own only.
  */
 
 /** Vsize per fee-histogram bin, as electrs bins it. */
@@ -36,6 +41,9 @@ const TOUCHES = Symbol('mempool touches');
 const FROM = Symbol('mempool from');
 const UNTIL = Symbol('mempool until');
 
+/** The index's two views of a script hash (lib/core/p2pk.js): the address view and Electrum's script view. */
+const VIEWS = Object.freeze(['address', 'script']);
+
 /**
  * How long a transaction that left stays findable by the views that held it, after the first
  * view without it was made: longer than any request holds a view (requests time out after
@@ -54,8 +62,10 @@ class ViewLine {
   constructor() {
     /** @type {Map<string, import('../codec/mempool').MempoolTx[]>} by latin1 txid (two only while a changed part's old one is kept) */
     this.byTxid = new Map();
-    /** @type {Map<string, MempoolEntry[]>} by latin1 script hash, in snapshot order */
-    this.byScripthash = new Map();
+    /** @type {{address: Map<string, MempoolEntry[]>, script: Map<string, MempoolEntry[]>}} by view, then latin1 script hash, in snapshot order */
+    this.byView = { address: new Map(), script: new Map() };
+    /** @type {WeakMap<import('../codec/mempool').MempoolTx, import('../chain/tx').Tx>} transactions parsed so far (a transaction object's bytes never change) */
+    this.parsedTxs = new WeakMap();
     /** @type {Map<string, Array<{tx: import('../codec/mempool').MempoolTx, vin: number}>>} by latin1 txid + ':' + vout */
     this.spenders = new Map();
     this.lastRank = -1;
@@ -72,8 +82,8 @@ class ViewLine {
    * @param {import('../codec/mempool').MempoolTx[]} txs in snapshot order (their places increasing)
    */
   add(txs) {
-    /** @type {Map<string, MempoolEntry[]>} */
-    const lists = new Map();
+    /** @type {{address: Map<string, MempoolEntry[]>, script: Map<string, MempoolEntry[]>}} */
+    const lists = { address: new Map(), script: new Map() };
     for (const tx of txs) {
       const key = tx.txid.latin1Slice(0, 32);
       const same = this.byTxid.get(key);
@@ -86,18 +96,23 @@ class ViewLine {
         else this.spenders.set(k, [{ tx, vin }]);
       });
       if (!tx[TOUCHES]) tx[TOUCHES] = touches(tx);
-      for (const [k, e] of tx[TOUCHES]) {
-        const list = lists.get(k);
-        if (list) list.push(e);
-        else lists.set(k, [e]);
+      for (const view of VIEWS) {
+        for (const [k, e] of tx[TOUCHES][view]) {
+          const list = lists[view].get(k);
+          if (list) list.push(e);
+          else lists[view].set(k, [e]);
+        }
       }
     }
-    for (const [k, news] of lists) {
-      const list = this.byScripthash.get(k);
-      if (!list) this.byScripthash.set(k, news);
-      else if (list[list.length - 1].tx[RANK] <= news[0].tx[RANK]) for (const e of news) list.push(e);
-      // one whose part changed takes the place of the one it replaces: merged in place order
-      else this.byScripthash.set(k, mergeByRank(list, news));
+    for (const view of VIEWS) {
+      const map = this.byView[view];
+      for (const [k, news] of lists[view]) {
+        const list = map.get(k);
+        if (!list) map.set(k, news);
+        else if (list[list.length - 1].tx[RANK] <= news[0].tx[RANK]) for (const e of news) list.push(e);
+        // one whose part changed takes the place of the one it replaces: merged in place order
+        else map.set(k, mergeByRank(list, news));
+      }
     }
   }
 
@@ -113,11 +128,11 @@ class ViewLine {
     };
     const ids = new Set();
     const outpoints = new Set();
-    const scripthashes = new Set();
+    const scripthashes = { address: new Set(), script: new Set() };
     for (const tx of txs) {
       ids.add(tx.txid.latin1Slice(0, 32));
       for (const i of tx.inputs) outpoints.add(`${i.txid.latin1Slice(0, 32)}:${i.vout}`);
-      for (const [k] of tx[TOUCHES]) scripthashes.add(k);
+      for (const view of VIEWS) for (const [k] of tx[TOUCHES][view]) scripthashes[view].add(k);
     }
     for (const k of ids) {
       const list = this.byTxid.get(k);
@@ -127,9 +142,12 @@ class ViewLine {
       const list = this.spenders.get(k);
       if (list) keep(this.spenders, k, list, list.filter((x) => !txs.has(x.tx)));
     }
-    for (const k of scripthashes) {
-      const list = this.byScripthash.get(k);
-      if (list) keep(this.byScripthash, k, list, list.filter((e) => !txs.has(e.tx)));
+    for (const view of VIEWS) {
+      const map = this.byView[view];
+      for (const k of scripthashes[view]) {
+        const list = map.get(k);
+        if (list) keep(map, k, list, list.filter((e) => !txs.has(e.tx)));
+      }
     }
   }
 
@@ -259,35 +277,59 @@ class MempoolView {
   }
 
   /**
+   * A transaction of the snapshot parsed, as a block's transactions are (once per line of
+   * views, when a reader first needs it), and checked: its bytes must hash to the txid the
+   * snapshot files them under.
+   * @param {import('../codec/mempool').MempoolTx} m one of this view's transactions
+   * @returns {import('../chain/tx').Tx}
+   */
+  parsed(m) {
+    const parsedTxs = this.line.parsedTxs;
+    let tx = parsedTxs.get(m);
+    if (!tx) {
+      tx = parseTransaction(m.raw);
+      if (!tx.txid.equals(m.txid)) throw new StoreError('ERR_CORRUPT', `the mempool snapshot's transaction ${toDisplayHex(m.txid)} hashes to ${tx.hash}`);
+      parsedTxs.set(m, tx);
+    }
+    return tx;
+  }
+
+  /**
    * The unconfirmed transactions touching a script hash, in snapshot order (parents first).
    * @param {Buffer} scripthash
+   * @param {'address'|'script'} [view='address']
    * @returns {MempoolEntry[]}
    */
-  entries(scripthash) {
-    return this.entriesOfKey(scripthash.latin1Slice(0, 32));
+  entries(scripthash, view = 'address') {
+    return this.entriesOfKey(scripthash.latin1Slice(0, 32), view);
   }
 
   /**
    * entries() by a script hash's latin1 key.
    * @param {string} key
+   * @param {'address'|'script'} [view='address']
    * @returns {MempoolEntry[]}
    */
-  entriesOfKey(key) {
-    const list = this.index().byScripthash.get(key);
+  entriesOfKey(key, view = 'address') {
+    const list = this.index().byView[view].get(key);
     return list ? list.filter((e) => this.holds(e.tx)) : [];
   }
 
   /**
    * The script hashes (latin1 keys) the view's transactions touch.
+   * @param {'address'|'script'} [view='address']
    * @returns {IterableIterator<string>}
    */
-  * scripthashKeys() {
-    for (const [k, list] of this.index().byScripthash) if (list.some((e) => this.holds(e.tx))) yield k;
+  * scripthashKeys(view = 'address') {
+    for (const [k, list] of this.index().byView[view]) if (list.some((e) => this.holds(e.tx))) yield k;
   }
 
-  /** An upper bound of how many script hashes the view's transactions touch (cheap). */
-  get scripthashBound() {
-    return this.line.byScripthash.size;
+  /**
+   * An upper bound of how many script hashes the view's transactions touch (cheap).
+   * @param {'address'|'script'} [view='address']
+   */
+  scripthashBound(view = 'address') {
+    return this.line.byView[view].size;
   }
 
   /**
@@ -319,10 +361,11 @@ class MempoolView {
   /**
    * A script hash's unconfirmed totals (Esplora's mempool_stats; insight's unconfirmed balance).
    * @param {Buffer} scripthash
+   * @param {'address'|'script'} [view='address']
    */
-  summary(scripthash) {
+  summary(scripthash, view = 'address') {
     const s = { txCount: 0, received: 0, sent: 0, fundedCount: 0, spentCount: 0, balance: 0 };
-    for (const e of this.entries(scripthash)) {
+    for (const e of this.entries(scripthash, view)) {
       s.txCount++;
       s.received += e.received;
       s.sent += e.sent;
@@ -336,14 +379,18 @@ class MempoolView {
   /**
    * Outputs paying a script hash that no mempool transaction spends.
    * @param {Buffer} scripthash
+   * @param {'address'|'script'} [view='address']
    * @returns {Array<{tx: import('../codec/mempool').MempoolTx, vout: number, value: number}>}
    */
-  utxos(scripthash) {
+  utxos(scripthash, view = 'address') {
     const out = [];
-    for (const e of this.entries(scripthash)) {
+    for (const e of this.entries(scripthash, view)) {
       if (!e.funded) continue;
       e.tx.outputs.forEach((o, vout) => {
-        if (o.scripthash && o.scripthash.equals(scripthash) && !this.spender(e.tx.txid, vout)) out.push({ tx: e.tx, vout, value: o.value });
+        if (!o.scripthash || this.spender(e.tx.txid, vout)) return;
+        const pays = view === 'script' ? (o.p2pk || o.scripthash).equals(scripthash)
+          : o.scripthash.equals(scripthash) || Boolean(o.p2pk && o.p2pk.equals(scripthash));
+        if (pays) out.push({ tx: e.tx, vout, value: o.value });
       });
     }
     return out;
@@ -414,35 +461,46 @@ function mergeByRank(a, b) {
 }
 
 /**
- * A transaction's entries by script hash (latin1 key), in the order its inputs and outputs
- * first name them.
+ * A transaction's entries by view and script hash (latin1 key), in the order its inputs and
+ * outputs first name them: in the address view a P2PK output (or an input spending one)
+ * counts toward its key's P2PKH script hash and its own script hash, in the script view toward
+ * its own only (lib/core/p2pk.js).
  * @param {import('../codec/mempool').MempoolTx} tx
- * @returns {Map<string, MempoolEntry>}
+ * @returns {{address: Map<string, MempoolEntry>, script: Map<string, MempoolEntry>}}
  */
 function touches(tx) {
-  const mine = new Map();
-  const entry = (sh) => {
-    const k = sh.latin1Slice(0, 32);
-    let e = mine.get(k);
-    if (!e) {
-      e = { tx, funded: false, spent: false, received: 0, sent: 0, fundedCount: 0, spentCount: 0 };
-      mine.set(k, e);
-    }
-    return e;
+  const mine = { address: new Map(), script: new Map() };
+  const entries = (sh, p2pk) => {
+    const out = [];
+    const add = (view, key) => {
+      const k = key.latin1Slice(0, 32);
+      let e = mine[view].get(k);
+      if (!e) {
+        e = { tx, funded: false, spent: false, received: 0, sent: 0, fundedCount: 0, spentCount: 0 };
+        mine[view].set(k, e);
+      }
+      out.push(e);
+    };
+    add('address', sh);
+    if (p2pk) add('address', p2pk);
+    add('script', p2pk || sh);
+    return out;
   };
   for (const i of tx.inputs) {
     if (!i.scripthash) continue;
-    const e = entry(i.scripthash);
-    e.spent = true;
-    e.sent += i.value;
-    e.spentCount++;
+    for (const e of entries(i.scripthash, i.p2pk)) {
+      e.spent = true;
+      e.sent += i.value;
+      e.spentCount++;
+    }
   }
   for (const o of tx.outputs) {
     if (!o.scripthash) continue;
-    const e = entry(o.scripthash);
-    e.funded = true;
-    e.received += o.value;
-    e.fundedCount++;
+    for (const e of entries(o.scripthash, o.p2pk)) {
+      e.funded = true;
+      e.received += o.value;
+      e.fundedCount++;
+    }
   }
   return mine;
 }

@@ -2,7 +2,7 @@
 
 const { statusHash } = require('./status');
 const { tooLarge, badRequest } = require('./errors');
-const { mempoolEntries } = require('./reader');
+const { mempoolEntries, VIEW } = require('./reader');
 
 /** Script hashes whose last heights are read per store call when touched sets are not kept. */
 const CHUNK = 2000;
@@ -215,13 +215,13 @@ class Subscriptions {
     const check = new Set(this.withMempool);
     if (view) {
       // from the smaller side: the view's script hashes, or the subscriptions
-      if (view.scripthashBound < this.byKey.size) {
-        for (const k of view.scripthashKeys()) {
+      if (view.scripthashBound(VIEW) < this.byKey.size) {
+        for (const k of view.scripthashKeys(VIEW)) {
           const e = this.byKey.get(k);
           if (e) check.add(e);
         }
       } else {
-        for (const e of this.entries.values()) if (view.entriesOfKey(e.key).length) check.add(e);
+        for (const e of this.entries.values()) if (view.entriesOfKey(e.key, VIEW).length) check.add(e);
       }
     }
     const out = [];

@@ -43,10 +43,24 @@ class MempoolReader {
    * @returns {Promise<import('../core/mempool').MempoolView|null>}
    */
   async at(tip) {
-    const head = await this.headAt(tip);
-    if (!head) return null;
+    return (await this.stateAt(tip)).view;
+  }
+
+  /**
+   * at(tip), and whether the index holds a snapshot at all: a reader that must tell "this index
+   * knows no mempool" (no follower has written one) from "the mempool is empty" or "not paired
+   * with this tip yet" (the bitcore service: bitcore-node leaves its unconfirmed figures out,
+   * rather than answer 0, when it has no mempool to ask) asks this. `view` follows the same
+   * rule as at().
+   * @param {{hash: string}|null} tip
+   * @returns {Promise<{snapshot: boolean, view: import('../core/mempool').MempoolView|null}>}
+   */
+  async stateAt(tip) {
+    const head = await this.store.getMempoolHead();
+    if (!head) return { snapshot: false, view: null };
+    if (!tip || head.tip !== tip.hash) return { snapshot: true, view: null };
     const view = await this.cache.view(head.seq);
-    return view && view.tip === tip.hash ? view : null;
+    return { snapshot: true, view: view && view.tip === tip.hash ? view : null };
   }
 
   /**

@@ -133,6 +133,16 @@ class ServeNode {
     return raw;
   }
 
+  /**
+   * Mines `n` blocks on a test network (`generate`: btcd, Bitcoin Core before 0.19), as
+   * bitcore-node's generateBlock asked its node; a node without it refuses (its RPC error).
+   * @param {number} n
+   * @returns {Promise<string[]>} the new blocks' hashes
+   */
+  async generate(n) {
+    return this.client.rpc.call('generate', [n], { retryMs: 0 });
+  }
+
   close() {
     this.client.close();
   }

@@ -30,6 +30,7 @@ function describeView(v, shs) {
     recent: v.recent(v.txs.length).map(hex),
     histogram: v.feeHistogram(),
     scripthashes: [...v.scripthashKeys()].sort(),
+    scriptView: [...v.scripthashKeys('script')].sort().map((k) => [k, v.entriesOfKey(k, 'script').map((e) => [hex(e.tx), e.received, e.sent])]),
     spent: outpoints.map(([txid, vout]) => {
       const s = v.spender(txid, vout);
       return s && [hex(s.tx), s.vin];
@@ -40,6 +41,8 @@ function describeView(v, shs) {
       newest: v.newest(sh).map((e) => hex(e.tx)),
       summary: v.summary(sh),
       utxos: v.utxos(sh).map((u) => [hex(u.tx), u.vout, u.value]),
+      scriptUtxos: v.utxos(sh, 'script').map((u) => [hex(u.tx), u.vout, u.value]),
+      parsed: v.entries(sh).map((e) => v.parsed(e.tx).hash),
     })),
     newestOf: v.newestOf(shs.slice(0, 8)).map(hex),
     unconfirmedInputs: v.txs.map((t) => v.hasUnconfirmedInputs(t)),
