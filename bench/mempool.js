@@ -53,6 +53,7 @@ const { values: args } = parseArgs({
     datadir: { type: 'string' },
     'mongodb-url': { type: 'string' },
     above: { type: 'string' },
+    db: { type: 'string' },
   },
 });
 
@@ -108,14 +109,13 @@ async function phaseRun() {
   const { resolveEndpoint } = require('../lib/node/endpoint');
   const { SyncService } = require('../lib/sync/service');
   const { MempoolFollower } = require('../lib/mempool/follower');
-  const { decodeMempool } = require('../lib/codec/mempool');
-  const { MempoolView } = require('../lib/core/mempool');
 
   const above = Number(args.above);
   const fixture = await startRpcFixture(args.blocks, ['--mempool-above', String(above)]);
   const endpoint = resolveEndpoint({ rpcUrl: fixture.url, network: 'regtest', env: {} });
+  const dbName = `addrindex_bench_mempool_${process.pid}`;
   const store = args.store === 'mongo'
-    ? await require('../lib/stores/mongo').MongoStore.open({ url: args['mongodb-url'], dbName: `addrindex_bench_mempool_${process.pid}`, network: 'regtest' })
+    ? await require('../lib/stores/mongo').MongoStore.open({ url: args['mongodb-url'], dbName, network: 'regtest' })
     : await openStore({ store: args.store, datadir: args.datadir, network: 'regtest', readOnly: false });
   const source = new NodeSource({ client: NodeClient.fromEndpoint(endpoint), network: 'regtest' });
   const client = NodeClient.fromEndpoint(endpoint);
@@ -127,11 +127,16 @@ async function phaseRun() {
     out.sync = { ms: msSince(t0), txs: synced.txs, height: synced.tip.height };
 
     const follower = new MempoolFollower({ store, client, network: 'regtest', tipGraceMs: 0 });
+    // a serve worker's side of each poll, in a process of its own that reads the store as a
+    // worker does (LMDB and MongoDB directly, LevelDB forwarded to this process)
+    const worker = await startReaderWorker(store, dbName);
     const measured = async (what) => {
       const cpu0 = mainThreadCpuSec();
       const p = await follower.poll();
       const cpuMs = 1000 * (mainThreadCpuSec() - cpu0);
-      return { what, ...pick(p), cpuMs };
+      const out = { what, ...pick(p), cpuMs };
+      if (p.outcome === 'written') Object.assign(out, await worker.ask(p.seq));
+      return out;
     };
     const polls = [];
     const mem0 = gcMemory();
@@ -150,15 +155,10 @@ async function phaseRun() {
     await sync();
     out.blockSyncMs = msSince(t0);
     polls.push(await measured('a block'));
+    await worker.stop();
     const mem1 = gcMemory();
     out.rss = { before: mem0.rss, after: mem1.rss, growth: mem1.rss - mem0.rss, peak: process.resourceUsage().maxRSS * 1024 };
     out.memory = { before: mem0, after: mem1 };
-
-    // what a reader pays for a new snapshot (each serve worker, once per seq): read, decode, index
-    t0 = process.hrtime.bigint();
-    const raw = await store.getMempool();
-    const view = new MempoolView(decodeMempool(raw));
-    out.reader = { ms: msSince(t0), txs: view.txs.length, bytes: raw.length };
 
     // the baseline, side by side: no state kept between polls
     const fresh = new MempoolFollower({ store, client, network: 'regtest', tipGraceMs: 0 });
@@ -174,6 +174,86 @@ async function phaseRun() {
     out.fixture = await fixture.stop();
   }
   return out;
+}
+
+/**
+ * A serve worker's reader in a process of its own (this script's `reader` phase): asked with
+ * a seq, it makes its MempoolCache meet that snapshot and answers what that cost it, beside a
+ * cache with no previous view (the baseline: what every seq cost a worker before the cache
+ * kept its view). LevelDB's reads are forwarded to this process, as serve's primary answers them.
+ */
+async function startReaderWorker(store, dbName) {
+  const { fork } = require('node:child_process');
+  const argv = ['--phase', 'reader', '--store', args.store, '--datadir', args.datadir || '', '--mongodb-url', args['mongodb-url'] || '', '--db', dbName];
+  const child = fork(__filename, argv, { serialization: 'advanced', execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  if (args.store === 'level') {
+    const { serveStore } = require('../lib/cluster/forward');
+    serveStore({ on: (e, f) => child.on(e, f), send: (m) => child.send(m), isConnected: () => child.connected }, store);
+  }
+  const replies = [];
+  let waiting = null;
+  child.on('message', (m) => {
+    if (!m || m.type !== 'bench:viewed') return;
+    if (waiting) waiting(m);
+    else replies.push(m);
+  });
+  const next = () => (replies.length ? Promise.resolve(replies.shift()) : new Promise((resolve) => { waiting = (m) => { waiting = null; resolve(m); }; }));
+  await next(); // open
+  return {
+    async ask(seq) {
+      child.send({ type: 'bench:view', seq });
+      const m = await next();
+      if (m.error) throw new Error(`reader: ${m.error}`);
+      return { reader: m.reader, readerBaseline: m.baseline };
+    },
+    async stop() {
+      child.send({ type: 'bench:stop' });
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
+
+/** The reader worker (forked by startReaderWorker). */
+async function phaseReader() {
+  const { MempoolCache } = require('../lib/mempool/cache');
+  let store;
+  if (args.store === 'level') {
+    const { ForwardedStore } = require('../lib/cluster/forward');
+    store = new ForwardedStore(process);
+  } else if (args.store === 'mongo') {
+    store = await require('../lib/stores/mongo').MongoStore.open({ url: args['mongodb-url'], dbName: args.db, network: 'regtest', readOnly: true });
+  } else {
+    store = await require('../lib/stores').openStore({ store: args.store, datadir: args.datadir, network: 'regtest', readOnly: true });
+  }
+  const cache = new MempoolCache(store);
+  const cost = async (c, seq) => {
+    if (global.gc) global.gc();
+    const before = { ...c.stats };
+    const cpu0 = mainThreadCpuSec();
+    const t = process.hrtime.bigint();
+    const view = await c.view(seq);
+    return {
+      ms: msSince(t), cpuMs: 1000 * (mainThreadCpuSec() - cpu0), txs: view.txs.length,
+      how: c.stats.derived > before.derived ? 'derived' : 'built', decoded: c.stats.decoded - before.decoded,
+    };
+  };
+  process.on('message', async (m) => {
+    if (!m || !m.type || !m.type.startsWith('bench:')) return;
+    if (m.type === 'bench:stop') {
+      await store.close();
+      process.disconnect();
+      return;
+    }
+    try {
+      const reader = await cost(cache, m.seq);
+      const baseline = await cost(new MempoolCache(store), m.seq);
+      process.send({ type: 'bench:viewed', reader, baseline });
+    } catch (err) {
+      process.send({ type: 'bench:viewed', error: err.stack });
+    }
+  });
+  process.send({ type: 'bench:viewed' });
+  return new Promise(() => {});
 }
 
 function runPhase(phase, extra, execArgv) {
@@ -249,9 +329,24 @@ function report(gen, results) {
     'RSS before MB': (r.rss.before / MB).toFixed(0), 'RSS after MB': (r.rss.after / MB).toFixed(0), 'growth MB': (r.rss.growth / MB).toFixed(0),
     'of it JS heap MB': ((r.memory.after.heapUsed - r.memory.before.heapUsed) / MB).toFixed(0),
     'buffers MB': ((r.memory.after.arrayBuffers - r.memory.before.arrayBuffers) / MB).toFixed(0),
-    'peak RSS MB': (r.rss.peak / MB).toFixed(0), 'a reader: read+decode+index ms': r.reader.ms.toFixed(0),
+    'peak RSS MB': (r.rss.peak / MB).toFixed(0),
     'block commit ms': r.blockSyncMs.toFixed(0), 'fixture CPU s': (r.fixture.cpuMs / 1000).toFixed(1),
   })));
+  // the serve side: what each worker pays when it meets the poll's new snapshot
+  const readerRows = [];
+  for (const r of results) {
+    for (const p of r.polls) {
+      if (!p.reader) continue;
+      readerRows.push({
+        store: r.store, poll: p.what, snapshot: p.txs.toLocaleString('en-US'), 'MB': (p.bytes / MB).toFixed(1),
+        'worker: view': p.reader.how, decoded: p.reader.decoded.toLocaleString('en-US'),
+        'worker wall ms': p.reader.ms.toFixed(0), 'worker CPU ms': p.reader.cpuMs.toFixed(0),
+        'baseline (no previous view) wall ms': p.readerBaseline.ms.toFixed(0), 'baseline CPU ms': p.readerBaseline.cpuMs.toFixed(0),
+      });
+    }
+  }
+  console.log('\nserve side, per worker per poll (read + decode + index the new snapshot):');
+  printTable(readerRows);
   const steps = (r) => r.polls.filter((p) => p.what.startsWith('+'));
   const targets = [];
   for (const r of results) {
@@ -266,6 +361,8 @@ function report(gen, results) {
         `${Math.max(...stepCpu, ...stepBusy) <= 200 ? 'met' : median(stepBusy) <= 200 ? 'median met' : 'NOT met'}`,
       'vs baseline (all again)': `${(base.busyMs / median(stepBusy)).toFixed(1)}x less`,
       'RSS growth <= 200 MB': `${(r.rss.growth / MB).toFixed(0)} MB ${r.rss.growth <= 200 * MB ? 'met' : 'NOT met'}`,
+      'serve worker per +500 poll (median wall; baseline)': `${median(steps(r).map((p) => p.reader.ms)).toFixed(0)} ms; ` +
+        `${median(steps(r).map((p) => p.readerBaseline.ms)).toFixed(0)} ms`,
     });
   }
   console.log('\ntargets:');
@@ -279,4 +376,5 @@ function report(gen, results) {
   console.log(`\nload average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; results written to ${path.relative(process.cwd(), args.json)}`);
 }
 
-runBench({ generate: phaseGenerate, run: phaseRun }, args.phase, main);
+if (args.phase === 'reader') phaseReader().catch((err) => { console.error(err); process.exit(1); });
+else runBench({ generate: phaseGenerate, run: phaseRun }, args.phase, main);

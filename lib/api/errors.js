@@ -52,6 +52,10 @@ function toHttpError(err) {
     // the client can only retry; the operator reads the log
     return { status: 503, code: 'ERR_NODE_UNAVAILABLE', message: 'the node behind this server cannot be reached now; retry later', internal: true };
   }
+  if (err instanceof AddrIndexError && err.code === 'ERR_MEMPOOL_VIEW_GONE') {
+    // a request that held its mempool view longer than lib/core/mempool.js keeps what left it
+    return { status: 503, code: err.code, message: 'the request outlived the mempool snapshot it began with; retry', internal: false };
+  }
   if (err instanceof AddrIndexError && (err.code === 'ERR_STORE_CLOSED' || err.code === 'ERR_CLOSED')) {
     return { status: 503, code: 'ERR_UNAVAILABLE', message: 'the server is shutting down; retry', internal: false };
   }

@@ -309,6 +309,20 @@ function nativeTx(loc, block, tip) {
   };
 }
 
+/**
+ * A mempool transaction where the native routes give a confirmed one's place: no block
+ * (height, blockHash and position null, 0 confirmations), `time` when the index first saw it,
+ * and what the snapshot knows of it (`parentsUnconfirmed`: it spends an output of another
+ * mempool transaction).
+ * @param {import('../codec/mempool').MempoolTx} m
+ */
+function nativeMempoolTx(m) {
+  return {
+    txid: hex32(m.txid), height: null, blockHash: null, position: null, time: m.time, confirmations: 0,
+    mempool: { fee: m.fee, vsize: m.vsize, parentsUnconfirmed: m.inputs.some((i) => i.unconfirmed) },
+  };
+}
+
 // ---- Esplora (blockstream.info / mempool.space) ----
 
 const ZERO_STATS = Object.freeze({ funded_txo_count: 0, funded_txo_sum: 0, spent_txo_count: 0, spent_txo_sum: 0, tx_count: 0 });
@@ -429,7 +443,7 @@ function insightMempoolUtxo(utxo, address, scriptPubKey, time) {
 }
 
 module.exports = {
-  insightMempoolUtxo, nativeUnconfirmed, nativeMempoolEntry, TargetNames, hex32, nativeTip, nativeSummary, nativeEntry, nativeMultiEntry, nativeMultiPageJSON, nativeUtxo, nativeTx,
+  insightMempoolUtxo, nativeUnconfirmed, nativeMempoolEntry, TargetNames, hex32, nativeTip, nativeSummary, nativeEntry, nativeMultiEntry, nativeMultiPageJSON, nativeUtxo, nativeTx, nativeMempoolTx,
   esploraAddress, esploraStatus, esploraUtxo,
   btc, insightAddr, insightUtxo,
 };

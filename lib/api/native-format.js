@@ -12,10 +12,10 @@ const { StoreError } = require('../errors');
 const { toDisplayHex } = require('../chain/hash');
 const { parseTxDetail } = require('../chain/tx');
 const { describeOutput } = require('../chain/describe');
-const { nativeTx } = require('./format');
+const { nativeTx, nativeMempoolTx } = require('./format');
 
 /**
- * @param {import('./txdata').FullTx} f with prevouts and spends
+ * @param {import('./txdata').FullTx} f with prevouts and spends; confirmed, or a mempool one
  * @param {{height: number}} tip
  * @param {string|import('../chain/networks').Network} network
  * @returns {object}
@@ -46,7 +46,8 @@ function nativeFullTx(f, tip, network) {
     };
   });
   return {
-    ...nativeTx(f.loc, f.block, tip),
+    // a mempool transaction (f.mempool, no location) has its first-seen time where a block's is
+    ...(f.loc ? nativeTx(f.loc, f.block, tip) : nativeMempoolTx(f.mempool)),
     version: t.version,
     locktime: t.locktime,
     size: t.size,

@@ -11,7 +11,7 @@ const { negotiate, compress, compressionConfig } = require('./compress');
 const { RateLimiter } = require('./ratelimit');
 const { Cors, isPreflight } = require('./cors');
 const { Metrics } = require('../ops/metrics');
-const { watchIndex } = require('../ops/index-metrics');
+const { watchIndex, watchMempool } = require('../ops/index-metrics');
 const { HttpMetrics } = require('../ops/http-metrics');
 const { createLogger } = require('../ops/log');
 const { BlockReader } = require('../sources/blockreader');
@@ -95,6 +95,7 @@ class ApiApp {
     });
     /** @type {import('./txdata').MempoolViews} */
     this.mempool = opts.mempool ? viewsFrom(opts.mempool) : opts.mempoolReader || new MempoolReader(this.store);
+    watchMempool(this.metrics, this.store, this.mempool);
     this.nodeClient = opts.node || null;
     this.txdata = new TxData({ store: this.store, reader: this.reader, mempool: this.mempool });
     this.chainwork = new ChainWork(this.store);

@@ -20,7 +20,8 @@ and exits 0; a worker that dies is replaced.
   --datadir DIR        the index written by \`addrindex sync\`
   --store NAME         lmdb (default) | mongo | level. LevelDB allows one process at a time:
                        this process owns a LevelDB index while it serves (no sync beside it)
-                       and its workers forward their reads to it
+                       and its workers forward their reads to it; with a node (below) it also
+                       follows the node itself: new blocks and the mempool snapshot
   --mongodb-url URL    --store mongo: the server (default mongodb://127.0.0.1:27017)
   --network NET        optional; must match the index's own
   --workers N          HTTP worker processes (default: one per core, here ${os.availableParallelism()})
@@ -36,8 +37,11 @@ at the places it recorded; --blocks-dir overrides it (the same blocks, moved).
 The node (optional): its tip for the lag, blocks the blocks dir does not hold (getblock), and
 broadcasts (POST /api/tx, /insight-api/tx/send, Electrum's broadcast) and fee estimates
 (/api/fee-estimates, Electrum's estimatefee and relayfee). Unconfirmed transactions come from
-the mempool snapshot the follower (\`addrindex sync --follow\` with a node) writes into the index.
-${nodeUsage}
+the mempool snapshot the follower (\`addrindex sync --follow\` with a node) writes into the index;
+with --store level, which admits no sync beside serve, this process is that follower.
+${nodeUsage}  --mempool-poll-ms N  --store level with a node: how often the node's mempool is read
+                       (default 2000)
+
 Operations (see docs/DEPLOY.md): GET /health (the process is up), GET /ready (index open, tip
 known, lag under --max-lag), GET /metrics (Prometheus, every worker merged by the primary).
   --blocks-dir DIR     the node's blocks dir: where transactions and blocks are read; without a
@@ -80,6 +84,7 @@ const options = {
   'grace-ms': { type: 'string' },
   ...sourceOptions,
   'poll-ms': { type: 'string' },
+  'mempool-poll-ms': { type: 'string' },
   'max-lag': { type: 'string' },
   compression: { type: 'string' },
   'compress-min-bytes': { type: 'string' },
@@ -147,6 +152,10 @@ function serveConfig(values) {
   if (values['mongodb-url'] && store !== 'mongo') {
     throw new UsageError('ERR_USAGE', `--mongodb-url goes with --store mongo\n${usage}`);
   }
+  const ops = opsConfig(values);
+  if (values['mempool-poll-ms'] !== undefined && !(store === 'level' && ops.node)) {
+    throw new UsageError('ERR_USAGE', `--mempool-poll-ms goes with --store level and a node (--rpc-url): elsewhere \`addrindex sync --follow\` follows the mempool\n${usage}`);
+  }
   return {
     store,
     datadir: values.datadir,
@@ -157,7 +166,8 @@ function serveConfig(values) {
     port: intValue(values, 'port', 0, 65535, 3000),
     timeoutMs: intValue(values, 'timeout-ms', 100, 600000, LIMITS.requestTimeoutMs),
     graceMs: intValue(values, 'grace-ms', 0, 600000, 10000),
-    ...opsConfig(values),
+    ...ops,
+    mempoolPollMs: intValue(values, 'mempool-poll-ms', 10, 3600000, undefined),
     electrum: electrumConfig(values),
   };
 }
@@ -244,9 +254,11 @@ async function serveWith(cfg, io, hooks, logs, logger) {
 
   // Open once here before forking: a missing or foreign index fails with one clear error
   // instead of N workers failing, and the network comes from the index itself. With the
-  // forward strategy (LevelDB) this process keeps it open and answers the workers' reads; it
-  // never writes, but it holds LevelDB's one-process lock until it stops.
-  const store = await openReadStore({ ...cfg, readOnly: true });
+  // forward strategy (LevelDB) this process keeps it open and answers the workers' reads, and
+  // holds LevelDB's one-process lock until it stops; with a node it also follows it, writing
+  // new blocks and the mempool snapshot (follow-node.js), so then it opens the index writable.
+  const follows = strategy === 'forward' && Boolean(cfg.node);
+  const store = await openReadStore({ ...cfg, readOnly: !follows });
   let keep = false;
   let network;
   let tip;
@@ -299,15 +311,6 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     throw err;
   }
   if (nodeReader) watcher = new NodeTipWatcher({ read: nodeReader.read, pollMs: cfg.pollMs, metrics, logger, say });
-  if (node && strategy === 'forward') {
-    // INTEGRATION POINT (branch mempool-follower): a LevelDB index admits one process, so the
-    // mempool follower must run here, in the primary that owns it: open the store writable
-    // above (readOnly: false) and start the follower class over `store` and this node, stopping
-    // it before store.close(). Until that class is merged nothing writes a snapshot here, and
-    // the answers are confirmed data alone.
-    say('--store level with a node: the mempool follower does not run inside serve yet; unconfirmed answers stay empty');
-  }
-
   const primary = new ClusterPrimary({
     workers: cfg.workers,
     store: keep ? store : null,
@@ -347,6 +350,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
   });
 
   let stopRequested = null;
+  let following = null;
   const stopped = new Promise((resolve) => { stopRequested = resolve; });
   let signals = 0;
   const onSignal = (sig) => {
@@ -375,7 +379,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     // The banner is for people and scripts reading the URL; with the JSON log on stdout it goes
     // to stderr, so stdout holds nothing but JSON lines.
     (logs.json ? io.stderr : io.stdout).write(`addrindex serve: ${network.name} index, ${tip ? `tip ${tip.height} ${tip.hash}` : 'empty'}; ` +
-      `${cfg.workers} worker${cfg.workers === 1 ? '' : 's'} (${cfg.store}, ${strategy === 'forward' ? 'reads forwarded to this process' : 'read-only'}) ` +
+      `${cfg.workers} worker${cfg.workers === 1 ? '' : 's'} (${cfg.store}, ${strategy === 'forward' ? `reads forwarded to this process${follows ? ', which follows the node' : ''}` : 'read-only'}) ` +
       `listening on ${url}\n`);
     const listening = address.electrum || null;
     if (listening) {
@@ -396,8 +400,26 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       blocksDir: bodies.dir, node: node ? node.display : undefined,
       nodeTip: watcher ? watcher.tip : undefined, electrum: listening || undefined,
     }, 'serving');
+    if (follows) {
+      // after the workers listen: a long catch-up must not keep the API from answering
+      const { followNode } = require('./follow-node');
+      try {
+        following = await followNode({
+          store, node: cfg.node, blocksDir: cfg.blocksDir, network, mempoolPollMs: cfg.mempoolPollMs, metrics, logger, say,
+        });
+      } catch (err) {
+        // the node was checked before forking; one that fails now stops serve as it would have then
+        await primary.stop();
+        await store.close();
+        throw err;
+      }
+    }
     if (hooks.onReady) hooks.onReady({ url, network: network.name, tip, electrum: listening });
     await stopped;
+    // the follower first (its commit under way ends), then the workers that read through this
+    // process, then the store
+    if (following) await following.stop();
+    following = null;
     await primary.stop();
     if (keep) await store.close();
     say('stopped');
@@ -406,6 +428,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+    if (following) await following.stop().catch(() => {});
     if (watcher) watcher.stop();
     if (nodeReader) await nodeReader.close();
   }

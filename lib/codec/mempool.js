@@ -1,7 +1,7 @@
 'use strict';
 
 const { openValue } = require('./format');
-const { Writer } = require('./io');
+const { Reader, Writer } = require('./io');
 
 /**
  * The mempool snapshot: every unconfirmed transaction the follower knows, with what its inputs
@@ -158,36 +158,97 @@ function decodeMempool(buf) {
   const tip = hash(r);
   const n = r.count(r.varint(), 40);
   const txs = new Array(n);
-  for (let k = 0; k < n; k++) {
-    const txid = hash(r);
-    const time = r.varint();
-    const fee = r.varint();
-    const vsize = r.varint();
-    const raw = bytes(r, r.varint());
-    const ni = r.count(r.varint(), 35);
-    const inputs = new Array(ni);
-    for (let i = 0; i < ni; i++) {
-      const itxid = hash(r);
-      const vout = r.varint();
-      const value = r.varint();
-      const flags = r.u8();
-      if (flags & ~(IN_INDEXED | IN_UNCONFIRMED | IN_P2PK) || (flags & IN_P2PK && !(flags & IN_INDEXED))) throw r.error('ERR_BAD_VALUE', `input flags ${flags}`);
-      const scripthash = flags & IN_INDEXED ? hash(r) : null;
-      inputs[i] = { txid: itxid, vout, value, scripthash, p2pk: flags & IN_P2PK ? hash(r) : null, unconfirmed: (flags & IN_UNCONFIRMED) !== 0 };
-    }
-    const no = r.count(r.varint(), 2);
-    const outputs = new Array(no);
-    for (let o = 0; o < no; o++) {
-      const value = r.varint();
-      const flags = r.u8();
-      if (flags & ~(OUT_INDEXED | OUT_P2PK) || (flags & OUT_P2PK && !(flags & OUT_INDEXED))) throw r.error('ERR_BAD_VALUE', `output flags ${flags}`);
-      const scripthash = flags & OUT_INDEXED ? hash(r) : null;
-      outputs[o] = { value, scripthash, p2pk: flags & OUT_P2PK ? hash(r) : null };
-    }
-    txs[k] = { txid, time, fee, vsize, raw, inputs, outputs };
-  }
+  for (let k = 0; k < n; k++) txs[k] = readTx(r);
   r.done();
   return { seq, tip, txs };
+}
+
+/**
+ * Where each transaction's part lies in a snapshot, found without decoding it: a reader that
+ * holds the previous snapshot decodes only the parts it does not hold already.
+ * @param {Uint8Array} buf an encoded snapshot
+ * @returns {{seq: number, tip: Buffer, starts: Uint32Array}} tip: a view into buf; the part of
+ *   transaction k is buf[starts[k], starts[k + 1]), its first 32 bytes its txid
+ */
+function mempoolParts(buf) {
+  const r = openValue(buf, 'mempool', VERSION);
+  const seq = r.varint();
+  const tip = hash(r);
+  const n = r.count(r.varint(), 40);
+  const starts = new Uint32Array(n + 1);
+  for (let k = 0; k < n; k++) {
+    starts[k] = r.pos;
+    skipTx(r);
+  }
+  starts[n] = r.pos;
+  r.done();
+  return { seq, tip, starts };
+}
+
+/**
+ * One transaction's part (as encodeMempoolTx gives it, or a slice mempoolParts found).
+ * @param {Uint8Array} part
+ * @returns {MempoolTx} views into part
+ */
+function decodeMempoolTx(part) {
+  const r = new Reader(part, 'mempool transaction');
+  const tx = readTx(r);
+  r.done();
+  return tx;
+}
+
+function readTx(r) {
+  const txid = hash(r);
+  const time = r.varint();
+  const fee = r.varint();
+  const vsize = r.varint();
+  const raw = bytes(r, r.varint());
+  const ni = r.count(r.varint(), 35);
+  const inputs = new Array(ni);
+  for (let i = 0; i < ni; i++) {
+    const itxid = hash(r);
+    const vout = r.varint();
+    const value = r.varint();
+    const flags = r.u8();
+    if (flags & ~(IN_INDEXED | IN_UNCONFIRMED | IN_P2PK) || (flags & IN_P2PK && !(flags & IN_INDEXED))) throw r.error('ERR_BAD_VALUE', `input flags ${flags}`);
+    const scripthash = flags & IN_INDEXED ? hash(r) : null;
+    inputs[i] = { txid: itxid, vout, value, scripthash, p2pk: flags & IN_P2PK ? hash(r) : null, unconfirmed: (flags & IN_UNCONFIRMED) !== 0 };
+  }
+  const no = r.count(r.varint(), 2);
+  const outputs = new Array(no);
+  for (let o = 0; o < no; o++) {
+    const value = r.varint();
+    const flags = r.u8();
+    if (flags & ~(OUT_INDEXED | OUT_P2PK) || (flags & OUT_P2PK && !(flags & OUT_INDEXED))) throw r.error('ERR_BAD_VALUE', `output flags ${flags}`);
+    const scripthash = flags & OUT_INDEXED ? hash(r) : null;
+    outputs[o] = { value, scripthash, p2pk: flags & OUT_P2PK ? hash(r) : null };
+  }
+  return { txid, time, fee, vsize, raw, inputs, outputs };
+}
+
+/** readTx's walk without what it builds (the flags are checked when the part is decoded). */
+function skipTx(r) {
+  r.skip(32);
+  r.varint();
+  r.varint();
+  r.varint();
+  r.skip(r.varint());
+  const ni = r.count(r.varint(), 35);
+  for (let i = 0; i < ni; i++) {
+    r.skip(32);
+    r.varint();
+    r.varint();
+    const flags = r.u8();
+    if (flags & IN_INDEXED) r.skip(32);
+    if (flags & IN_P2PK) r.skip(32);
+  }
+  const no = r.count(r.varint(), 2);
+  for (let o = 0; o < no; o++) {
+    r.varint();
+    const flags = r.u8();
+    if (flags & OUT_INDEXED) r.skip(32);
+    if (flags & OUT_P2PK) r.skip(32);
+  }
 }
 
 /**
@@ -238,5 +299,5 @@ function bytes(r, n) {
 }
 
 module.exports = {
-  encodeMempool, encodeMempoolTx, joinMempool, decodeMempool, mempoolHead, encodeMempoolHead, decodeMempoolHead, VERSION,
+  encodeMempool, encodeMempoolTx, joinMempool, decodeMempool, mempoolParts, decodeMempoolTx, mempoolHead, encodeMempoolHead, decodeMempoolHead, VERSION,
 };

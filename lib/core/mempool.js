@@ -2,7 +2,7 @@
 
 const { toDisplayHex } = require('../chain/hash');
 const { parseTransaction } = require('../chain/tx');
-const { StoreError } = require('../errors');
+const { AddrIndexError, StoreError } = require('../errors');
 
 /**
  * What the mempool means to the index's answers, computed once per snapshot for every reader
@@ -30,98 +30,266 @@ const HISTOGRAM_BIN_VSIZE = 50000;
  * @property {number} spentCount
  */
 
+/**
+ * Per transaction, what the views compute of it once (a transaction decoded once is shared by
+ * every view of the snapshots that hold it): its place in snapshot order, its entries by
+ * script hash, and the seqs of the views that hold it (from FROM, until UNTIL). Symbols, so a
+ * transaction's JSON and spreads stay what the codec gave.
+ */
+const RANK = Symbol('mempool rank');
+const TOUCHES = Symbol('mempool touches');
+const FROM = Symbol('mempool from');
+const UNTIL = Symbol('mempool until');
+
+/** The index's two views of a script hash (lib/core/p2pk.js): the address view and Electrum's script view. */
+const VIEWS = Object.freeze(['address', 'script']);
+
+/**
+ * How long a transaction that left stays findable by the views that held it, after the first
+ * view without it was made: longer than any request holds a view (requests time out after
+ * --timeout-ms, 10 s by default). A view used later than that refuses to answer (ERR_MEMPOOL_VIEW_GONE) rather
+ * than answer without what it held.
+ */
+const KEEP_GONE_MS = 60000;
+
+/**
+ * The indexes a line of views shares: one view built from a snapshot, then each view derived
+ * from the last (MempoolView#next). Every transaction any view of the line still may read is
+ * indexed once, stamped with the seqs of the views that hold it; a view sees the ones it
+ * holds. So deriving a view costs what changed, and the views before it stay as they were.
+ */
+class ViewLine {
+  constructor() {
+    /** @type {Map<string, import('../codec/mempool').MempoolTx[]>} by latin1 txid (two only while a changed part's old one is kept) */
+    this.byTxid = new Map();
+    /** @type {{address: Map<string, MempoolEntry[]>, script: Map<string, MempoolEntry[]>}} by view, then latin1 script hash, in snapshot order */
+    this.byView = { address: new Map(), script: new Map() };
+    /** @type {WeakMap<import('../codec/mempool').MempoolTx, import('../chain/tx').Tx>} transactions parsed so far (a transaction object's bytes never change) */
+    this.parsedTxs = new WeakMap();
+    /** @type {Map<string, Array<{tx: import('../codec/mempool').MempoolTx, vin: number}>>} by latin1 txid + ':' + vout */
+    this.spenders = new Map();
+    this.lastRank = -1;
+    /** @type {MempoolView|null} the newest view: the only one a next view derives from */
+    this.head = null;
+    /** @type {Array<{at: number, seq: number, txs: import('../codec/mempool').MempoolTx[]}>} what left, when */
+    this.gone = [];
+    /** views below this seq may have lost a transaction they held */
+    this.keptFrom = 0;
+  }
+
+  /**
+   * Indexes transactions that join the line.
+   * @param {import('../codec/mempool').MempoolTx[]} txs in snapshot order (their places increasing)
+   */
+  add(txs) {
+    /** @type {{address: Map<string, MempoolEntry[]>, script: Map<string, MempoolEntry[]>}} */
+    const lists = { address: new Map(), script: new Map() };
+    for (const tx of txs) {
+      const key = tx.txid.latin1Slice(0, 32);
+      const same = this.byTxid.get(key);
+      if (same) same.push(tx);
+      else this.byTxid.set(key, [tx]);
+      tx.inputs.forEach((i, vin) => {
+        const k = `${i.txid.latin1Slice(0, 32)}:${i.vout}`;
+        const list = this.spenders.get(k);
+        if (list) list.push({ tx, vin });
+        else this.spenders.set(k, [{ tx, vin }]);
+      });
+      if (!tx[TOUCHES]) tx[TOUCHES] = touches(tx);
+      for (const view of VIEWS) {
+        for (const [k, e] of tx[TOUCHES][view]) {
+          const list = lists[view].get(k);
+          if (list) list.push(e);
+          else lists[view].set(k, [e]);
+        }
+      }
+    }
+    for (const view of VIEWS) {
+      const map = this.byView[view];
+      for (const [k, news] of lists[view]) {
+        const list = map.get(k);
+        if (!list) map.set(k, news);
+        else if (list[list.length - 1].tx[RANK] <= news[0].tx[RANK]) for (const e of news) list.push(e);
+        // one whose part changed takes the place of the one it replaces: merged in place order
+        else map.set(k, mergeByRank(list, news));
+      }
+    }
+  }
+
+  /**
+   * Forgets transactions no view can read any more: each list they were on is filtered once.
+   * @param {Set<import('../codec/mempool').MempoolTx>} txs
+   */
+  drop(txs) {
+    const keep = (map, key, list, left) => {
+      if (left.length === list.length) return;
+      if (left.length) map.set(key, left);
+      else map.delete(key);
+    };
+    const ids = new Set();
+    const outpoints = new Set();
+    const scripthashes = { address: new Set(), script: new Set() };
+    for (const tx of txs) {
+      ids.add(tx.txid.latin1Slice(0, 32));
+      for (const i of tx.inputs) outpoints.add(`${i.txid.latin1Slice(0, 32)}:${i.vout}`);
+      for (const view of VIEWS) for (const [k] of tx[TOUCHES][view]) scripthashes[view].add(k);
+    }
+    for (const k of ids) {
+      const list = this.byTxid.get(k);
+      if (list) keep(this.byTxid, k, list, list.filter((t) => !txs.has(t)));
+    }
+    for (const k of outpoints) {
+      const list = this.spenders.get(k);
+      if (list) keep(this.spenders, k, list, list.filter((x) => !txs.has(x.tx)));
+    }
+    for (const view of VIEWS) {
+      const map = this.byView[view];
+      for (const k of scripthashes[view]) {
+        const list = map.get(k);
+        if (list) keep(map, k, list, list.filter((e) => !txs.has(e.tx)));
+      }
+    }
+  }
+
+  /** Forgets what left before `now - KEEP_GONE_MS`. */
+  prune(now) {
+    const txs = new Set();
+    while (this.gone.length && now - this.gone[0].at > KEEP_GONE_MS) {
+      const g = this.gone.shift();
+      for (const tx of g.txs) txs.add(tx);
+      this.keptFrom = g.seq;
+    }
+    if (txs.size) this.drop(txs);
+  }
+}
+
 class MempoolView {
   /**
-   * @param {import('../codec/mempool').MempoolSnapshot} snap decoded; its buffers must outlive the view
+   * A view built from a snapshot alone (the first of a line).
+   * @param {import('../codec/mempool').MempoolSnapshot} snap decoded; its buffers must outlive
+   *   the view, and its transactions belong to this view's line from now on
    */
   constructor(snap) {
     this.seq = snap.seq;
     /** the confirmed tip the snapshot was resolved against, display hex */
     this.tip = toDisplayHex(snap.tip);
     this.txs = snap.txs;
-    /** @type {Map<string, import('../codec/mempool').MempoolTx>} by latin1 txid */
-    this.byTxid = new Map();
-    /** @type {{address: Map<string, MempoolEntry[]>, script: Map<string, MempoolEntry[]>}} by view, then latin1 script hash, in snapshot order */
-    this.byView = { address: new Map(), script: new Map() };
-    /** @type {Map<import('../codec/mempool').MempoolTx, number>} each transaction's place in the snapshot */
-    this.position = new Map();
-    /** @type {Map<string, {tx: import('../codec/mempool').MempoolTx, vin: number}>} by latin1 txid + ':' + vout */
-    this.spenders = new Map();
-    let vsize = 0;
-    let fee = 0;
-    for (const tx of snap.txs) {
-      this.byTxid.set(tx.txid.latin1Slice(0, 32), tx);
-      this.position.set(tx, this.position.size);
-      vsize += tx.vsize;
-      fee += tx.fee;
-      const mine = { address: new Map(), script: new Map() };
-      const entries = (sh, p2pk) => {
-        const out = [];
-        const add = (view, key) => {
-          const k = key.latin1Slice(0, 32);
-          let e = mine[view].get(k);
-          if (!e) {
-            e = { tx, funded: false, spent: false, received: 0, sent: 0, fundedCount: 0, spentCount: 0 };
-            mine[view].set(k, e);
-          }
-          out.push(e);
-        };
-        add('address', sh);
-        if (p2pk) add('address', p2pk);
-        add('script', p2pk || sh);
-        return out;
-      };
-      tx.inputs.forEach((i, vin) => {
-        this.spenders.set(`${i.txid.latin1Slice(0, 32)}:${i.vout}`, { tx, vin });
-        if (!i.scripthash) return;
-        for (const e of entries(i.scripthash, i.p2pk)) {
-          e.spent = true;
-          e.sent += i.value;
-          e.spentCount++;
-        }
-      });
-      for (const o of tx.outputs) {
-        if (!o.scripthash) continue;
-        for (const e of entries(o.scripthash, o.p2pk)) {
-          e.funded = true;
-          e.received += o.value;
-          e.fundedCount++;
-        }
-      }
-      for (const view of ['address', 'script']) {
-        for (const [k, e] of mine[view]) {
-          let list = this.byView[view].get(k);
-          if (!list) this.byView[view].set(k, (list = []));
-          list.push(e);
-        }
-      }
-    }
-    this.vsize = vsize;
-    this.fee = fee;
+    this.line = new ViewLine();
+    this.vsize = 0;
+    this.fee = 0;
     /** @type {Array<[number, number]>|null} */
     this.histogram = null;
-    /** @type {Map<import('../codec/mempool').MempoolTx, import('../chain/tx').Tx>} transactions parsed so far */
-    this.parsedTxs = new Map();
+    let rank = 0;
+    for (const tx of snap.txs) {
+      tx[RANK] = rank++;
+      tx[FROM] = snap.seq;
+      tx[UNTIL] = Infinity;
+      this.vsize += tx.vsize;
+      this.fee += tx.fee;
+    }
+    this.line.add(snap.txs);
+    this.line.lastRank = rank - 1;
+    this.line.head = this;
+  }
+
+  /**
+   * The view of the next snapshot, derived from this one: the work follows what changed, not
+   * the mempool's size, and this view stays as it was (a request that began with it reads it
+   * to the end).
+   *
+   * @param {import('../codec/mempool').MempoolSnapshot} snap the next snapshot (a higher seq),
+   *   in its order: transactions this view holds (the same objects, their parts unchanged) and
+   *   new ones
+   * @param {import('../codec/mempool').MempoolTx[]} added the new ones (decoded for it)
+   * @param {import('../codec/mempool').MempoolTx[]} removed this view's transactions it lacks
+   *   (a transaction whose part changed is removed and added again, as a new object)
+   * @param {number} [now] ms, when the view is made (Date.now())
+   * @returns {MempoolView|null} null when only a view built from the snapshot alone is right:
+   *   the kept transactions changed their order (a reorg resolved the mempool anew), or this
+   *   view is not the newest of its line
+   */
+  next(snap, added, removed, now = Date.now()) {
+    const line = this.line;
+    if (line.head !== this || !(snap.seq > this.seq)) return null;
+    // places: a kept transaction keeps its own; a new one takes the place of the one with its
+    // txid it replaces, else a place after every other
+    let lastRank = line.lastRank;
+    for (const tx of added) {
+      const old = this.get(tx.txid);
+      tx[RANK] = old ? old[RANK] : ++lastRank;
+    }
+    let prev = -1;
+    for (const tx of snap.txs) {
+      if (!(tx[RANK] > prev)) return null;
+      prev = tx[RANK];
+    }
+    line.lastRank = lastRank;
+    const view = Object.create(MempoolView.prototype);
+    view.seq = snap.seq;
+    view.tip = toDisplayHex(snap.tip);
+    view.txs = snap.txs;
+    view.line = line;
+    view.vsize = this.vsize;
+    view.fee = this.fee;
+    view.histogram = null;
+    for (const tx of removed) {
+      tx[UNTIL] = snap.seq;
+      view.vsize -= tx.vsize;
+      view.fee -= tx.fee;
+    }
+    for (const tx of added) {
+      tx[FROM] = snap.seq;
+      tx[UNTIL] = Infinity;
+      view.vsize += tx.vsize;
+      view.fee += tx.fee;
+    }
+    line.add(added);
+    if (removed.length) line.gone.push({ at: now, seq: snap.seq, txs: removed });
+    line.head = view;
+    line.prune(now);
+    return view;
+  }
+
+  /**
+   * Whether the view holds a transaction of its line.
+   * @private
+   */
+  holds(tx) {
+    return tx[FROM] <= this.seq && this.seq < tx[UNTIL];
+  }
+
+  /**
+   * The line's indexes, while they still hold everything this view held.
+   * @private
+   */
+  index() {
+    if (this.seq < this.line.keptFrom) {
+      throw new AddrIndexError('ERR_MEMPOOL_VIEW_GONE', `the mempool view of seq ${this.seq} was read more than ${KEEP_GONE_MS / 1000} s after a newer one replaced it`);
+    }
+    return this.line;
   }
 
   /** @param {Buffer} txid internal order */
   get(txid) {
-    return this.byTxid.get(txid.latin1Slice(0, 32)) || null;
+    const same = this.index().byTxid.get(txid.latin1Slice(0, 32));
+    if (same) for (const tx of same) if (this.holds(tx)) return tx;
+    return null;
   }
 
   /**
-   * A transaction of the snapshot parsed, as a block's transactions are (once per view, when a
-   * reader first needs it), and checked: its bytes must hash to the txid the snapshot files
-   * them under.
+   * A transaction of the snapshot parsed, as a block's transactions are (once per line of
+   * views, when a reader first needs it), and checked: its bytes must hash to the txid the
+   * snapshot files them under.
    * @param {import('../codec/mempool').MempoolTx} m one of this view's transactions
    * @returns {import('../chain/tx').Tx}
    */
   parsed(m) {
-    let tx = this.parsedTxs.get(m);
+    const parsedTxs = this.line.parsedTxs;
+    let tx = parsedTxs.get(m);
     if (!tx) {
       tx = parseTransaction(m.raw);
       if (!tx.txid.equals(m.txid)) throw new StoreError('ERR_CORRUPT', `the mempool snapshot's transaction ${toDisplayHex(m.txid)} hashes to ${tx.hash}`);
-      this.parsedTxs.set(m, tx);
+      parsedTxs.set(m, tx);
     }
     return tx;
   }
@@ -133,7 +301,35 @@ class MempoolView {
    * @returns {MempoolEntry[]}
    */
   entries(scripthash, view = 'address') {
-    return this.byView[view].get(scripthash.latin1Slice(0, 32)) || [];
+    return this.entriesOfKey(scripthash.latin1Slice(0, 32), view);
+  }
+
+  /**
+   * entries() by a script hash's latin1 key.
+   * @param {string} key
+   * @param {'address'|'script'} [view='address']
+   * @returns {MempoolEntry[]}
+   */
+  entriesOfKey(key, view = 'address') {
+    const list = this.index().byView[view].get(key);
+    return list ? list.filter((e) => this.holds(e.tx)) : [];
+  }
+
+  /**
+   * The script hashes (latin1 keys) the view's transactions touch.
+   * @param {'address'|'script'} [view='address']
+   * @returns {IterableIterator<string>}
+   */
+  * scripthashKeys(view = 'address') {
+    for (const [k, list] of this.index().byView[view]) if (list.some((e) => this.holds(e.tx))) yield k;
+  }
+
+  /**
+   * An upper bound of how many script hashes the view's transactions touch (cheap).
+   * @param {'address'|'script'} [view='address']
+   */
+  scripthashBound(view = 'address') {
+    return this.line.byView[view].size;
   }
 
   /**
@@ -159,7 +355,7 @@ class MempoolView {
 
   /** Sort order, newest first: first-seen time, then later in the snapshot (children after parents) first. */
   newer(a, b) {
-    return b.time - a.time || this.position.get(b) - this.position.get(a);
+    return b.time - a.time || b[RANK] - a[RANK];
   }
 
   /**
@@ -206,7 +402,9 @@ class MempoolView {
    * @param {number} vout
    */
   spender(txid, vout) {
-    return this.spenders.get(`${txid.latin1Slice(0, 32)}:${vout}`) || null;
+    const list = this.index().spenders.get(`${txid.latin1Slice(0, 32)}:${vout}`);
+    if (list) for (const s of list) if (this.holds(s.tx)) return s;
+    return null;
   }
 
   /** Whether a transaction spends an output of another mempool transaction. */
@@ -250,9 +448,66 @@ class MempoolView {
   }
 }
 
+/** Two lists of entries ordered by place, as one (a new array). */
+function mergeByRank(a, b) {
+  const out = new Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = a[i].tx[RANK] <= b[j].tx[RANK] ? a[i++] : b[j++];
+  while (i < a.length) out[k++] = a[i++];
+  while (j < b.length) out[k++] = b[j++];
+  return out;
+}
+
+/**
+ * A transaction's entries by view and script hash (latin1 key), in the order its inputs and
+ * outputs first name them: in the address view a P2PK output (or an input spending one)
+ * counts toward its key's P2PKH script hash and its own script hash, in the script view toward
+ * its own only (lib/core/p2pk.js).
+ * @param {import('../codec/mempool').MempoolTx} tx
+ * @returns {{address: Map<string, MempoolEntry>, script: Map<string, MempoolEntry>}}
+ */
+function touches(tx) {
+  const mine = { address: new Map(), script: new Map() };
+  const entries = (sh, p2pk) => {
+    const out = [];
+    const add = (view, key) => {
+      const k = key.latin1Slice(0, 32);
+      let e = mine[view].get(k);
+      if (!e) {
+        e = { tx, funded: false, spent: false, received: 0, sent: 0, fundedCount: 0, spentCount: 0 };
+        mine[view].set(k, e);
+      }
+      out.push(e);
+    };
+    add('address', sh);
+    if (p2pk) add('address', p2pk);
+    add('script', p2pk || sh);
+    return out;
+  };
+  for (const i of tx.inputs) {
+    if (!i.scripthash) continue;
+    for (const e of entries(i.scripthash, i.p2pk)) {
+      e.spent = true;
+      e.sent += i.value;
+      e.spentCount++;
+    }
+  }
+  for (const o of tx.outputs) {
+    if (!o.scripthash) continue;
+    for (const e of entries(o.scripthash, o.p2pk)) {
+      e.funded = true;
+      e.received += o.value;
+      e.fundedCount++;
+    }
+  }
+  return mine;
+}
+
 /** An empty view, for an index without a follower. */
 function emptyMempool(tipHash) {
   return new MempoolView({ seq: 0, tip: Buffer.from(tipHash || '00'.repeat(32), 'hex').reverse(), txs: [] });
 }
 
-module.exports = { MempoolView, emptyMempool, HISTOGRAM_BIN_VSIZE };
+module.exports = { MempoolView, emptyMempool, HISTOGRAM_BIN_VSIZE, KEEP_GONE_MS };

@@ -215,14 +215,13 @@ class Subscriptions {
     const check = new Set(this.withMempool);
     if (view) {
       // from the smaller side: the view's script hashes, or the subscriptions
-      const touched = view.byView[VIEW];
-      if (touched.size < this.byKey.size) {
-        for (const k of touched.keys()) {
+      if (view.scripthashBound(VIEW) < this.byKey.size) {
+        for (const k of view.scripthashKeys(VIEW)) {
           const e = this.byKey.get(k);
           if (e) check.add(e);
         }
       } else {
-        for (const e of this.entries.values()) if (touched.has(e.key)) check.add(e);
+        for (const e of this.entries.values()) if (view.entriesOfKey(e.key, VIEW).length) check.add(e);
       }
     }
     const out = [];

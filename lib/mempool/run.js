@@ -42,6 +42,11 @@ function followMempool({ store, client, network, pollMs, metrics = null, logger 
       if (metrics) {
         metrics.mempoolFollowerPoll.observe(r.ms / 1000);
         metrics.mempoolFollowerTxs.set(r.txs);
+        // the stored snapshot's size: what it wrote, or what it resolved again unchanged
+        if (r.outcome === 'written' || r.outcome === 'unchanged') {
+          metrics.mempoolTxs.set(r.txs);
+          metrics.mempoolVsize.set(r.vsize);
+        }
       }
       if (r.outcome !== 'written') return;
       const fields = { seq: r.seq, tip: r.tip, txs: r.txs, vsize: r.vsize, bytes: r.bytes, added: r.added, removed: r.removed, ms: r.ms, busyMs: Math.round(r.busyMs) };

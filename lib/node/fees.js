@@ -118,8 +118,33 @@ class FeeEstimator {
   }
 }
 
+/** The targets (blocks) of mempool.space's fastest, half-hour and hour fees. */
+const RECOMMENDED_TARGETS = Object.freeze({ fastestFee: 1, halfHourFee: 3, hourFee: 6 });
+
+/**
+ * mempool.space's GET /api/v1/fees/recommended from a node's estimates (`@mempool/mempool.js`
+ * fees.getFeesRecommended), in whole sat/vB as it answers: `minimumFee` the node's relay fee
+ * (at least 1); `fastestFee`, `halfHourFee`, `hourFee` the estimates for 1, 3 and 6 blocks,
+ * rounded up (a target the node cannot estimate takes the next longer one's, the last the
+ * minimum's); `economyFee` as mempool.space defines it, min(2 × minimumFee, hourFee); each at
+ * least the one after it, so the five never invert. Pure.
+ * @param {{fastestFee: number|null, halfHourFee: number|null, hourFee: number|null}} satPerVb
+ *   the node's estimates (null: none)
+ * @param {number} relayBtcPerKvB the node's minimum relay fee
+ * @returns {{fastestFee: number, halfHourFee: number, hourFee: number, economyFee: number, minimumFee: number}}
+ */
+function recommendedFees(satPerVb, relayBtcPerKvB) {
+  const minimumFee = Math.max(1, Math.ceil(relayBtcPerKvB * SAT_PER_VB - 1e-9));
+  const up = (x) => (x === null ? null : Math.ceil(x - 1e-9));
+  const hourFee = Math.max(up(satPerVb.hourFee) ?? minimumFee, minimumFee);
+  const halfHourFee = Math.max(up(satPerVb.halfHourFee) ?? hourFee, hourFee);
+  const fastestFee = Math.max(up(satPerVb.fastestFee) ?? halfHourFee, halfHourFee);
+  const economyFee = Math.max(Math.min(2 * minimumFee, hourFee), minimumFee);
+  return { fastestFee, halfHourFee, hourFee, economyFee, minimumFee };
+}
+
 function withSat(e) {
   return { ...e, satPerVb: e.btcPerKvB === null ? null : Math.round(e.btcPerKvB * SAT_PER_VB * 1000) / 1000 };
 }
 
-module.exports = { FeeEstimator, ESPLORA_TARGETS };
+module.exports = { FeeEstimator, ESPLORA_TARGETS, RECOMMENDED_TARGETS, recommendedFees };

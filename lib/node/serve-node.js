@@ -2,7 +2,7 @@
 
 const { NodeError } = require('../errors');
 const { RPC_METHOD_NOT_FOUND } = require('./client');
-const { FeeEstimator, ESPLORA_TARGETS } = require('./fees');
+const { FeeEstimator, ESPLORA_TARGETS, RECOMMENDED_TARGETS, recommendedFees } = require('./fees');
 
 /**
  * What `addrindex serve` asks of the node behind it (`--rpc-url`, `--rpc-cookie`), over the
@@ -88,6 +88,17 @@ class ServeNode {
    */
   feeEstimates() {
     return this.fees.estimates(ESPLORA_TARGETS);
+  }
+
+  /**
+   * mempool.space's /api/v1/fees/recommended (lib/node/fees.js recommendedFees): the node's
+   * estimates for 1, 3 and 6 blocks (one batch, kept as the others) and its relay fee.
+   * @returns {Promise<{fastestFee: number, halfHourFee: number, hourFee: number, economyFee: number, minimumFee: number}>}
+   */
+  async recommendedFees() {
+    const names = Object.keys(RECOMMENDED_TARGETS);
+    const [estimates, relay] = await Promise.all([this.fees.estimateMany(names.map((n) => RECOMMENDED_TARGETS[n])), this.relayFee()]);
+    return recommendedFees(Object.fromEntries(names.map((n, i) => [n, estimates[i].satPerVb])), relay);
   }
 
   /**

@@ -14,9 +14,9 @@
  * aggregators: sum by default; `max` for readings every worker takes of the same thing, such as
  * the index's tip, so N workers do not report N times the height).
  *
- * Adding a metric is one line here and the call that sets it, e.g. a mempool poller:
- *   mempoolTxs: gauge('addrindex_mempool_txs', 'transactions in the mempool snapshot', ['api'], { aggregator: 'max' }),
- *   … metrics.mempoolTxs.set(snapshot.size);
+ * Adding a metric is one line here and the call that sets it, e.g. the mempool's size:
+ *   mempoolTxs: gauge('addrindex_mempool_txs', '…', ['api', 'sync'], { aggregator: 'max' }),
+ *   … metrics.mempoolTxs.set(view.txs.length);
  */
 
 /** Request latency buckets (seconds): 1 ms … 10 s, dense where the API's answers are. */
@@ -57,6 +57,9 @@ const CATALOG = Object.freeze({
   syncReorgs: counter('addrindex_sync_reorgs_total', 'reorgs followed (reverts to a fork point)', ['sync']),
   syncReverted: counter('addrindex_sync_reverted_blocks_total', 'blocks reverted by reorgs', ['sync']),
   syncCaughtUp: gauge('addrindex_sync_caught_up', '1 when the last pass reached the block source\'s tip, else 0', ['sync']),
+  // --- the mempool -----------------------------------------------------------------------------
+  mempoolTxs: gauge('addrindex_mempool_txs', 'transactions in the mempool snapshot that goes with the index\'s tip (serve: what the answers hold; sync: what the follower stored)', ['api', 'sync'], { aggregator: 'max' }),
+  mempoolVsize: gauge('addrindex_mempool_vsize_bytes', 'virtual size (vbytes) of those transactions', ['api', 'sync'], { aggregator: 'max' }),
   // --- the mempool follower (sync --follow with a node) -----------------------------------------
   mempoolFollowerTxs: gauge('addrindex_mempool_follower_txs', 'transactions in the mempool snapshot the follower last resolved', ['sync']),
   mempoolFollowerPoll: histogram('addrindex_mempool_follower_poll_seconds', 'one poll of the node\'s mempool: list, fetch, resolve, and the snapshot\'s write', ['sync'], { buckets: LATENCY_BUCKETS }),

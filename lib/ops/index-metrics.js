@@ -34,4 +34,22 @@ function watchIndex(metrics, store, nodeTip) {
   }
 }
 
-module.exports = { watchIndex };
+/**
+ * The mempool the answers hold, read at each scrape: the snapshot that goes with the index's
+ * tip (lib/mempool/reader.js's rule), its transactions and vsize; 0 when none goes with it.
+ * The view is the one requests read (a new seq is read once per process, for both).
+ * @param {import('./metrics').Metrics} metrics with mempoolTxs and mempoolVsize
+ * @param {import('../stores/abstract').AbstractStore} store
+ * @param {{at: (tip: {hash: string}|null) => Promise<import('../core/mempool').MempoolView|null>}} views
+ */
+function watchMempool(metrics, store, views) {
+  metrics.mempoolTxs.set(0);
+  metrics.mempoolVsize.set(0);
+  metrics.collect(async () => {
+    const view = await views.at(await store.getTip());
+    metrics.mempoolTxs.set(view ? view.txs.length : 0);
+    metrics.mempoolVsize.set(view ? view.vsize : 0);
+  });
+}
+
+module.exports = { watchIndex, watchMempool };

@@ -232,6 +232,50 @@ describe('api: the mempool snapshot in every REST answer', function () {
     assert.deepEqual(status.mempool, { seq: 1, count: pool.length, vsize: pool.reduce((n, p) => n + p.vsize, 0), fee: pool.reduce((n, p) => n + p.fee, 0) });
   });
 
+  it('native: a mempool transaction (plain and full=1), and unspent outputs with the mempool\'s as Esplora\'s /utxo', async () => {
+    const spender = new Map(pool.flatMap((p) => p.ins.map((i, vin) => [i.key, { txid: p.tx.hash, vin }])));
+    for (const p of pool) {
+      const plain = (await get(`/api/v1/tx/${p.tx.hash}`)).json;
+      assert.deepEqual({ ...plain, tip: undefined }, {
+        txid: p.tx.hash, height: null, blockHash: null, position: null, time: p.time, confirmations: 0,
+        mempool: { fee: p.fee, vsize: p.vsize, parentsUnconfirmed: p.ins.some((i) => i.unconfirmed) }, tip: undefined,
+      });
+      const full = (await get(`/api/v1/tx/${p.tx.hash}?full=1`)).json;
+      assert.deepEqual([full.txid, full.height, full.confirmations, full.time, full.fee, full.vsize], [p.tx.hash, null, 0, p.time, p.fee, p.vsize]);
+      assert.deepEqual(full.inputs.map((i) => [i.txid, i.vout, i.value, i.scripthash && display(i.scripthash)]), p.ins.map((i) => [i.txid, i.vout, i.value, i.sh]));
+      assert.deepEqual(full.outputs.map((o) => [o.value, o.spent]), p.outs.map((o, vout) => {
+        const s = spender.get(`${p.tx.hash}:${vout}`);
+        return [o.value, s ? { txid: s.txid, vin: s.vin, height: null } : null];
+      }));
+    }
+    const confirmedTx = ref.blocks[M].transactions[0].hash;
+    assert.equal((await get(`/api/v1/tx/${confirmedTx}`)).json.height, M, 'a confirmed one as before');
+    assert.equal((await get(`/api/v1/tx/${'ab'.repeat(32)}`)).status, 404);
+    for (const sh of shs) {
+      const u = unconfirmedOf(ref, sh, pool, M);
+      const r = (await get(`/api/v1/scripthash/${display(sh)}/utxos?limit=1000`)).json;
+      assert.deepEqual(r.utxos, [
+        ...u.poolUtxos.map((x) => ({ txid: x.txid, vout: x.vout, value: x.value, height: null })),
+        ...u.confirmedUtxos.map((x) => ({ txid: x.txid, vout: x.vout, value: x.value, height: x.height })),
+      ], sh);
+    }
+    // paged: the mempool's outputs on the first page only, spent confirmed ones on none
+    const sh = shs.find((x) => unconfirmedOf(ref, x, pool, M).poolUtxos.length && addressAt(ref, x, M).utxos.length > 2);
+    if (sh) {
+      const u = unconfirmedOf(ref, sh, pool, M);
+      const seen = [];
+      let cursor = null;
+      do {
+        const r = (await get(`/api/v1/scripthash/${display(sh)}/utxos?limit=1${cursor ? `&cursor=${cursor}` : ''}`)).json;
+        seen.push(...r.utxos);
+        cursor = r.next;
+      } while (cursor);
+      assert.deepEqual(seen.map((x) => `${x.txid}:${x.vout}:${x.height}`), [
+        ...u.poolUtxos.map((x) => `${x.txid}:${x.vout}:null`), ...u.confirmedUtxos.map((x) => `${x.txid}:${x.vout}:${x.height}`),
+      ]);
+    }
+  });
+
   it('the unconfirmed answers are the ones docs/openapi.json documents', async () => {
     const schemaOf = (path, method = 'get') => {
       const media = DOC.paths[path][method].responses['200'].content;
@@ -250,6 +294,9 @@ describe('api: the mempool snapshot in every REST answer', function () {
       ['/api/v1/scripthash/{hash}', `/api/v1/scripthash/${display(sh)}`],
       ['/api/v1/scripthash/{hash}/history', `/api/v1/scripthash/${display(sh)}/history?mempool=1`],
       ['/api/v1/status', '/api/v1/status'],
+      ['/api/v1/tx/{txid}', `/api/v1/tx/${pool[0].tx.hash}`],
+      ['/api/v1/tx/{txid}', `/api/v1/tx/${pool.find((p) => p.ins.some((i) => i.unconfirmed)).tx.hash}?full=1`],
+      ['/api/v1/scripthash/{hash}/utxos', `/api/v1/scripthash/${display(sh)}/utxos`],
       ['/insight-api/addr/{addr}', `/insight-api/addr/${address}`],
       ['/insight-api/addr/{addr}/utxo', `/insight-api/addr/${address}/utxo`],
       ['/insight-api/tx/{txid}', `/insight-api/tx/${pool[0].tx.hash}`],

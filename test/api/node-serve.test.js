@@ -140,6 +140,20 @@ describe('serve with a node (btcd regtest): lag, getblock fallback, broadcast, f
     const two = await node.call('estimatefee', 2).catch(() => -1);
     assert.equal(await electrum.blockchainEstimatefee(2), two > 0 ? two : -1);
     assert.equal(await electrum.blockchain_relayfee(), (await node.call('getinfo')).relayfee);
+    // mempool.space's recommended fees through its client: btcd's estimates for 1, 3 and 6
+    // blocks and its relay fee, in whole sat/vB, never inverted
+    const { port } = new URL(url);
+    const { bitcoin } = mempoolJS({ hostname: `127.0.0.1:${port}`, network: 'mainnet', protocol: 'http' });
+    const est = async (t) => {
+      const r = await node.call('estimatefee', t).catch(() => null);
+      return typeof r === 'number' && r > 0 ? Math.ceil(r * 1e5) : null;
+    };
+    const minimumFee = Math.max(1, Math.ceil((await node.call('getinfo')).relayfee * 1e5));
+    const hourFee = Math.max((await est(6)) ?? minimumFee, minimumFee);
+    const halfHourFee = Math.max((await est(3)) ?? hourFee, hourFee);
+    const fastestFee = Math.max((await est(1)) ?? halfHourFee, halfHourFee);
+    assert.deepEqual(await bitcoin.fees.getFeesRecommended(),
+      { fastestFee, halfHourFee, hourFee, economyFee: Math.min(2 * minimumFee, hourFee), minimumFee });
   });
 });
 

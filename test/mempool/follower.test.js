@@ -402,7 +402,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
   it('sync --follow with a node keeps the snapshot, and serve answers from it (@mempool/mempool.js): a payment appears, a block confirms it; --mempool-poll-ms needs --follow and a node', async () => {
     const datadir = path.join(tempDir('mp-cli'), 'index');
     const child = startCli(['sync', '--rpc-url', a.url, '--network', 'regtest', '--datadir', datadir,
-      '--follow', '--poll-ms', '100', '--mempool-poll-ms', '100', '--threads', '1']);
+      '--follow', '--poll-ms', '100', '--mempool-poll-ms', '100', '--threads', '1', '--metrics-port', '0']);
     let ro = null;
     let serve = null;
     try {
@@ -425,6 +425,13 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
         return p && p.view.get(fromDisplayHex(pay.txid)) ? p : null;
       }, 30000, 'the payment in the snapshot');
       assert.equal(seen.view.get(fromDisplayHex(pay.txid)).fee, 3100);
+      // sync's metrics: the stored snapshot's size
+      const metricsUrl = (await child.waitFor(/metrics on (http:\S+)/))[1];
+      const scrape = await waitFor(async () => {
+        const text = await (await fetch(metricsUrl)).text();
+        return /^addrindex_mempool_txs 1$/m.test(text) ? text : null;
+      }, 30000, 'sync: addrindex_mempool_txs 1');
+      assert.match(scrape, new RegExp(`^addrindex_mempool_vsize_bytes ${seen.view.get(fromDisplayHex(pay.txid)).vsize}$`, 'm'));
       // both workers answer from the stored snapshot (each request may land on either)
       for (let k = 0; k < 4; k++) {
         assert.deepEqual(await bitcoin.transactions.getTxStatus({ txid: pay.txid }), { confirmed: false });

@@ -91,8 +91,12 @@ function register(router, app) {
     router.add('GET', `${base}/utxos`, async (ctx) => {
       const t = target(ctx);
       const opts = validate.pageOptions((n) => ctx.query.get(n), LIMITS.pageMax);
-      const { tip, value } = await app.consistent(() => store.getUtxos(t.scripthash, opts));
-      return json({ ...head(t), utxos: value.utxos.map(format.nativeUtxo), next: value.next, tip: tipOf(tip) });
+      const { tip, value, view: pool } = await app.withMempool(() => store.getUtxos(t.scripthash, opts));
+      // as Esplora's /utxo: outputs a mempool transaction spends are left out (of every page),
+      // and the mempool's own unspent outputs (height null) come first, on the first page
+      const utxos = (pool ? value.utxos.filter((u) => !pool.spender(u.txid, u.vout)) : value.utxos).map(format.nativeUtxo);
+      if (pool && !opts.cursor) utxos.unshift(...pool.utxos(t.scripthash).map((u) => format.nativeUtxo({ txid: u.tx.txid, vout: u.vout, value: u.value, height: null })));
+      return json({ ...head(t), utxos, next: value.next, tip: tipOf(tip) });
     });
 
     router.add('POST', `/api/v1/${fam.many}/summary`, async (ctx) => {
@@ -125,20 +129,29 @@ function register(router, app) {
   router.add('GET', '/api/v1/tx/:txid', async (ctx) => {
     const txid = validate.txid(ctx.params.txid);
     const full = validate.integer(ctx.query.get('full'), 'full', { max: 1, def: 0 }) === 1;
-    const { tip, value } = await app.consistent(async (t) => {
-      if (full) return app.txdata.tx(txid, { prevouts: true, spends: true, tip: t });
+    // confirmed, else in the mempool snapshot that goes with the tip of the read
+    const { tip, value, view: pool } = await app.withMempool(async (t) => {
+      if (full) return app.txdata.anyTx(txid, { prevouts: true, spends: true, tip: t });
       const loc = await store.getTx(txid);
       if (!loc) return null;
       const [block] = (await app.blocks([loc.height])).values();
       return { loc, block };
     });
-    if (!value) {
+    const unconfirmed = !value && !full && pool ? pool.get(txid) : null;
+    if (!value && !unconfirmed) {
       throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index` +
-        (tip ? ` (confirmed transactions of the best chain up to height ${tip.height})` : ' (the index is empty)'));
+        (tip ? ` (confirmed transactions of the best chain up to height ${tip.height}, and the mempool that goes with it)` : ' (the index is empty)'));
     }
-    const body = full ? nativeFullTx(value, tip, app.network) : format.nativeTx(value.loc, value.block, tip);
+    let body;
+    if (full) body = nativeFullTx(value, tip, app.network);
+    else if (unconfirmed) body = format.nativeMempoolTx(unconfirmed);
+    else body = format.nativeTx(value.loc, value.block, tip);
     return json({ ...body, tip: tipOf(tip) });
   });
+
+  // mempool.space's recommended fees (@mempool/mempool.js fees.getFeesRecommended), from the
+  // node's estimates as Esplora's /api/fee-estimates
+  router.add('GET', '/api/v1/fees/recommended', async () => json(await app.requireNode('fee estimates').recommendedFees()));
 
   // mempool.space's block routes, which sit under /api/v1 there: @mempool/mempool.js's
   // getBlock and getBlocks ask for these (Esplora's block with `extras`)

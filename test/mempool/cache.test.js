@@ -1,0 +1,142 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const { openIndex, syncInto } = require('../helpers/chains');
+const { mempoolChains, mempoolOf, snapshot } = require('../helpers/mempool');
+const { prng } = require('../helpers/prng');
+const { tempDir } = require('../helpers/tmp');
+const { MempoolCache } = require('../../lib/mempool/cache');
+const { toDisplayHex } = require('../../lib/chain/hash');
+const { decodeMempool } = require('../../lib/codec/mempool');
+const { MempoolView, KEEP_GONE_MS } = require('../../lib/core/mempool');
+const { toHttpError } = require('../../lib/api/errors');
+
+const SEED = 'mempool-cache';
+const M = 14;
+const B = 17;
+
+/**
+ * Everything a reader can ask of a view, as plain data: what a view derived from the last one
+ * must answer exactly as a view built from its snapshot alone.
+ * @param {import('../../lib/core/mempool').MempoolView} v
+ * @param {Buffer[]} shs
+ */
+function describeView(v, shs) {
+  const hex = (t) => toDisplayHex(t.txid);
+  const outpoints = v.txs.flatMap((t) => t.inputs.map((i) => [i.txid, i.vout]));
+  return {
+    seq: v.seq, tip: v.tip, count: v.txs.length, vsize: v.vsize, fee: v.fee,
+    order: v.txs.map(hex),
+    recent: v.recent(v.txs.length).map(hex),
+    histogram: v.feeHistogram(),
+    scripthashes: [...v.scripthashKeys()].sort(),
+    scriptView: [...v.scripthashKeys('script')].sort().map((k) => [k, v.entriesOfKey(k, 'script').map((e) => [hex(e.tx), e.received, e.sent])]),
+    spent: outpoints.map(([txid, vout]) => {
+      const s = v.spender(txid, vout);
+      return s && [hex(s.tx), s.vin];
+    }),
+    got: v.txs.map((t) => hex(v.get(t.txid))),
+    perScripthash: shs.map((sh) => ({
+      entries: v.entries(sh).map((e) => [hex(e.tx), e.funded, e.spent, e.received, e.sent, e.fundedCount, e.spentCount]),
+      newest: v.newest(sh).map((e) => hex(e.tx)),
+      summary: v.summary(sh),
+      utxos: v.utxos(sh).map((u) => [hex(u.tx), u.vout, u.value]),
+      scriptUtxos: v.utxos(sh, 'script').map((u) => [hex(u.tx), u.vout, u.value]),
+      parsed: v.entries(sh).map((e) => v.parsed(e.tx).hash),
+    })),
+    newestOf: v.newestOf(shs.slice(0, 8)).map(hex),
+    unconfirmedInputs: v.txs.map((t) => v.hasUnconfirmedInputs(t)),
+  };
+}
+
+describe('mempool: a reader derives each new snapshot\'s view from the last (lib/mempool/cache.js)', function () {
+  this.timeout(120000);
+  let ref;
+  let pool;
+  let store;
+  let shs;
+
+  before(async () => {
+    const chains = await mempoolChains(SEED, M, B);
+    ref = chains.ref;
+    pool = mempoolOf(ref, M, B);
+    assert.ok(pool.length >= 40, `${pool.length} mempool transactions`);
+    shs = [...new Set(pool.flatMap((p) => [...p.ins.map((i) => i.sh), ...p.outs.map((o) => o.sh)]).filter(Boolean))].map((h) => Buffer.from(h, 'hex'));
+    store = await openIndex(tempDir('mempool-cache'));
+    await syncInto(chains.part.dir, store);
+  });
+  after(async () => {
+    if (store) await store.close();
+  });
+
+  it('arrivals, departures, changed parts and reorderings: every view answers as one built from its snapshot alone, and the views before it stay as they were', async () => {
+    const random = prng(12);
+    const cache = new MempoolCache(store);
+    // a follower's run: the pool's transactions arrive in order; some leave; a kept one's part
+    // changes in place (its resolution changed); now and then the order changes (a reorg)
+    let held = pool.slice(0, Math.floor(pool.length / 2));
+    let next = held.length;
+    const seen = [];
+    let derivedSteps = 0;
+    for (let seq = 1; seq <= 30; seq++) {
+      if (seq > 1) {
+        held = held.filter(() => random() > 0.15);
+        const arrive = 1 + Math.floor(random() * 4);
+        for (let k = 0; k < arrive && next < pool.length; k++) held.push(pool[next++]);
+        if (random() < 0.3 && held.length) {
+          const k = Math.floor(random() * held.length);
+          held[k] = { ...held[k], time: held[k].time + 1 };
+        }
+        if (seq % 10 === 0) held = held.slice().reverse();
+      }
+      assert.equal(await store.putMempool(snapshot(ref, seq, held, M)), true);
+      const before = cache.stats.derived;
+      const view = await cache.view(seq);
+      const alone = await new MempoolCache(store).view(seq);
+      assert.equal(view.seq, seq);
+      assert.deepEqual(describeView(view, shs), describeView(alone, shs), `seq ${seq}`);
+      if (cache.stats.derived > before) derivedSteps++;
+      // the seq-10 reversals change the kept order: only a whole build is right then
+      if (seq % 10 === 0) assert.equal(cache.stats.derived, before, `seq ${seq} reordered: built whole`);
+      seen.push({ view, described: describeView(view, shs) });
+    }
+    for (const { view, described } of seen) assert.deepEqual(describeView(view, shs), described, `view ${view.seq} unchanged by the views after it`);
+    assert.ok(derivedSteps >= 25, `${derivedSteps} views derived`);
+    assert.ok(cache.stats.kept > cache.stats.decoded, `kept ${cache.stats.kept}, decoded ${cache.stats.decoded}`);
+  });
+
+  it('a snapshot that changed nothing but its seq is derived without decoding a transaction', async () => {
+    const cache = new MempoolCache(store);
+    const held = pool.slice(0, 20);
+    assert.equal(await store.putMempool(snapshot(ref, 100, held, M)), true);
+    await cache.view(100);
+    const decoded = cache.stats.decoded;
+    assert.equal(await store.putMempool(snapshot(ref, 101, held, M)), true);
+    const view = await cache.view(101);
+    assert.equal(cache.stats.decoded, decoded);
+    assert.equal(view.seq, 101);
+    assert.equal(view.txs.length, 20);
+  });
+
+  it('what left is kept for the views that held it for KEEP_GONE_MS, then forgotten; a view read later refuses to answer', () => {
+    const a = decodeMempool(snapshot(ref, 1, pool.slice(0, 10), M));
+    const b = decodeMempool(snapshot(ref, 2, pool.slice(0, 10), M)).txs;
+    const first = new MempoolView(a);
+    // the second snapshot keeps transactions 2..9 (the same objects) and adds the 10th
+    const c = decodeMempool(snapshot(ref, 2, pool.slice(0, 11), M));
+    const second = first.next({ seq: 2, tip: c.tip, txs: [...a.txs.slice(2), c.txs[10]] }, [c.txs[10]], a.txs.slice(0, 2), 1000);
+    assert.ok(second && b.length === 10);
+    assert.equal(first.get(a.txs[0].txid), a.txs[0], 'the first view still holds what left');
+    assert.equal(second.get(a.txs[0].txid), null);
+    assert.equal(first.get(c.txs[10].txid), null, 'and not what came after it');
+    const third = second.next({ seq: 3, tip: c.tip, txs: second.txs }, [], [], 1000 + KEEP_GONE_MS + 1);
+    assert.equal(third.txs.length, 9);
+    assert.equal(third.get(a.txs[0].txid), null);
+    assert.equal(second.get(a.txs[2].txid), a.txs[2]);
+    let gone = null;
+    assert.throws(() => first.get(a.txs[0].txid), (err) => { gone = err; return err.code === 'ERR_MEMPOOL_VIEW_GONE'; });
+    // the API answers it as a 503 to retry, not as an internal error
+    assert.deepEqual(toHttpError(gone), { status: 503, code: 'ERR_MEMPOOL_VIEW_GONE', message: 'the request outlived the mempool snapshot it began with; retry', internal: false });
+    assert.equal(first.next({ seq: 4, tip: c.tip, txs: [] }, [], first.txs), null, 'only the newest view of a line derives the next');
+  });
+});
