@@ -52,6 +52,12 @@ function toHttpError(err) {
     // the client can only retry; the operator reads the log
     return { status: 503, code: 'ERR_NODE_UNAVAILABLE', message: 'the node behind this server cannot be reached now; retry later', internal: true };
   }
+  if (err instanceof AddrIndexError && err.code === 'ERR_INDEX_MOVING') {
+    // every attempt to read one committed state saw a commit land (lib/core/consistent.js, or
+    // MongoDB's own reads): nothing is wrong, the index is busy. Not the store's message, which
+    // may name the server
+    return { status: 503, code: err.code, message: 'the index committed new blocks during each attempt to read a consistent answer; retry', internal: false };
+  }
   if (err instanceof AddrIndexError && err.code === 'ERR_MEMPOOL_VIEW_GONE') {
     // a request that held its mempool view longer than lib/core/mempool.js keeps what left it
     return { status: 503, code: err.code, message: 'the request outlived the mempool snapshot it began with; retry', internal: false };

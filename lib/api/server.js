@@ -19,15 +19,13 @@ const { TxData, indexBlockBytes } = require('./txdata');
 const { ChainWork } = require('./chainwork');
 const { JsonCache } = require('./json-cache');
 const { MempoolReader, viewsFrom } = require('../mempool/reader');
+const { readConsistent, movedRows } = require('../core/consistent');
 const native = require('./routes/native');
 const esplora = require('./routes/esplora');
 const insight = require('./routes/insight');
 const ops = require('./routes/ops');
 
 const VERSION = require('../../package.json').version;
-
-/** Reads retried when the index moved under them before giving up with 503. */
-const READ_ATTEMPTS = 4;
 
 /**
  * The API of one process over one open store: routes, validation, consistent reads.
@@ -116,32 +114,16 @@ class ApiApp {
   }
 
   /**
-   * Runs `read(tip)` so that what it returns belongs to one committed tip: the tip is read
-   * before and after, and the read is repeated when a commit landed in between (a seqlock).
-   * Stores promise per-call consistency only; this makes a response of several calls
-   * consistent too, on every store, without holding a read transaction across turns. A read
-   * that finds rows of two states itself (ERR_INDEX_MOVED, see txdata.js) is repeated the same way.
+   * Runs `read(tip)` so that what it returns belongs to one committed tip (lib/core/consistent.js:
+   * the tip read before and after, the read repeated when a commit landed in between). A read
+   * that finds rows of two states itself (ERR_INDEX_MOVED, see txdata.js) is repeated the same
+   * way; one that keeps moving is a 503 ERR_INDEX_MOVING.
    * @template T
    * @param {(tip: import('../stores/abstract').Tip|null) => Promise<T>} read
    * @returns {Promise<{tip: import('../stores/abstract').Tip|null, value: T}>}
    */
-  async consistent(read) {
-    for (let attempt = 1; ; attempt++) {
-      const before = await this.store.getTip();
-      let value;
-      try {
-        value = await read(before);
-      } catch (err) {
-        if (!(err && err.code === 'ERR_INDEX_MOVED' && attempt < READ_ATTEMPTS)) throw movedOr(err);
-        continue;
-      }
-      const after = await this.store.getTip();
-      if (sameTip(before, after)) return { tip: before, value };
-      if (attempt === READ_ATTEMPTS) {
-        throw new ApiError(503, 'ERR_INDEX_MOVING',
-          `the index committed new blocks during each of ${READ_ATTEMPTS} attempts to read a consistent answer; retry`);
-      }
-    }
+  consistent(read) {
+    return readConsistent(this.store, read, { retry: movedRows });
   }
 
   /**
@@ -371,17 +353,6 @@ const NO_CONTENT = { status: 204, type: null, body: Buffer.alloc(0) };
 function requestId(req) {
   const given = req.headers['x-request-id'];
   return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,64}$/.test(given) ? given : randomUUID();
-}
-
-/** A read that kept finding the index moving: the same 503 as a tip that kept moving. */
-function movedOr(err) {
-  if (!(err && err.code === 'ERR_INDEX_MOVED')) return err;
-  return new ApiError(503, 'ERR_INDEX_MOVING', `the index committed new blocks during each of ${READ_ATTEMPTS} attempts to read a consistent answer; retry`);
-}
-
-function sameTip(a, b) {
-  if (!a || !b) return a === b;
-  return a.height === b.height && a.hash === b.hash;
 }
 
 function errorBody(code, message) {

@@ -1,9 +1,6 @@
 'use strict';
 
-const { StoreError } = require('../errors');
-
-/** Times a read is retried when the index commits a block while it runs. */
-const READ_ATTEMPTS = 5;
+const { readConsistent } = require('../core/consistent');
 
 /** What an index without a mempool snapshot (or without a reader of it) gives. */
 const NO_MEMPOOL = Object.freeze({ snapshot: false, view: null });
@@ -28,24 +25,16 @@ class PairedReads {
   }
 
   /**
-   * Runs `read(tip)` until the tip is the same before and after it.
+   * Runs `read(tip)` until the tip is the same before and after it (lib/core/consistent.js).
    * @template T
    * @param {(tip: import('../stores/abstract').Tip|null) => Promise<T>} read
    * @returns {Promise<T>}
+   * @throws {import('../errors').StoreError} ERR_INDEX_MOVING when it never is
    */
   async consistent(read) {
-    for (let attempt = 1; ; attempt++) {
-      const before = await this.store.getTip();
-      const value = await read(before);
-      const after = await this.store.getTip();
-      if ((before && before.hash) === (after && after.hash)) {
-        if (before && this.onTip) this.onTip(before);
-        return value;
-      }
-      if (attempt === READ_ATTEMPTS) {
-        throw new StoreError('ERR_INDEX_MOVING', `the index committed new blocks during each of ${READ_ATTEMPTS} attempts to read a consistent answer`);
-      }
-    }
+    const { tip, value } = await readConsistent(this.store, read);
+    if (tip && this.onTip) this.onTip(tip);
+    return value;
   }
 
   /**

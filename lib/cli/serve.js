@@ -64,9 +64,10 @@ Electrum protocol 1.4 (off unless a port is given), served by the same workers:
   --electrum-tls-port N      TLS (50002 is the custom), with --tls-cert and --tls-key
   --tls-cert FILE            PEM certificate (chain) for --electrum-tls-port
   --tls-key FILE             PEM private key for --electrum-tls-port
-  (raw transactions are read from --blocks-dir, above, else from the blocks dir the sync
-  recorded in the index; without a readable one, blockchain.transaction.get of a confirmed
-  transaction answers error 2 and everything else is served)
+  (raw confirmed transactions are read where the REST routes read them: the index after
+  sync --txstore, else --blocks-dir or the blocks dir the sync recorded, else the node's
+  getblock; with none of them, blockchain.transaction.get of a confirmed transaction answers
+  error 2 and everything else is served)
   --electrum-max-history N   longer histories (and unspent lists) get an error instead of an
                              answer (default ${ELECTRUM.maxHistory}, Fulcrum's)
   --electrum-poll-ms N       how often each worker looks for new blocks to notify (default ${ELECTRUM.pollMs})
@@ -385,7 +386,8 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     if (listening) {
       const at = (a) => `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
       const ports = [listening.tcp && `tcp ${at(listening.tcp)}`, listening.tls && `tls ${at(listening.tls)}`].filter(Boolean);
-      const txs = keepsBlocks ? 'transactions from the index' : bodies.readable ? `transactions from ${bodies.dir}` : `no raw confirmed transactions: ${bodies.why}`;
+      const txs = keepsBlocks ? 'transactions from the index' : bodies.readable ? `transactions from ${bodies.dir}`
+        : node ? 'transactions from the node (getblock)' : `no raw confirmed transactions: ${bodies.why}`;
       (logs.json ? io.stderr : io.stdout).write(`addrindex serve: electrum ${ports.join(', ')} (${txs})\n`);
     }
     if (node) (logs.json ? io.stderr : io.stdout).write(`addrindex serve: node ${node.display} (tip ${watcher.tip ? watcher.tip.height : 'unknown'})\n`);

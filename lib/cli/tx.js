@@ -27,9 +27,6 @@ const options = {
   'blocks-dir': { type: 'string' },
 };
 
-/** Reads repeated while a sync beside this command commits blocks under it. */
-const ATTEMPTS = 4;
-
 function btc(sat) {
   return `${Math.floor(sat / 1e8)}.${String(sat % 1e8).padStart(8, '0')} BTC`;
 }
@@ -67,30 +64,20 @@ async function run(positionals, values, io) {
   const { BlockReader } = require('../sources/blockreader');
   const { TxData, blocksDirOf, indexBlockBytes } = require('../api/txdata');
   const { nativeFullTx } = require('../api/native-format');
+  const { readConsistent, movedRows } = require('../core/consistent');
   return withIndex(values, 'tx', async (store, network) => {
     const { dir } = await blocksDirOf(store, values['blocks-dir']);
     const reader = new BlockReader({ dir, network, fromIndex: store.keepsTransactions ? indexBlockBytes(store) : null });
     try {
       const data = new TxData({ store, reader });
-      for (let attempt = 1; ; attempt++) {
-        const tip = await store.getTip();
-        let full;
-        try {
-          full = await data.tx(txid, { prevouts: true, spends: true, tip });
-        } catch (err) {
-          if (err.code === 'ERR_INDEX_MOVED' && attempt < ATTEMPTS) continue;
-          throw err;
-        }
-        const after = await store.getTip();
-        if ((tip && tip.hash) !== (after && after.hash) && attempt < ATTEMPTS) continue;
-        if (!full) {
-          throw new StoreError('ERR_TX_NOT_FOUND', `transaction ${given.toLowerCase()} is not in the index` +
-            (tip ? ` (confirmed transactions of the best chain up to height ${tip.height})` : ' (the index is empty)'));
-        }
-        const result = { ...nativeFullTx(full, tip, network), tip: { height: tip.height, hash: tip.hash } };
-        io.stdout.write(values.json ? `${JSON.stringify(result, null, 2)}\n` : toText(result));
-        return 0;
+      const { tip, value: full } = await readConsistent(store, (t) => data.tx(txid, { prevouts: true, spends: true, tip: t }), { retry: movedRows });
+      if (!full) {
+        throw new StoreError('ERR_TX_NOT_FOUND', `transaction ${given.toLowerCase()} is not in the index` +
+          (tip ? ` (confirmed transactions of the best chain up to height ${tip.height})` : ' (the index is empty)'));
       }
+      const result = { ...nativeFullTx(full, tip, network), tip: { height: tip.height, hash: tip.hash } };
+      io.stdout.write(values.json ? `${JSON.stringify(result, null, 2)}\n` : toText(result));
+      return 0;
     } finally {
       await reader.close();
     }

@@ -5,6 +5,7 @@ const { sha256d, toDisplayHex } = require('../chain/hash');
 const { BlockReader } = require('../sources/blockreader');
 const { indexBlockBytes } = require('../api/txdata');
 const { MempoolReader } = require('../mempool/reader');
+const { readConsistent, indexMoving, READ_ATTEMPTS } = require('../core/consistent');
 
 /**
  * What the Electrum handlers read, and nothing else: a small interface that an index can
@@ -41,9 +42,6 @@ const { MempoolReader } = require('../mempool/reader');
  */
 const VIEW = 'script';
 
-/** Reads repeated when a commit landed between their parts, before giving up. */
-const READ_ATTEMPTS = 4;
-
 /** Blocks whose txids are kept for merkle branches (wallets ask for several txs of a block). */
 const TXID_CACHE_BLOCKS = 16;
 
@@ -73,20 +71,14 @@ class StoreReader {
   }
 
   /**
-   * Runs `read` so that what it returns belongs to one committed tip (read before and after;
-   * repeated when they differ), as the REST API does.
+   * Runs `read` so that what it returns belongs to one committed tip (lib/core/consistent.js,
+   * as every reader of the index does).
    * @template T
    * @param {(tip: import('../stores/abstract').Tip|null) => Promise<T>} read
    * @returns {Promise<{tip: import('../stores/abstract').Tip|null, value: T}>}
    */
-  async consistent(read) {
-    for (let attempt = 1; ; attempt++) {
-      const before = await this.store.getTip();
-      const value = await read(before);
-      const after = await this.store.getTip();
-      if (before === after || (before && after && before.hash === after.hash)) return { tip: before, value };
-      if (attempt === READ_ATTEMPTS) throw moving();
-    }
+  consistent(read) {
+    return readConsistent(this.store, read);
   }
 
   /**
@@ -135,7 +127,7 @@ class StoreReader {
       // by hash: a block committed between the two reads cannot give another block's header
       const block = await this.store.getBlockByHash(t.hash);
       if (block) return { height: t.height, hash: t.hash, header: block.header };
-      if (attempt === READ_ATTEMPTS) throw moving();
+      if (attempt === READ_ATTEMPTS) throw indexMoving();
     }
   }
 
@@ -307,7 +299,7 @@ class StoreReader {
       sets.push(set);
     }
     // a reorg past `tip` replaces its block too: the sets read are the chain's that ends at tip
-    if ((await this.store.getBlockHash(tip.height)) !== tip.hash) throw moving();
+    if ((await this.store.getBlockHash(tip.height)) !== tip.hash) throw indexMoving();
     return sets;
   }
 
@@ -333,7 +325,7 @@ class StoreReader {
         return Buffer.from(tx.raw);
       }
       // its block was reverted between the two reads: where is it now?
-      if (attempt === READ_ATTEMPTS) throw moving();
+      if (attempt === READ_ATTEMPTS) throw indexMoving();
       const again = await this.store.getTx(txid);
       if (!again) return null;
       Object.assign(loc, again);
@@ -349,10 +341,6 @@ class StoreReader {
 /** The mempool entries of a script hash as Electrum lists them (the script view). */
 function mempoolEntries(view, scripthash) {
   return view.entries(scripthash, VIEW).map((e) => ({ txid: e.tx.txid, height: view.hasUnconfirmedInputs(e.tx) ? -1 : 0, fee: e.tx.fee }));
-}
-
-function moving() {
-  return new StoreError('ERR_INDEX_MOVING', `the index committed new blocks during each of ${READ_ATTEMPTS} attempts to read a consistent answer`);
 }
 
 function unavailable(blockHash, why) {

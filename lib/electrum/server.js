@@ -22,7 +22,7 @@ class ElectrumApp {
    * @param {import('./reader').StoreReader} opts.reader
    * @param {string} opts.network the index's network (server.features' genesis_hash)
    * @param {object} [opts.node] the node behind the server: estimateFee(blocks), relayFee(),
-   *   feeHistogram(), broadcast(raw: Buffer) → txid hex, rawTx(txid) → Buffer|null (README.md)
+   *   broadcast(raw: Buffer) → txid hex, rawTx(txid) → Buffer|null (README.md)
    * @param {Partial<typeof LIMITS>} [opts.limits]
    * @param {string} [opts.banner]
    * @param {string} [opts.donationAddress]

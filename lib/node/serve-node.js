@@ -118,11 +118,6 @@ class ServeNode {
     return info.relayfee;
   }
 
-  /** The node has no fee histogram both nodes answer: the snapshot's is used, else none. */
-  async feeHistogram() {
-    return [];
-  }
-
   /**
    * A transaction the node holds in its mempool (`getrawtransaction TXID 0`), or null.
    * @param {Buffer} txid internal order

@@ -7,7 +7,7 @@ const { nodeError } = require('../errors');
  * protocol's "not enough information") and answers relayfee with Bitcoin Core's default
  * minimum relay fee (1,000 sat/kvB), the floor every node of the network applies unless its
  * operator changed it. The fee histogram is the index's mempool snapshot's (lib/core/mempool.js),
- * else the node's, else empty.
+ * else empty: neither Bitcoin Core nor btcd has one to ask for.
  */
 const DEFAULT_RELAY_FEE = 0.00001;
 
@@ -24,10 +24,6 @@ module.exports = {
   },
   'mempool.get_fee_histogram': {
     params: [],
-    handler: async ({ app }) => {
-      const histogram = await app.reader.feeHistogram();
-      if (histogram) return histogram;
-      return app.node ? ask(app.node.feeHistogram()) : [];
-    },
+    handler: async ({ app }) => (await app.reader.feeHistogram()) || [],
   },
 };
