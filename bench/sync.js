@@ -31,6 +31,7 @@ const { mainThreadCpuSec, msSince: ms } = require('./lib/proc');
 const { values: args } = parseArgs({
   options: {
     txs: { type: 'string', default: '1000000' },
+    store: { type: 'string', default: 'lmdb' },
     seed: { type: 'string', default: '1' },
     'baseline-txs': { type: 'string', default: '100000' },
     threads: { type: 'string' },
@@ -75,7 +76,7 @@ async function phaseSync() {
   // --limit: sync only the blocks holding the first `limit` txs (the baseline's prefix)
   const to = limit === Infinity ? source.tip().height : await heightHolding(source, limit);
   const bounded = boundedSource(source, to);
-  const store = await openStore({ store: 'lmdb', datadir: args.datadir, network: 'regtest' });
+  const store = await openStore({ store: args.store, datadir: args.datadir, network: 'regtest' });
   const samples = [];
   let rssPeak = 0;
   const rssTimer = setInterval(() => { rssPeak = Math.max(rssPeak, process.memoryUsage.rss()); }, 200);
@@ -92,7 +93,11 @@ async function phaseSync() {
       maxMs: num(args['batch-ms']),
     },
     onProgress: (p) => {
-      if (p.phase === 'batch') samples.push({ ms: ms(t0), txs: p.txs, blocks: p.blocks, bytes: p.bytes, batchMs: p.batch.ms, batchBlocks: p.batch.blocks });
+      if (p.phase === 'batch') {
+        samples.push({
+          ms: ms(t0), cpuMs: 1000 * (mainThreadCpuSec() - cpu0), txs: p.txs, blocks: p.blocks, bytes: p.bytes, batchMs: p.batch.ms, batchBlocks: p.batch.blocks,
+        });
+      }
     },
   });
   const r = await service.run();
@@ -142,7 +147,7 @@ async function phaseBaseline() {
 
 function runPhase(phase, extra, execArgv = []) {
   const argv = [...execArgv, __filename, '--phase', phase, '--seed', args.seed, '--txs', args.txs, ...extra];
-  for (const k of ['threads', 'batch-blocks', 'batch-mb', 'batch-ms', 'ahead']) if (args[k] !== undefined) argv.push(`--${k}`, args[k]);
+  for (const k of ['threads', 'batch-blocks', 'batch-mb', 'batch-ms', 'ahead', 'store']) if (args[k] !== undefined) argv.push(`--${k}`, args[k]);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -155,15 +160,19 @@ function runPhase(phase, extra, execArgv = []) {
   });
 }
 
-/** tx/s over each tenth of the chain's transactions, interpolated between batch commits. */
-function tenths(samples, totalTxs) {
+/**
+ * tx/s over each tenth of the chain's transactions, interpolated between batch commits: by
+ * wall time (`clock` 'ms'), or per second of the main thread's CPU ('cpuMs'), which a shared
+ * machine's other work does not stretch.
+ */
+function tenths(samples, totalTxs, clock = 'ms') {
   const timeAt = (txs) => {
-    let prev = { ms: 0, txs: 0 };
+    let prev = { [clock]: 0, txs: 0 };
     for (const s of samples) {
-      if (s.txs >= txs) return prev.ms + (s.ms - prev.ms) * ((txs - prev.txs) / Math.max(1, s.txs - prev.txs));
+      if (s.txs >= txs) return prev[clock] + (s[clock] - prev[clock]) * ((txs - prev.txs) / Math.max(1, s.txs - prev.txs));
       prev = s;
     }
-    return prev.ms;
+    return prev[clock];
   };
   const out = [];
   for (let k = 0; k < 10; k++) {
@@ -182,8 +191,12 @@ async function main() {
     `${os.cpus().length} cores, node ${process.version}, load average ${os.loadavg()[0].toFixed(2)}; work dir ${work}`);
   try {
     let gen;
+    // a chain already in the work dir may be longer (the generator's chains of one seed are
+    // prefixes of each other): the sync then takes the blocks holding the first --txs
+    const whole = [];
     if (fs.existsSync(path.join(blocks, 'blk00000.dat'))) {
-      console.log('using the chain already in the work dir');
+      console.log('using the chain already in the work dir, up to the block holding transaction --txs');
+      whole.push('--limit', args.txs);
     } else {
       gen = await runPhase('generate', ['--blocks', blocks]);
       console.log(`generated ${gen.blocks} blocks, ${gen.txs.toLocaleString('en-US')} txs, ${(gen.bytes / MB).toFixed(0)} MB in ${(gen.ms / 1000).toFixed(1)} s`);
@@ -195,7 +208,7 @@ async function main() {
       return d;
     };
 
-    const ours = await runPhase('sync', ['--blocks', blocks, '--datadir', dd('index')], prof);
+    const ours = await runPhase('sync', ['--blocks', blocks, '--datadir', dd(`index-${args.store}`), ...whole], prof);
     if (args['no-baseline']) {
       console.log('');
       printTable([row('addrindex, whole chain', ours)]);
@@ -220,8 +233,13 @@ async function main() {
 function report(ours, prefixOurs, base, baseTxs, gen) {
   const rate = (r) => r.txs / (r.ms / 1000);
   const t = tenths(ours.samples, ours.txs);
-  console.log('\ntx/s by tenth of the chain (by transactions):');
-  printTable([Object.fromEntries(t.map((v, i) => [`${i + 1}`, Math.round(v).toLocaleString('en-US')]))]);
+  const tc = tenths(ours.samples, ours.txs, 'cpuMs');
+  const fmt = (v) => Math.round(v).toLocaleString('en-US');
+  console.log('\ntx/s by tenth of the chain (by transactions), and tx per second of the main thread\'s CPU:');
+  printTable([
+    { per: 'wall s', ...Object.fromEntries(t.map((v, i) => [`${i + 1}`, fmt(v)])) },
+    { per: 'main CPU s', ...Object.fromEntries(tc.map((v, i) => [`${i + 1}`, fmt(v)])) },
+  ]);
   const st = ours.stats;
   const ratio = base ? rate(prefixOurs) / rate(base) : NaN;
   const lastVsFirst = t[9] / t[0];
@@ -245,7 +263,7 @@ function report(ours, prefixOurs, base, baseTxs, gen) {
   const result = {
     date: new Date().toISOString(), node: process.version, cores: os.cpus().length, loadAvgAtEnd: os.loadavg(), seed: args.seed,
     options: args, generate: gen && { ...gen, stats: undefined }, chainStats: gen && gen.stats,
-    ours: { ...ours, samples: undefined, txPerSec: rate(ours) }, tenths: t, lastVsFirst,
+    ours: { ...ours, samples: undefined, txPerSec: rate(ours) }, tenths: t, cpuTenths: tc, lastVsFirst,
     prefixOurs: prefixOurs && { ...prefixOurs, samples: undefined, txPerSec: rate(prefixOurs) },
     baseline: base && { ...base, txPerSec: rate(base) }, ratio: base ? ratio : null, samples: ours.samples,
   };

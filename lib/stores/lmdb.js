@@ -5,16 +5,30 @@ const path = require('node:path');
 const { open, ABORT } = require('lmdb');
 const { KvStore, guardHolds } = require('./kvstore');
 const { StoreError, UsageError } = require('../errors');
-const { noIndex } = require('../core/checks');
+const { noIndex, notAnIndex } = require('../core/checks');
 
 /**
- * Address space reserved for the map (1 TiB): virtual only — the file grows with the data,
- * untouched pages cost nothing. lmdb-js grows a full map by mapping the file again at twice
- * the size and keeps the old mappings alive, each with the pages it had touched resident:
- * syncing 1M transactions that way ended with ~1.3x the file in RSS (bench/sync.js: file-backed
- * RSS 1,044 MB for a 730 MB data.mdb; one mapping from the start: 634 MB).
+ * Readers map 1 TiB of address space: virtual only, so they never remap however far the
+ * writer grows the file. (lmdb-js grows a full map by mapping the file again at twice the size
+ * and keeps the old mappings alive, each with the pages it had touched resident.)
  */
-const MAP_SIZE = 2 ** 40;
+const READER_MAP_SIZE = 2 ** 40;
+
+/**
+ * The page size of every environment: LMDB's default, 4 KiB, on purpose. Larger pages dirty
+ * fewer pages per transaction once the hash-keyed tables outgrow a batch (on the 5M-tx chain
+ * 16 KiB pages took 14 % less main-thread CPU per transaction), but the LMDB that lmdb-js
+ * 3.5 builds fails page splits with MDB_PAGE_FULL at 16 and 64 KiB on this schema's rows
+ * (the conformance suite's reads-during-commits case: "mdb_node_add: no room in page"), and
+ * a failed split stops the sync at that block for good. (profiles/README.md)
+ */
+const PAGE_SIZE = 4096;
+
+/** The writer's map never starts below this (the file is sized to the map: see openKv). */
+const MIN_WRITER_MAP = 2 ** 30;
+
+/** LMDB's meta page: the magic number at byte 24 of the file, little-endian. */
+const LMDB_MAGIC = 0xbeefc0de;
 
 /**
  * The LMDB backend (lmdb-js): the key-value schema of kvstore.js in one LMDB environment,
@@ -27,6 +41,16 @@ const MAP_SIZE = 2 ** 40;
  * process loses nothing that was committed (the data is in the OS page cache); a power loss
  * can lose the last commits but never tears one — LMDB's meta pages switch atomically, so the
  * index reopens at an earlier block boundary and the sync resumes from there.
+ *
+ * The writer maps the file writable (MDB_WRITEMAP): a dirtied page is written in place in
+ * the map instead of being copied into a malloc'd page that LMDB tracks in a sorted array
+ * (one insertion, a memmove of that array, per dirtied page: on the 5M-tx chain that array
+ * was 37 % of the sync's CPU, and the cause of most of its slowdown). The pages written for a
+ * commit are still new or free pages, never ones a committed snapshot uses, so a process
+ * killed mid-commit leaves the previous tip intact as before. With WRITEMAP, LMDB sizes the
+ * file to the map (sparse beyond the data): the writer maps 1.25 times the bytes the file
+ * really uses when it opens (at least 1 GiB), which trims the file's length back to about
+ * its data, and lmdb-js doubles the map when it fills.
  *
  * Reads: every query runs in its own read transaction (a snapshot), so it sees one committed
  * tip from start to end. Any number of processes may open the datadir with readOnly: true
@@ -55,7 +79,10 @@ class LmdbStore extends KvStore {
 
   async openKv() {
     const file = path.join(this.datadir, 'data.mdb');
-    if (this.readOnly && !fs.existsSync(file)) throw noIndex(this.describe());
+    const st = statOrNull(file);
+    if (this.readOnly && !st) throw noIndex(this.describe());
+    // lmdb-js crashes the process on a file that is not LMDB's: say so before it opens one
+    if (st && st.size > 0 && !hasLmdbMagic(file)) throw notAnIndex(this.describe(), 'a data.mdb that is not an LMDB environment');
     let db;
     try {
       db = open({
@@ -65,12 +92,44 @@ class LmdbStore extends KvStore {
         readOnly: this.readOnly,
         // cluster workers each hold a reader slot
         maxReaders: 512,
-        mapSize: MAP_SIZE,
+        mapSize: this.readOnly ? READER_MAP_SIZE : writerMapSize(st),
+        useWritemap: !this.readOnly,
+        pageSize: PAGE_SIZE,
       });
     } catch (err) {
       throw new StoreError('ERR_OPEN', `cannot open ${this.describe()} as an LMDB environment: ${err.message}`);
     }
     return new LmdbKv(db, this.datadir);
+  }
+}
+
+/**
+ * The writer's map: 1.25 times the bytes the file has allocated (its data: the tail beyond is
+ * sparse), at least MIN_WRITER_MAP. LMDB raises a map below the data's end to that end.
+ * @param {fs.Stats|null} st
+ */
+function writerMapSize(st) {
+  const used = st ? Math.min(st.size, st.blocks * 512) : 0;
+  const step = 2 ** 26; // 64 MiB
+  return Math.max(MIN_WRITER_MAP, Math.ceil((1.25 * used) / step) * step);
+}
+
+function statOrNull(file) {
+  try {
+    return fs.statSync(file);
+  } catch (err) {
+    if (err.code === 'ENOENT') return null;
+    throw new StoreError('ERR_OPEN', `cannot read ${file}: ${err.message}`);
+  }
+}
+
+function hasLmdbMagic(file) {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(28);
+    return fs.readSync(fd, head, 0, 28, 0) === 28 && head.readUInt32LE(24) === LMDB_MAGIC;
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
