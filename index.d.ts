@@ -225,6 +225,10 @@ export abstract class AbstractStore {
   getPrevouts(outpoints: Buffer): Promise<Array<Prevout | null>>;
   apply(blocks: BlockDelta[]): Promise<void>;
   revert(height: number): Promise<void>;
+  /** The applies until endBulk() may be committed as one (LMDB); this process may read them before. */
+  beginBulk(): Promise<void>;
+  /** Commits (or with commit: false discards) what beginBulk() opened. */
+  endBulk(opts?: { commit?: boolean }): Promise<void>;
   getSummary(scripthash: Buffer): Promise<Summary | null>;
   getSummaries(scripthashes: Buffer[]): Promise<Array<Summary | null>>;
   getHistory(scripthash: Buffer, opts?: HistoryOptions): Promise<{ entries: HistoryEntry[]; next: string | null }>;

@@ -252,6 +252,24 @@ class AbstractStore {
   async apply(blocks) { throw new Error('Abstract method.'); }
 
   /**
+   * A hint from a writer with no readers in its own process: the applies until endBulk() may
+   * be committed as one (still atomic with their tip: after a crash the store holds the
+   * blocks up to a commit, never part of one). A store that gains nothing from it ignores it,
+   * which is what this base does. Meanwhile this process's own reads may see the group's
+   * uncommitted blocks; other processes see only commits.
+   * @returns {Promise<void>}
+   */
+  async beginBulk() {}
+
+  /**
+   * Ends what beginBulk() opened: commits the group, or with `{commit: false}` discards it
+   * (the store is then back at the last commit). Nothing to do when no group is open.
+   * @param {{commit?: boolean}} [opts]
+   * @returns {Promise<void>}
+   */
+  async endBulk(opts) {}
+
+  /**
    * Reverts blocks above `height` exactly (the index equals one that never saw them), in one
    * atomic commit. StoreError ERR_UNDO_MISSING when undo for a block is no longer kept.
    * @param {number} height
@@ -405,7 +423,7 @@ const READ_METHODS = Object.freeze([
   'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'getSourceInfo', 'stats', 'engineStats', 'verify', 'digest',
 ]);
 
-/** The writes: only the one writer calls these. */
+/** The writes: only the one writer calls these. (beginBulk and endBulk are hints with a no-op default, not in this list.) */
 const WRITE_METHODS = Object.freeze(['apply', 'revert', 'putMempool', 'putSourceInfo']);
 
 module.exports = { AbstractStore, READ_METHODS, WRITE_METHODS };

@@ -316,6 +316,23 @@ class KvStore extends AbstractStore {
     }
   }
 
+  async beginBulk() {
+    this.assertWritable();
+    if (this.kv.beginBulk) this.kv.beginBulk();
+  }
+
+  async endBulk({ commit = true } = {}) {
+    if (!this.kv || !this.kv.endBulk) return;
+    try {
+      await this.kv.endBulk(commit);
+    } finally {
+      // what was read inside the group may be gone when it was discarded
+      this.epoch++;
+      this.prevoutCache = null;
+      this.tipCache = null;
+    }
+  }
+
   async revert(height) {
     this.assertWritable();
     C.checkRevertHeight(height);

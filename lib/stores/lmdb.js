@@ -153,7 +153,10 @@ class LmdbKv {
   }
 
   snapshot() {
-    return new LmdbSnapshot(this.db);
+    // inside a bulk group, reads go through its write transaction: lmdb-js reads a get there
+    // whatever transaction it is given, but a range in the one it is given, so a snapshot
+    // with a read transaction of its own would mix the two states
+    return new LmdbSnapshot(this.db, !this.bulk);
   }
 
   /**
@@ -169,19 +172,63 @@ class LmdbKv {
     const db = this.db;
     const { keys, values } = batch;
     const order = keyOrder(keys);
-    const result = db.transactionSync(() => {
-      if (!guardHolds(db.getBinary(guard.key), guard)) return ABORT;
+    const run = () => {
+      if (!guardHolds(db.getBinary(guard.key), guard)) return false;
       for (let k = 0; k < order.length; k++) {
         const i = order[k];
         if (values[i] === null) db.removeSync(keys[i]);
         else db.putSync(keys[i], values[i]);
       }
       return true;
-    });
-    return result === true;
+    };
+    if (this.bulk) {
+      // inside the open transaction: a put that throws half way leaves a torn batch in it,
+      // so the whole group is then discarded, never committed
+      try {
+        return run();
+      } catch (err) {
+        this.bulk.failed = true;
+        throw err;
+      }
+    }
+    return db.transactionSync(() => (run() ? true : ABORT)) === true;
+  }
+
+  /**
+   * Opens one write transaction that the following writes join until endBulk(): a group of
+   * batches committed at once dirties each page of the hash-keyed tables once for the group
+   * instead of once per batch. lmdb-js reads every get and range of this process through an
+   * open write transaction, snapshots included, so while a group is open this process sees
+   * its uncommitted writes: only a writer with no readers of its own may use it (the sync's
+   * catch-up). Other processes see the last commit, as always.
+   */
+  beginBulk() {
+    if (this.bulk) return;
+    let settle;
+    const open = new Promise((resolve) => { settle = resolve; });
+    const committed = Promise.resolve(this.db.transactionSync(() => open));
+    // the outcome is awaited by endBulk; a rejection before then must not go unhandled
+    committed.catch(() => {});
+    this.bulk = { settle, committed, failed: false };
+  }
+
+  /**
+   * Commits the open group (or discards it, when `commit` is false or a write in it failed).
+   * @param {boolean} commit
+   * @returns {Promise<boolean>} whether it was committed
+   */
+  async endBulk(commit) {
+    const b = this.bulk;
+    if (!b) return false;
+    this.bulk = null;
+    const keep = commit && !b.failed;
+    b.settle(keep ? true : ABORT);
+    await b.committed;
+    return keep;
   }
 
   async close() {
+    if (this.bulk) await this.endBulk(false);
     await this.db.close();
   }
 
@@ -211,10 +258,14 @@ class LmdbKv {
 
 /** One LMDB read transaction: a consistent view until release(). */
 class LmdbSnapshot {
-  constructor(db) {
+  /**
+   * @param {object} db
+   * @param {boolean} ownTxn false: read through the open write transaction (a bulk group)
+   */
+  constructor(db, ownTxn) {
     this.db = db;
-    this.txn = db.useReadTransaction();
-    this.opts = { transaction: this.txn };
+    this.txn = ownTxn ? db.useReadTransaction() : null;
+    this.opts = ownTxn ? { transaction: this.txn } : undefined;
   }
 
   get(key) {
