@@ -222,7 +222,8 @@ export abstract class AbstractStore {
   /** the script hashes a block touched, 32 bytes each; null below the undo kept */
   getTouched(height: number): Promise<Buffer | null>;
   /** 36 bytes per outpoint: txid (internal order) + vout (uint32 LE) */
-  getPrevouts(outpoints: Buffer): Promise<Array<Prevout | null>>;
+  /** indexed: every outpoint's transaction is known to be in the index (the sync's inputs). */
+  getPrevouts(outpoints: Buffer, opts?: { indexed?: boolean }): Promise<Array<Prevout | null>>;
   apply(blocks: BlockDelta[]): Promise<void>;
   revert(height: number): Promise<void>;
   /** The applies until endBulk() may be committed as one (LMDB); this process may read them before. */

@@ -237,9 +237,12 @@ class AbstractStore {
   /**
    * Looks up unspent outputs by outpoint, for resolving inputs during sync.
    * @param {Buffer} outpoints  36 bytes each: txid (internal order) + vout (uint32 LE)
+   * @param {{indexed?: boolean}} [opts] indexed: the caller knows every outpoint's transaction
+   *   is in the index (the inputs of valid blocks), so a store may skip checks that only tell
+   *   an unknown txid apart (the key-value stores: the full-txid read behind a unique prefix)
    * @returns {Promise<Array<Prevout|null>>} null where the store holds no such unspent output
    */
-  async getPrevouts(outpoints) { throw new Error('Abstract method.'); }
+  async getPrevouts(outpoints, opts) { throw new Error('Abstract method.'); }
 
   /**
    * Applies blocks in order, in one atomic commit that also moves the tip to the last one:

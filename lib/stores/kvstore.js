@@ -234,7 +234,7 @@ class KvStore extends AbstractStore {
     }
   }
 
-  async getPrevouts(outpoints) {
+  async getPrevouts(outpoints, { indexed = false } = {}) {
     C.checkOutpoints(outpoints);
     const v = await this.view();
     try {
@@ -252,7 +252,7 @@ class KvStore extends AbstractStore {
         fresh.push(name);
         ats.push(36 * i);
       }
-      const found = await findTxNums(v.snap, outpoints, ats);
+      const found = await findTxNums(v.snap, outpoints, ats, { indexed });
       const wanted = [];
       for (let k = 0; k < ats.length; k++) {
         if (found[k] === null) continue;
