@@ -10,13 +10,17 @@
  *   node bench/sync.js [--txs 1000000 | --sizes 1000000,3000000,10000000] [--stores lmdb,level]
  *                      [--seed 1] [--baseline-txs 100000] [--threads N] [--batch-blocks N]
  *                      [--batch-mb N] [--batch-ms N] [--ahead N] [--bulk N] [--dir DIR] [--keep]
- *                      [--cpu-prof DIR] [--no-baseline] [--json FILE]
+ *                      [--cpu-prof DIR] [--no-baseline] [--memory-max 2G] [--json FILE]
  *
  * The chain is generated once for the largest size; the generator's chains of one seed are
  * prefixes of each other, so each size syncs the blocks holding its first N transactions.
  * --dir keeps the chain (and the last index of each run) there and reuses the chain next time
  * (a longer one serves smaller sizes); --cpu-prof DIR records V8 CPU profiles of every run
  * (main thread and each parse worker), to be summarized with profiles/summarize.js.
+ * --memory-max runs each sync in a memory cgroup of that size (bench/lib/cgroup.js; root or a
+ * delegated cgroup), page cache included, after dropping the chain's files from the cache:
+ * the index and the blocks then no longer fit, and the run reports the disk reads it needed
+ * (major page faults of the LMDB map, bytes read) per transaction.
  *
  * Reports per run: tx/s, blocks/s, MB/s, peak RSS and peak anonymous RSS, the index on disk
  * beside the bytes of its rows, tx/s of each tenth of the chain by wall time and per second of
@@ -50,6 +54,7 @@ const { values: args } = parseArgs({
     'batch-ms': { type: 'string' },
     ahead: { type: 'string' },
     bulk: { type: 'string' },
+    'memory-max': { type: 'string' },
     dir: { type: 'string' },
     keep: { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
@@ -123,10 +128,13 @@ async function phaseSync() {
   const mainCpuMs = 1000 * (mainThreadCpuSec() - cpu0);
   const proc = process.cpuUsage(proc0);
   clearInterval(rssTimer);
+  const ru = process.resourceUsage();
+  const io = procIo();
   const stats = await store.stats();
   await store.close();
   await source.close();
   return {
+    majorFaults: ru.majorPageFault, readBytes: io.read_bytes, writeBytes: io.write_bytes,
     ms: total, scanMs, mainCpuMs, cpuMs: (proc.user + proc.system) / 1000, txs: r.txs, blocks: r.blocks, bytes: r.bytes,
     maxRss: process.resourceUsage().maxRSS * 1024, rssPeakSampled: rssPeak, rssAnonPeak: anonPeak,
     // at the end: anonymous memory vs file-backed pages (the LMDB map counts in RSS)
@@ -161,11 +169,12 @@ async function phaseBaseline() {
 
 // --- the driver ---------------------------------------------------------------------------
 
-function runPhase(phase, extra, execArgv = []) {
+function runPhase(phase, extra, execArgv = [], onSpawn = () => {}) {
   const argv = [...execArgv, __filename, '--phase', phase, '--seed', args.seed, '--txs', args.txs, ...extra];
   for (const k of ['threads', 'batch-blocks', 'batch-mb', 'batch-ms', 'ahead', 'bulk']) if (args[k] !== undefined) argv.push(`--${k}`, args[k]);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+    onSpawn(child);
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.on('error', reject);
@@ -229,8 +238,19 @@ async function main() {
       for (const store of stores) {
         const prof = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(args['cpu-prof'], `${store}-${size}`)] : [];
         console.log(`\n${store}, ${size.toLocaleString('en-US')} txs: load average ${os.loadavg()[0].toFixed(2)} at the start`);
-        const r = await runPhase('sync', ['--blocks', blocks, '--datadir', dd(`index-${store}`), '--limit', String(size), '--store', store, '--txs', String(size)], prof);
+        const cg = args['memory-max'] ? limitMemory(blocks) : null;
+        let r;
+        try {
+          r = await runPhase('sync', ['--blocks', blocks, '--datadir', dd(`index-${store}`), '--limit', String(size), '--store', store, '--txs', String(size)], prof,
+            (child) => cg && cg.add(child.pid));
+        } finally {
+          if (cg) {
+            cg.peak = cg.usage();
+            cg.remove();
+          }
+        }
         const run = summarize(r, store, size);
+        if (cg) run.memoryLimit = cg.peak;
         runs.push(run);
         printRun(run);
       }
@@ -268,6 +288,7 @@ function summarize(r, store, size) {
     usedBytes: e.lastPage !== undefined ? (e.lastPage + 1) * e.pageSize : null,
     freePages: e.freePages ?? null, historyEntries: r.stats.historyEntries, tables: r.stats.tables, engine: e,
     batches: r.samples.length, scanMs: r.scanMs, samples: r.samples,
+    majorFaults: r.majorFaults, readBytes: r.readBytes, writeBytes: r.writeBytes,
   };
 }
 
@@ -286,6 +307,33 @@ function printRun(run) {
   console.log(`bytes: rows ${(run.rowBytes / MB).toFixed(0)} MB; files ${(run.fileBytes / MB).toFixed(0)} MB long, ${(run.diskBytes / MB).toFixed(0)} MB on disk` +
     (run.usedBytes ? `, LMDB's pages in use up to the last ${(run.usedBytes / MB).toFixed(0)} MB (${(run.usedBytes / run.rowBytes).toFixed(2)}x the rows), ${fmt(run.freePages)} free pages` : '') +
     `; ${run.batches} batches`);
+  console.log(`disk: ${(run.majorFaults / run.txs).toFixed(3)} major page faults per tx (reads of the map from disk), ` +
+    `${(run.readBytes / run.txs).toFixed(0)} bytes read and ${(run.writeBytes / run.txs).toFixed(0)} written per tx` +
+    (run.memoryLimit ? `; memory cgroup v${run.memoryLimit.version}: limit ${(run.memoryLimit.limit / MB).toFixed(0)} MB, peak ${(run.memoryLimit.peak / MB).toFixed(0)} MB` : ''));
+}
+
+/** A memory cgroup of --memory-max bytes for the next run, the chain's files out of the cache. */
+function limitMemory(blocks) {
+  const { MemoryCgroup, evictFromCache } = require('./lib/cgroup');
+  const m = /^(\d+(?:\.\d+)?)([KMG]?)$/i.exec(args['memory-max']);
+  if (!m) throw new Error(`--memory-max takes bytes with an optional K, M or G suffix, got ${args['memory-max']}`);
+  const bytes = Math.round(Number(m[1]) * { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[m[2].toUpperCase()]);
+  for (const f of fs.readdirSync(blocks)) evictFromCache(path.join(blocks, f));
+  return new MemoryCgroup(bytes);
+}
+
+/** /proc/self/io: bytes this process made the disk read and write (zeros where missing). */
+function procIo() {
+  const out = { read_bytes: 0, write_bytes: 0 };
+  try {
+    for (const line of fs.readFileSync('/proc/self/io', 'utf8').split('\n')) {
+      const [k, v] = line.split(': ');
+      if (k in out) out[k] = Number(v);
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
 }
 
 /** The targets of every run, the JSON results, and the exit code of the slope guard. */
