@@ -24,8 +24,8 @@ const READER_MAP_SIZE = 2 ** 40;
  */
 const PAGE_SIZE = 4096;
 
-/** The writer's map never starts below this (the file is sized to the map: see openKv). */
-const MIN_WRITER_MAP = 2 ** 30;
+/** The writer's map never starts below this (the file's length is the map's: see openKv). */
+const MIN_WRITER_MAP = 2 ** 26;
 
 /** LMDB's meta page: the magic number at byte 24 of the file, little-endian. */
 const LMDB_MAGIC = 0xbeefc0de;
@@ -49,8 +49,9 @@ const LMDB_MAGIC = 0xbeefc0de;
  * commit are still new or free pages, never ones a committed snapshot uses, so a process
  * killed mid-commit leaves the previous tip intact as before. With WRITEMAP, LMDB sizes the
  * file to the map (sparse beyond the data): the writer maps 1.25 times the bytes the file
- * really uses when it opens (at least 1 GiB), which trims the file's length back to about
- * its data, and lmdb-js doubles the map when it fills.
+ * really uses when it opens (at least 64 MiB), which trims the file's length back to about
+ * its data, and lmdb-js doubles the map when it fills. (`du` shows what the file holds; its
+ * length runs up to twice that.)
  *
  * Reads: every query runs in its own read transaction (a snapshot), so it sees one committed
  * tip from start to end. Any number of processes may open the datadir with readOnly: true
@@ -77,6 +78,21 @@ class LmdbStore extends KvStore {
     return 'lmdb';
   }
 
+  /**
+   * Rewrites the environment with every row in key order into full pages, and without the
+   * free pages copy-on-write leaves behind (a commit's dirtied pages are freed only once the
+   * next commit no longer needs the old ones, and random inserts leave B-tree pages about two
+   * thirds full): the file shrinks to about its rows plus LMDB's per-row overhead. Offline:
+   * the store must be open writable and no other process may have the datadir open (a
+   * process that had it open would keep reading the replaced file); processes reading right
+   * now are refused with ERR_IN_USE, idle ones cannot be seen, so stop them first.
+   * @returns {Promise<{before: number, after: number, rows: number}>} file bytes, rows copied
+   */
+  async compact() {
+    this.assertWritable();
+    return this.kv.compact();
+  }
+
   async openKv() {
     const file = path.join(this.datadir, 'data.mdb');
     const st = statOrNull(file);
@@ -99,7 +115,7 @@ class LmdbStore extends KvStore {
     } catch (err) {
       throw new StoreError('ERR_OPEN', `cannot open ${this.describe()} as an LMDB environment: ${err.message}`);
     }
-    return new LmdbKv(db, this.datadir);
+    return new LmdbKv(db, this.datadir, () => this.openKv());
   }
 }
 
@@ -109,9 +125,14 @@ class LmdbStore extends KvStore {
  * @param {fs.Stats|null} st
  */
 function writerMapSize(st) {
-  const used = st ? Math.min(st.size, st.blocks * 512) : 0;
+  const used = st ? allocated(st) : 0;
   const step = 2 ** 26; // 64 MiB
   return Math.max(MIN_WRITER_MAP, Math.ceil((1.25 * used) / step) * step);
+}
+
+/** The bytes a file occupies (its tail past the data is sparse under MDB_WRITEMAP). */
+function allocated(st) {
+  return Math.min(st.size, st.blocks * 512);
 }
 
 function statOrNull(file) {
@@ -135,9 +156,15 @@ function hasLmdbMagic(file) {
 
 /** The key-value surface kvstore.js needs, over an lmdb-js root database. */
 class LmdbKv {
-  constructor(db, dir) {
+  /**
+   * @param {object} db lmdb-js root database
+   * @param {string} dir
+   * @param {() => Promise<LmdbKv>} reopen opens the environment again (after compact)
+   */
+  constructor(db, dir, reopen) {
     this.db = db;
     this.dir = dir;
+    this.reopen = reopen;
   }
 
   get(key) {
@@ -230,6 +257,58 @@ class LmdbKv {
   async close() {
     if (this.bulk) await this.endBulk(false);
     await this.db.close();
+  }
+
+  /** See LmdbStore#compact. */
+  async compact() {
+    if (this.bulk) throw new StoreError('ERR_IN_USE', 'cannot compact while a bulk group is open');
+    this.db.readerCheck(); // forget the slots of processes that died
+    const others = this.db.readerList().split('\n').slice(1).map((l) => Number(l.trim().split(/\s+/)[0]))
+      .filter((pid) => pid > 0 && pid !== process.pid);
+    if (others.length) {
+      throw new StoreError('ERR_IN_USE', `datadir ${this.dir} is being read by process ${[...new Set(others)].join(', ')}: stop it before compacting`);
+    }
+    const file = path.join(this.dir, 'data.mdb');
+    const before = allocated(fs.statSync(file));
+    const tmp = path.join(this.dir, 'compacting'); // a directory: lmdb-js takes a name with a dot for a file
+    fs.rmSync(tmp, { recursive: true, force: true });
+    const out = open({
+      path: tmp, encoding: 'binary', keyEncoding: 'binary', pageSize: PAGE_SIZE, useWritemap: true, mapSize: writerMapSize(statOrNull(file)),
+    });
+    let rows = 0;
+    try {
+      // in key order, appended: each page filled before the next is started
+      const CHUNK = 100000;
+      let chunk = [];
+      const flush = () => {
+        out.transactionSync(() => {
+          for (const [k, v] of chunk) out.putSync(k, v, { append: true });
+        });
+        rows += chunk.length;
+        chunk = [];
+      };
+      for (const { key, value } of this.db.getRange({})) {
+        chunk.push([Buffer.from(key), Buffer.from(value)]);
+        if (chunk.length === CHUNK) flush();
+      }
+      if (chunk.length) flush();
+      const copied = out.getStats().entryCount;
+      const had = this.db.getStats().entryCount;
+      if (copied !== had) throw new StoreError('ERR_COMPACT', `the compacted copy holds ${copied} rows, the index ${had}: nothing replaced`);
+    } catch (err) {
+      await out.close();
+      fs.rmSync(tmp, { recursive: true, force: true });
+      throw err;
+    }
+    await out.close();
+    await this.db.close();
+    // the copy takes the file's place in one rename; the lock file is rebuilt by the next open
+    fs.renameSync(path.join(tmp, 'data.mdb'), file);
+    fs.rmSync(path.join(this.dir, 'lock.mdb'), { force: true });
+    fs.rmSync(tmp, { recursive: true, force: true });
+    const fresh = await this.reopen();
+    this.db = fresh.db;
+    return { before, after: allocated(fs.statSync(file)), rows };
   }
 
   sizeOnDisk() {
