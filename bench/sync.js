@@ -10,7 +10,7 @@
  *   node bench/sync.js [--txs 1000000 | --sizes 1000000,3000000,10000000] [--stores lmdb,level]
  *                      [--seed 1] [--baseline-txs 100000] [--threads N] [--batch-blocks N]
  *                      [--batch-mb N] [--batch-ms N] [--ahead N] [--bulk N] [--dir DIR] [--keep]
- *                      [--cpu-prof DIR] [--no-baseline] [--memory-max 2G] [--json FILE]
+ *                      [--cpu-prof DIR] [--no-baseline] [--memory-max 2G] [--compact] [--json FILE]
  *
  * The chain is generated once for the largest size; the generator's chains of one seed are
  * prefixes of each other, so each size syncs the blocks holding its first N transactions.
@@ -20,7 +20,8 @@
  * --memory-max runs each sync in a memory cgroup of that size (bench/lib/cgroup.js; root or a
  * delegated cgroup), page cache included, after dropping the chain's files from the cache:
  * the index and the blocks then no longer fit, and the run reports the disk reads it needed
- * (major page faults of the LMDB map, bytes read) per transaction.
+ * (major page faults of the LMDB map, bytes read) per transaction. --compact runs
+ * `addrindex compact`'s rewrite after each LMDB sync and reports the file after it too.
  *
  * Reports per run: tx/s, blocks/s, MB/s, peak RSS and peak anonymous RSS, the index on disk
  * beside the bytes of its rows, tx/s of each tenth of the chain by wall time and per second of
@@ -55,6 +56,7 @@ const { values: args } = parseArgs({
     ahead: { type: 'string' },
     bulk: { type: 'string' },
     'memory-max': { type: 'string' },
+    compact: { type: 'boolean', default: false },
     dir: { type: 'string' },
     keep: { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
@@ -131,10 +133,16 @@ async function phaseSync() {
   const ru = process.resourceUsage();
   const io = procIo();
   const stats = await store.stats();
+  let compacted = null;
+  if (args.compact && store.compact) {
+    const tc = process.hrtime.bigint();
+    const c = await store.compact();
+    compacted = { ms: ms(tc), before: c.before, after: c.after };
+  }
   await store.close();
   await source.close();
   return {
-    majorFaults: ru.majorPageFault, readBytes: io.read_bytes, writeBytes: io.write_bytes,
+    majorFaults: ru.majorPageFault, readBytes: io.read_bytes, writeBytes: io.write_bytes, compacted,
     ms: total, scanMs, mainCpuMs, cpuMs: (proc.user + proc.system) / 1000, txs: r.txs, blocks: r.blocks, bytes: r.bytes,
     maxRss: process.resourceUsage().maxRSS * 1024, rssPeakSampled: rssPeak, rssAnonPeak: anonPeak,
     // at the end: anonymous memory vs file-backed pages (the LMDB map counts in RSS)
@@ -288,7 +296,7 @@ function summarize(r, store, size) {
     usedBytes: e.lastPage !== undefined ? (e.lastPage + 1) * e.pageSize : null,
     freePages: e.freePages ?? null, historyEntries: r.stats.historyEntries, tables: r.stats.tables, engine: e,
     batches: r.samples.length, scanMs: r.scanMs, samples: r.samples,
-    majorFaults: r.majorFaults, readBytes: r.readBytes, writeBytes: r.writeBytes,
+    majorFaults: r.majorFaults, readBytes: r.readBytes, writeBytes: r.writeBytes, compacted: r.compacted,
   };
 }
 
@@ -306,7 +314,8 @@ function printRun(run) {
     `(at the end ${(run.rssAnonEnd / MB).toFixed(0)} MB anonymous + ${(run.rssFileEnd / MB).toFixed(0)} MB file-backed)`);
   console.log(`bytes: rows ${(run.rowBytes / MB).toFixed(0)} MB; files ${(run.fileBytes / MB).toFixed(0)} MB long, ${(run.diskBytes / MB).toFixed(0)} MB on disk` +
     (run.usedBytes ? `, LMDB's pages in use up to the last ${(run.usedBytes / MB).toFixed(0)} MB (${(run.usedBytes / run.rowBytes).toFixed(2)}x the rows), ${fmt(run.freePages)} free pages` : '') +
-    `; ${run.batches} batches`);
+    `; ${run.batches} batches` +
+    (run.compacted ? `; compacted in ${(run.compacted.ms / 1000).toFixed(1)} s to ${(run.compacted.after / MB).toFixed(0)} MB (${(run.compacted.after / run.rowBytes).toFixed(2)}x the rows)` : ''));
   console.log(`disk: ${(run.majorFaults / run.txs).toFixed(3)} major page faults per tx (reads of the map from disk), ` +
     `${(run.readBytes / run.txs).toFixed(0)} bytes read and ${(run.writeBytes / run.txs).toFixed(0)} written per tx` +
     (run.memoryLimit ? `; memory cgroup v${run.memoryLimit.version}: limit ${(run.memoryLimit.limit / MB).toFixed(0)} MB, peak ${(run.memoryLimit.peak / MB).toFixed(0)} MB` : ''));
@@ -350,6 +359,7 @@ function report(runs, prefixOurs, base, gen) {
     line(`${at} >= ${fmt(want)} tx/s whole chain`, `${fmt(r.txPerSec)} tx/s`, r.txPerSec >= want);
     line(`${at} peak anonymous RSS <= 1.2 GB`, `${(r.rssAnonPeak / 1e9).toFixed(2)} GB`, r.rssAnonPeak <= 1.2e9);
     line(`${at} files on disk <= 1.5x the rows`, `${(r.diskBytes / r.rowBytes).toFixed(2)}x`, r.diskBytes <= 1.5 * r.rowBytes);
+    if (r.compacted) line(`${at} the same after addrindex compact`, `${(r.compacted.after / r.rowBytes).toFixed(2)}x`, r.compacted.after <= 1.5 * r.rowBytes);
   }
   line(`>= 20x the seed baseline (first ${fmt(Number(args['baseline-txs']))} txs)`, base ? `${ratio.toFixed(1)}x` : 'not run', base ? ratio >= 20 : null);
   console.log('\ntargets:');
