@@ -1,5 +1,5 @@
 // Type declarations of addrindex's library entry (lib/index.js). Written by hand from the
-// JSDoc of the modules they describe; test/lib/types.test.js compiles a consumer against them.
+// JSDoc of the modules they describe; test/lib/entry.test.js compiles a consumer against them.
 
 /// <reference types="node" />
 
@@ -298,7 +298,8 @@ export interface SourceBlock {
 }
 
 export interface BlockSource {
-  scan(): Promise<void>;
+  /** learns the source's best chain (what it answers differs by source; tip() and hashAt() read it) */
+  scan(): Promise<unknown>;
   tip(): { height: number; hash: string } | null;
   hashAt(height: number): string | null;
   blocks(from: number, to: number): AsyncIterable<SourceBlock>;
@@ -319,6 +320,100 @@ export class BlocksDirSource implements BlockSource {
   blocks(fromHeight?: number, toHeight?: number): AsyncGenerator<SourceBlock>;
   close(): Promise<void>;
 }
+
+/** Where a node is and how to log in (lib/node/endpoint.js). */
+export interface Endpoint {
+  /** http://HOST:PORT/PATH, without credentials */
+  url: string;
+  /** the URL with the user and a masked password, for messages */
+  display: string;
+  cookieFile: string | null;
+  /** the credentials come from a cookie file, rewritten at every node start */
+  reloadable: boolean;
+  credentials(reload?: boolean): { user: string; pass: string };
+}
+
+/**
+ * A node named by `rpcUrl` (http://USER:PASS@HOST:PORT; else $ADDRINDEX_RPC_URL in `env`), or
+ * by `rpcCookie` (Bitcoin Core's .cookie) with `rpcHost`; a missing port is the network's Core
+ * default. Null when no node is named.
+ */
+export function resolveEndpoint(opts: {
+  rpcUrl?: string;
+  rpcCookie?: string;
+  rpcHost?: string;
+  network?: string | Network;
+  env?: Record<string, string | undefined>;
+}): Endpoint | null;
+
+/** The JSON-RPC subset Bitcoin Core and btcd answer alike, with batches, retries and typed errors (NodeError). */
+export class NodeClient {
+  static fromEndpoint(endpoint: Endpoint, opts?: {
+    /** a node silent this long fails the call (ERR_NODE_UNAVAILABLE once retries are spent) */
+    timeoutMs?: number;
+    /** how long an unreachable, restarting or busy node is retried, with backoff */
+    retryMs?: number;
+    signal?: AbortSignal;
+    /** calls per HTTP request in batched reads (default 500) */
+    batchSize?: number;
+    /** such requests at once (default 2) */
+    inflight?: number;
+    /** told before each pause between attempts */
+    onRetry?: (info: { error: Error; attempt: number; delayMs: number; what: string }) => void;
+  }): NodeClient;
+  /** the node's URL as printed (password masked) */
+  readonly display: string;
+  getBestBlockHash(): Promise<string>;
+  getBlockCount(): Promise<number>;
+  /** null past the node's tip */
+  getBlockHash(height: number): Promise<string | null>;
+  /** `getrawmempool false`: txids */
+  getRawMempool(): Promise<string[]>;
+  /** `getrawmempool` then `getbestblockhash` in one batch: the list is the mempool at `best` */
+  getMempoolAndTip(): Promise<{ txids: string[]; best: string }>;
+  /** `getrawtransaction TXID 0`, batched; null for a txid the node no longer knows */
+  getRawTransactions(txids: string[]): Promise<Array<Buffer | null>>;
+  /** sent once, never retried */
+  sendRawTransaction(tx: Buffer | string): Promise<string>;
+  /** estimatesmartfee, else estimatefee (btcd); FeeEstimator batches and keeps them */
+  estimateFee(blocks: number): Promise<{ btcPerKvB: number | null; blocks: number; method: string }>;
+  /** rejects with ERR_NODE_NETWORK for a node of another network */
+  checkNetwork(network: string | Network, genesis?: string): Promise<void>;
+  close(): void;
+}
+
+/** What both node sources answer: the node's best chain, read over JSON-RPC. */
+export interface NodeChainSource extends BlockSource {
+  /** the node's URL as printed (password masked) */
+  readonly nodeUrl: string;
+  scan(): Promise<{ tip: { height: number; hash: string }; changed: boolean }>;
+  tip(): { height: number; hash: string } | null;
+  hashAt(height: number): string | null;
+  blocks(fromHeight?: number, toHeight?: number): AsyncGenerator<SourceBlock>;
+  close(): Promise<void>;
+}
+
+/** A node's best chain over JSON-RPC: hashes and headers scanned in batches, blocks fetched ahead on a worker thread. */
+export class NodeSource {
+  constructor(opts: {
+    /** closed by close() */
+    client: NodeClient;
+    network?: string | Network;
+    /** raw block bytes aimed at per getblock request (default 4 MiB) */
+    requestBytes?: number;
+    /** getblock requests at once (default 4) */
+    inflight?: number;
+    /** blocks fetched ahead of the caller, at most (default 64 MiB) */
+    aheadBytes?: number;
+  });
+}
+export interface NodeSource extends NodeChainSource {}
+
+/** A blocks dir serving the blocks it holds of a node's best chain, the node the rest. */
+export class CombinedSource {
+  constructor(opts: { dir: string; client: NodeClient; network?: string | Network });
+}
+export interface CombinedSource extends NodeChainSource {}
 
 /** One raw block or one blk file, in file order. */
 export function openFile(file: string, opts?: { network?: string | Network; xorKey?: Buffer | null }): AsyncGenerator<{ raw: Buffer; offset: number }>;
@@ -362,6 +457,69 @@ export class SyncService {
   run(opts?: { follow?: boolean; signal?: AbortSignal }): Promise<SyncResult>;
 }
 
+// ---- a node's mempool and fee estimates ------------------------------------------------
+
+export interface FeeEstimate {
+  /** null: the node has no estimate for this target */
+  btcPerKvB: number | null;
+  satPerVb: number | null;
+  blocks: number;
+  method: string;
+}
+/** The node's fee estimates: estimatesmartfee, else estimatefee (btcd); kept `ttlMs`. */
+export class FeeEstimator {
+  constructor(client: NodeClient, opts?: { ttlMs?: number; now?: () => number });
+  estimate(blocks: number): Promise<FeeEstimate>;
+  estimateMany(targets: number[]): Promise<FeeEstimate[]>;
+  /** Esplora's /api/fee-estimates: target → sat/vB, the targets without an estimate left out */
+  estimates(targets?: readonly number[]): Promise<Record<string, number>>;
+}
+
+export interface MempoolPoll {
+  outcome: 'written' | 'unchanged' | 'waiting' | 'refused' | 'empty';
+  seq: number;
+  tip: string | null;
+  listed: number;
+  added: number;
+  removed: number;
+  missing: number;
+  rejected: number;
+  asked: number;
+  txs: number;
+  held: number;
+  vsize: number;
+  bytes: number;
+  ms: number;
+  busyMs: number;
+  fetchMs: number;
+  resolveMs: number;
+  writeMs: number;
+}
+
+/** Keeps the index's mempool snapshot (store.putMempool) at a node's mempool (lib/mempool/README.md). */
+export class MempoolFollower {
+  constructor(opts: {
+    store: AbstractStore;
+    client: NodeClient;
+    network: string | Network;
+    pollMs?: number;
+    tipGraceMs?: number;
+    onPoll?: (poll: MempoolPoll) => void;
+    onError?: (err: Error, fatal: boolean) => void;
+    now?: () => number;
+  });
+  /** the stored snapshot's seq (0: none) */
+  readonly seq: number;
+  readonly last: MempoolPoll | null;
+  /** settles when the polling ends: after stop(), or with the error that stopped it */
+  readonly stopped: Promise<void> | undefined;
+  start(): Promise<void>;
+  wake(): void;
+  stop(): Promise<void>;
+  load(): Promise<number>;
+  poll(): Promise<MempoolPoll>;
+}
+
 // ---- the REST API -----------------------------------------------------------------------
 
 export class ApiApp {
@@ -373,19 +531,45 @@ export class ApiApp {
     log?: (msg: string) => void;
     /** where transactions and blocks are read: the blocks dir the index was synced from (getSourceInfo) */
     blocksDir?: string | null;
+    /** the index keeps its blocks' bytes (synced with txstore: store.keepsTransactions): read from it first */
+    indexKeepsBlocks?: boolean;
+    /** a node's tip is fed through setNodeTip(): /ready checks the lag, /api/v1/status reports it */
+    nodeConfigured?: boolean;
+    /** where that tip is read, for /api/v1/status */
+    nodeSource?: 'rpc' | 'blocks-dir';
+    /** /ready: the most blocks the index may be behind the node */
+    maxLag?: number;
+    /** answers of minBytes (default 1024) or more gzip- or brotli-encoded when accepted; encodings [] turns it off */
+    compression?: { minBytes?: number; encodings?: Array<'br' | 'gzip'> };
+    /** at most `limit` requests per client in each window (429 past it); none by default */
+    rateLimit?: { limit: number; windowMs: number; trustProxy?: boolean };
+    /** origins allowed by CORS ('*' for any); none by default */
+    cors?: string[];
     /** the node fallback for a block the blocks dir cannot give: `getblock HASH 0`, bytes or hex */
     fetchFromNode?: ((hash: string) => Promise<Buffer | string>) | null;
     /** the block reader's cache of parsed blocks, bytes (default 64 MiB) */
     blockCacheBytes?: number;
     /** Esplora transaction JSON kept, bytes (default 32 MiB) */
     txJsonCacheBytes?: number;
-    /** the mempool view a follower keeps (lib/core/mempool.js MempoolView), for unconfirmed spenders */
+    /**
+     * where mempool views (lib/core/mempool.js MempoolView) come from instead of the snapshot a
+     * follower writes into the index (the default); each is used only with the tip it names
+     */
     mempool?: (() => unknown) | null;
+    /**
+     * the reader of the index's snapshot (lib/mempool/reader.js MempoolReader) to share with the
+     * host's other readers of the store, so a snapshot is decoded once per process (default: its own)
+     */
+    mempoolReader?: object;
+    /** the node behind the server (lib/node/serve-node.js ServeNode): broadcast, fee estimates; null: those routes answer 503 */
+    node?: object | null;
   });
   readonly store: AbstractStore;
   readonly network: Network;
   /** closes the block reader's files (the store stays the caller's); closeGracefully calls it */
   close(): Promise<void>;
+  /** the node's tip as last read, with nodeConfigured (null: not known) */
+  setNodeTip(tip: { height: number; hash: string } | null): void;
   /** the request handler, for http.createServer or an existing server */
   handle(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void;
 }

@@ -20,10 +20,10 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const { printTable } = require('./lib/table');
-const { mainThreadCpuSec, msSince } = require('./lib/proc');
+const { mainThreadCpuSec, msSince, runPhase: runPhaseIn, runBench } = require('./lib/proc');
+const { startRpcFixture } = require('./lib/rpc-fixture-process');
 
 const { values: args } = parseArgs({
   options: {
@@ -93,44 +93,9 @@ async function phaseSync() {
 }
 
 function runPhase(phase, extra) {
-  const argv = [__filename, '--phase', phase, '--seed', args.seed, '--txs', args.txs,
-    '--request-mb', args['request-mb'], '--inflight', args.inflight, ...extra];
+  const argv = ['--seed', args.seed, '--txs', args.txs, '--request-mb', args['request-mb'], '--inflight', args.inflight, ...extra];
   if (args.threads !== undefined) argv.push('--threads', args.threads);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`phase ${phase} exited ${code}`))));
-  });
-}
-
-/** Starts the bitcoind-like fixture on the chain; resolves with its URL and a stop() giving its CPU time. */
-function startFixture(blocks) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'lib', 'rpc-fixture.js'), '--blocks', blocks, '--port', '0'],
-      { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    let ready = false;
-    const done = new Promise((r) => child.on('close', () => r(out)));
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /^ready (\S+)$/m.exec(out);
-      if (m && !ready) {
-        ready = true;
-        resolve({
-          url: m[1],
-          stop: async () => {
-            child.kill('SIGTERM');
-            const text = await done;
-            return JSON.parse(text.trim().split('\n').pop());
-          },
-        });
-      }
-    });
-    child.on('error', reject);
-    child.on('close', (code) => { if (!ready) reject(new Error(`the RPC fixture exited ${code}`)); });
-  });
+  return runPhaseIn(__filename, phase, argv);
 }
 
 async function main() {
@@ -153,7 +118,7 @@ async function main() {
     const rounds = [];
     for (let k = 0; k < Number(args.rounds); k++) {
       const dir = await runPhase('sync', ['--blocks', blocks, '--datadir', dd('index-dir')]);
-      const fixture = await startFixture(blocks);
+      const fixture = await startRpcFixture(blocks);
       let rpc;
       try {
         rpc = await runPhase('sync', ['--blocks', blocks, '--datadir', dd('index-rpc'), '--url', fixture.url]);
@@ -220,15 +185,4 @@ function report(rounds) {
   console.log(`\nresults written to ${path.relative(process.cwd(), args.json)}`);
 }
 
-const phases = { generate: phaseGenerate, sync: phaseSync };
-if (args.phase) {
-  phases[args.phase]().then((r) => process.stdout.write(JSON.stringify(r)), (err) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  main().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runBench({ generate: phaseGenerate, sync: phaseSync }, args.phase, main);

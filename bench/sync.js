@@ -34,12 +34,11 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
 const { parseArgs } = require('node:util');
 const { printTable } = require('./lib/table');
 const { heightHolding, boundedSource } = require('./lib/prefix');
 const { diskUsage } = require('./lib/disk');
-const { mainThreadCpuSec, msSince: ms } = require('./lib/proc');
+const { mainThreadCpuSec, msSince: ms, runPhase: runPhaseIn, runBench } = require('./lib/proc');
 
 const { values: args } = parseArgs({
   options: {
@@ -177,20 +176,10 @@ async function phaseBaseline() {
 
 // --- the driver ---------------------------------------------------------------------------
 
-function runPhase(phase, extra, execArgv = [], onSpawn = () => {}) {
-  const argv = [...execArgv, __filename, '--phase', phase, '--seed', args.seed, '--txs', args.txs, ...extra];
+function runPhase(phase, extra, execArgv = [], onSpawn) {
+  const argv = ['--seed', args.seed, '--txs', args.txs, ...extra];
   for (const k of ['threads', 'batch-blocks', 'batch-mb', 'batch-ms', 'ahead', 'bulk']) if (args[k] !== undefined) argv.push(`--${k}`, args[k]);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
-    onSpawn(child);
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`phase ${phase} exited ${code}`));
-      resolve(JSON.parse(out));
-    });
-  });
+  return runPhaseIn(__filename, phase, argv, execArgv, onSpawn);
 }
 
 /**
@@ -414,15 +403,4 @@ function num(v) {
   return v === undefined ? undefined : Number(v);
 }
 
-const phases = { generate: phaseGenerate, sync: phaseSync, baseline: phaseBaseline };
-if (args.phase) {
-  phases[args.phase]().then((r) => process.stdout.write(JSON.stringify(r)), (err) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  main().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runBench({ generate: phaseGenerate, sync: phaseSync, baseline: phaseBaseline }, args.phase, main);

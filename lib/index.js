@@ -8,9 +8,15 @@
  *   const addrindex = require('addrindex');
  *   const store = await addrindex.openStore({ datadir: './idx', network: 'main', readOnly: false });
  *   const source = new addrindex.BlocksDirSource({ dir: '/data/bitcoin/blocks', network: 'main' });
+ *   // or a node over JSON-RPC (Bitcoin Core, btcd):
+ *   //   const client = addrindex.NodeClient.fromEndpoint(addrindex.resolveEndpoint({ rpcUrl: 'http://u:p@127.0.0.1:8332', network: 'main' }));
+ *   //   const source = new addrindex.NodeSource({ client, network: 'main' });
  *   await new addrindex.SyncService({ source, store, network: 'main' }).run();
  *   const { scripthash } = addrindex.parseTarget('1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3', 'main');
  *   console.log(await store.getSummary(scripthash));
+ *
+ * With a node, also: a MempoolFollower keeping the index's mempool snapshot at the node's
+ * mempool, and a FeeEstimator for its fee rates.
  */
 
 const errors = require('./errors');
@@ -26,10 +32,16 @@ const lazy = {
   MongoStore: () => require('./stores/mongo').MongoStore,
   SyncService: () => require('./sync/service').SyncService,
   BlocksDirSource: () => require('./sources/blocksdir').BlocksDirSource,
+  NodeSource: () => require('./sources/node').NodeSource,
+  CombinedSource: () => require('./sources/combined').CombinedSource,
+  NodeClient: () => require('./node/client').NodeClient,
+  resolveEndpoint: () => require('./node/endpoint').resolveEndpoint,
   openFile: () => require('./sources/rawfile').openFile,
   ApiApp: () => require('./api/server').ApiApp,
   createServer: () => require('./api/server').createServer,
   closeGracefully: () => require('./api/server').closeGracefully,
+  FeeEstimator: () => require('./node/fees').FeeEstimator,
+  MempoolFollower: () => require('./mempool/follower').MempoolFollower,
 };
 
 module.exports = {

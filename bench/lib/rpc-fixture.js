@@ -8,20 +8,37 @@
  *
  *   node bench/lib/rpc-fixture.js --blocks DIR --port N [--user U --pass P] [--network regtest]
  *
+ *   node bench/lib/rpc-fixture.js --blocks DIR --mempool-above H …
+ *
  * Prints `ready http://U:P@127.0.0.1:N` when it serves; on SIGTERM prints one JSON line with
  * its CPU time and request counts, then exits.
+ *
+ * With `--mempool-above H` the blocks above height H are not the node's yet: its best chain
+ * ends at H and the spending transactions of those blocks, in block order, are the pool its
+ * mempool is taken from (a mempool the generator made: young spends of the chain and of each
+ * other, as a real one). Lines on stdin move the node, each answered `ok TIP COUNT` on stdout:
+ *   `mempool N`  the mempool is the pool's first N transactions, but those of blocks at or
+ *                below the tip
+ *   `tip H`      the best chain ends at H: those blocks' transactions leave the mempool, as
+ *                Core drops what a block confirms
+ * `getrawmempool` (not verbose) lists the mempool in no particular order (by the txid's last
+ * hex digits, standing in for Core's); `getrawtransaction TXID 0` gives a mempool
+ * transaction's hex, else Core's -5 (no txindex).
  *
  * Like bitcoind: HTTP/1.1 keep-alive, Basic auth (401 otherwise), JSON-RPC 1.0 and 2.0, batches
  * (an array in, an array out), `getblock HASH 0` reads the block's bytes from its blk file and
  * hex-encodes them (Core 23+ does not deserialize for verbosity 0), errors with Core's codes
  * (-5 unknown block, -8 height out of range, -32601 unknown method). Answered: getbestblockhash,
- * getblockcount, getblockhash, getblock (verbosity 0), getblockheader (bool), getchaintips.
+ * getblockcount, getblockhash, getblock (verbosity 0), getblockheader (bool), getchaintips,
+ * getrawmempool (not verbose), getrawtransaction (not verbose).
  */
 
 const http = require('node:http');
+const readline = require('node:readline');
 const { parseArgs } = require('node:util');
 const { BlocksDirSource } = require('../../lib/sources/blocksdir');
 const { parseHeader } = require('../../lib/chain/header');
+const { parseBlock } = require('../../lib/chain/block');
 
 const { values: args } = parseArgs({
   options: {
@@ -30,6 +47,7 @@ const { values: args } = parseArgs({
     user: { type: 'string', default: 'bench' },
     pass: { type: 'string', default: 'bench' },
     network: { type: 'string', default: 'regtest' },
+    'mempool-above': { type: 'string' },
   },
 });
 
@@ -44,19 +62,21 @@ async function main() {
   const source = new BlocksDirSource({ dir: args.blocks, network: args.network });
   await source.scan();
   const counts = { requests: 0, calls: 0, bytesOut: 0 };
+  const mempool = args['mempool-above'] === undefined ? null : await mempoolPool(source, Number(args['mempool-above']));
+  const tip = () => (mempool ? { height: mempool.tipHeight, hash: source.hashAt(mempool.tipHeight) } : source.tip());
 
   const readBlock = async (hash) => {
     const height = typeof hash === 'string' ? source.heightOf(hash) : null;
-    if (height === null) throw new RpcFailure(-5, 'Block not found');
+    if (height === null || height > tip().height) throw new RpcFailure(-5, 'Block not found');
     for await (const b of source.blocks(height, height)) return { height, raw: b.raw };
     throw new RpcFailure(-5, 'Block not found');
   };
 
   const methods = {
-    getbestblockhash: async () => JSON.stringify(source.tip().hash),
-    getblockcount: async () => String(source.tip().height),
+    getbestblockhash: async () => JSON.stringify(tip().hash),
+    getblockcount: async () => String(tip().height),
     getblockhash: async ([height]) => {
-      const hash = Number.isInteger(height) ? source.hashAt(height) : null;
+      const hash = Number.isInteger(height) && height <= tip().height ? source.hashAt(height) : null;
       if (!hash) throw new RpcFailure(-8, 'Block height out of range');
       return JSON.stringify(hash);
     },
@@ -69,14 +89,24 @@ async function main() {
       const { height, raw } = await readBlock(hash);
       if (!verbose) return `"${raw.toString('hex', 0, 80)}"`;
       const h = parseHeader(raw);
-      const tip = source.tip().height;
+      const top = tip().height;
       return JSON.stringify({
-        hash: h.hash, confirmations: tip - height + 1, height, version: h.version, merkleroot: Buffer.from(h.merkleRoot).reverse().toString('hex'),
+        hash: h.hash, confirmations: top - height + 1, height, version: h.version, merkleroot: Buffer.from(h.merkleRoot).reverse().toString('hex'),
         time: h.time, nonce: h.nonce, bits: h.bits.toString(16).padStart(8, '0'),
-        ...(height > 0 ? { previousblockhash: h.prev } : {}), ...(height < tip ? { nextblockhash: source.hashAt(height + 1) } : {}),
+        ...(height > 0 ? { previousblockhash: h.prev } : {}), ...(height < top ? { nextblockhash: source.hashAt(height + 1) } : {}),
       });
     },
-    getchaintips: async () => JSON.stringify([{ height: source.tip().height, hash: source.tip().hash, branchlen: 0, status: 'active' }]),
+    getchaintips: async () => JSON.stringify([{ height: tip().height, hash: tip().hash, branchlen: 0, status: 'active' }]),
+    getrawmempool: async ([verbose = false]) => {
+      if (verbose) throw new RpcFailure(-8, 'this fixture answers getrawmempool false only');
+      return mempool ? mempool.listJson() : '[]';
+    },
+    getrawtransaction: async ([txid, verbose = 0]) => {
+      if (verbose !== 0 && verbose !== false) throw new RpcFailure(-8, 'this fixture answers getrawtransaction TXID 0 only');
+      const tx = mempool && mempool.get(txid);
+      if (!tx) throw new RpcFailure(-5, 'No such mempool or blockchain transaction. Use gettransaction for wallet transactions.');
+      return `"${tx.raw.toString('hex')}"`;
+    },
   };
 
   /** One request object → its reply as JSON text (result JSON spliced in, as bitcoind writes it). */
@@ -137,6 +167,16 @@ async function main() {
   await new Promise((resolve) => server.listen(Number(args.port), '127.0.0.1', resolve));
   const { port } = server.address();
   process.stdout.write(`ready http://${args.user}:${args.pass}@127.0.0.1:${port}\n`);
+  if (mempool) {
+    readline.createInterface({ input: process.stdin }).on('line', (line) => {
+      const [cmd, arg] = line.trim().split(/\s+/);
+      if (cmd === 'mempool') mempool.size = Number(arg);
+      else if (cmd === 'tip') mempool.tipHeight = Math.min(Number(arg), source.tip().height);
+      else return;
+      mempool.changed();
+      process.stdout.write(`ok ${mempool.tipHeight} ${mempool.current().length}\n`);
+    });
+  }
   process.on('SIGTERM', () => {
     const cpu = process.cpuUsage();
     process.stdout.write(`${JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, ...counts })}\n`);
@@ -144,6 +184,46 @@ async function main() {
     server.closeAllConnections();
     source.close().finally(() => process.exit(0));
   });
+}
+
+/**
+ * The transactions of the blocks above `above`, which the node has not seen in a block yet:
+ * the pool its mempool is drawn from.
+ */
+async function mempoolPool(source, above) {
+  const txs = [];
+  for await (const b of source.blocks(above + 1, source.tip().height)) {
+    const block = parseBlock(b.raw, { verifyMerkle: false });
+    for (const tx of block.txs.slice(1)) txs.push({ id: tx.hash, height: b.height, raw: Buffer.from(tx.raw) });
+  }
+  const byId = new Map(txs.map((t) => [t.id, t]));
+  let list = null;
+  let inPool = null;
+  const pool = {
+    tipHeight: above,
+    size: 0,
+    changed() {
+      list = null;
+      inPool = null;
+    },
+    /** the mempool: of the pool's first `size` transactions, those the best chain does not hold */
+    current() {
+      if (!list) {
+        list = txs.slice(0, pool.size).filter((t) => t.height > pool.tipHeight);
+        inPool = new Set(list.map((t) => t.id));
+        list = [...list].sort((x, y) => (x.id.slice(48) < y.id.slice(48) ? -1 : x.id.slice(48) > y.id.slice(48) ? 1 : 0));
+      }
+      return list;
+    },
+    listJson() {
+      return JSON.stringify(pool.current().map((t) => t.id));
+    },
+    get(id) {
+      pool.current();
+      return inPool.has(id) ? byId.get(id) : null;
+    },
+  };
+  return pool;
 }
 
 main().catch((err) => {

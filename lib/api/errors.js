@@ -1,6 +1,6 @@
 'use strict';
 
-const { AddrIndexError, AddressError } = require('../errors');
+const { AddrIndexError, AddressError, NodeError } = require('../errors');
 
 /**
  * An error the API answers on purpose: it carries the HTTP status it maps to.
@@ -46,6 +46,11 @@ function toHttpError(err) {
     // the blk file moved or was pruned and no node could stand in: say so, without file paths
     const hash = err.details && err.details.hash;
     return { status: 503, code: 'ERR_BLOCK_UNAVAILABLE', message: `block ${hash} cannot be read now, neither from the blocks dir nor from a node; retry later`, internal: true };
+  }
+  if (err instanceof NodeError) {
+    // the node behind the server failed (down, refusing our credentials, answering nonsense):
+    // the client can only retry; the operator reads the log
+    return { status: 503, code: 'ERR_NODE_UNAVAILABLE', message: 'the node behind this server cannot be reached now; retry later', internal: true };
   }
   if (err instanceof AddrIndexError && (err.code === 'ERR_STORE_CLOSED' || err.code === 'ERR_CLOSED')) {
     return { status: 503, code: 'ERR_UNAVAILABLE', message: 'the server is shutting down; retry', internal: false };

@@ -63,6 +63,40 @@ function nativeSummary(target, summary) {
   };
 }
 
+const NO_UNCONFIRMED = Object.freeze({ balance: 0, received: 0, sent: 0, txCount: 0, fundedCount: 0, spentCount: 0 });
+
+/**
+ * The mempool's part of a native summary: what its transactions add (balance may be negative).
+ * @param {import('../core/mempool').MempoolView|null} pool the view of the answer's tip
+ * @param {Buffer} scripthash
+ */
+function nativeUnconfirmed(pool, scripthash) {
+  if (!pool) return { ...NO_UNCONFIRMED };
+  const s = pool.summary(scripthash);
+  return { balance: s.balance, received: s.received, sent: s.sent, txCount: s.txCount, fundedCount: s.fundedCount, spentCount: s.spentCount };
+}
+
+/**
+ * A mempool transaction in a native history (`?mempool=1`): what it does to the asked-for
+ * script hashes together. `parentsUnconfirmed`: it spends an output of another mempool
+ * transaction (Electrum's height -1).
+ * @param {import('../core/mempool').MempoolView} pool
+ * @param {import('../codec/mempool').MempoolTx} tx
+ * @param {Buffer[]} scripthashes
+ */
+function nativeMempoolEntry(pool, tx, scripthashes) {
+  let funded = false;
+  let spent = false;
+  for (const sh of scripthashes) {
+    for (const e of pool.entries(sh)) {
+      if (e.tx !== tx) continue;
+      funded = funded || e.funded;
+      spent = spent || e.spent;
+    }
+  }
+  return { txid: hex32(tx.txid), time: tx.time, fee: tx.fee, vsize: tx.vsize, funded, spent, parentsUnconfirmed: pool.hasUnconfirmedInputs(tx) };
+}
+
 /**
  * @param {import('../stores/abstract').HistoryEntry} entry
  */
@@ -175,12 +209,14 @@ const SPENT = [ascii(',"spent":false'), ascii(',"spent":true')];
  * @param {'addresses'|'scripthashes'} field
  * @param {string|null} next
  * @param {{height: number, hash: string}|null} tip
+ * @param {object[]} [mempool] the mempool's entries, when asked for (a `mempool` field after `tip`)
  * @returns {Buffer}
  */
-function nativeMultiPageJSON(entries, names, field, next, tip) {
+function nativeMultiPageJSON(entries, names, field, next, tip, mempool) {
   const open = ascii(`{"entries":[`);
   const list = ascii(`,"${field}":[`);
-  const close = ascii(`],"next":${JSON.stringify(next)},"tip":${JSON.stringify(tip)}}`);
+  const extra = mempool === undefined ? '' : `,"mempool":${JSON.stringify(mempool)}`;
+  const close = Buffer.from(`],"next":${JSON.stringify(next)},"tip":${JSON.stringify(tip)}${extra}}`);
   const json = names.encoded();
   const at = names.jsonAt;
   let touchedCount = 0;
@@ -295,13 +331,15 @@ function esploraStats(summary) {
 
 /**
  * GET /api/address/:address and /api/scripthash/:hash. The key echoes what the client sent,
- * as electrs does. The index holds no mempool: mempool_stats are zero.
+ * as electrs does.
  * @param {'address'|'scripthash'} key
  * @param {string} value
  * @param {import('../stores/abstract').Summary|null} summary
+ * @param {ReturnType<import('../core/mempool').MempoolView['summary']>|null} [unconfirmed] the
+ *   mempool's part (MempoolView#summary has the same counters); null: none
  */
-function esploraAddress(key, value, summary) {
-  return { [key]: value, chain_stats: esploraStats(summary), mempool_stats: { ...ZERO_STATS } };
+function esploraAddress(key, value, summary, unconfirmed = null) {
+  return { [key]: value, chain_stats: esploraStats(summary), mempool_stats: esploraStats(unconfirmed) };
 }
 
 /** @param {BlockInfo} block */
@@ -310,11 +348,11 @@ function esploraStatus(block) {
 }
 
 /**
- * @param {import('../stores/abstract').Utxo} utxo
- * @param {BlockInfo} block
+ * @param {{txid: Buffer, vout: number, value: number}} utxo
+ * @param {BlockInfo|null} block null: an output of a mempool transaction
  */
 function esploraUtxo(utxo, block) {
-  return { txid: hex32(utxo.txid), vout: utxo.vout, status: esploraStatus(block), value: utxo.value };
+  return { txid: hex32(utxo.txid), vout: utxo.vout, status: block ? esploraStatus(block) : { confirmed: false }, value: utxo.value };
 }
 
 // ---- insight-api (bitpay) ----
@@ -332,10 +370,13 @@ function btc(sats) {
  * GET /insight-api/addr/:addr — field names as insight spells them (txApperances included).
  * @param {string} addrStr
  * @param {import('../stores/abstract').Summary|null} summary
- * @param {string[]|undefined} txids newest first; undefined with ?noTxList=1 (the field is left out)
+ * @param {string[]|undefined} txids newest first (the mempool's first); undefined with
+ *   ?noTxList=1 (the field is left out)
+ * @param {{balance: number, txCount: number}|null} [unconfirmed] the mempool's part (MempoolView#summary)
  */
-function insightAddr(addrStr, summary, txids) {
+function insightAddr(addrStr, summary, txids, unconfirmed = null) {
   const s = summary || EMPTY_SUMMARY;
+  const u = unconfirmed || { balance: 0, txCount: 0 };
   const out = {
     addrStr,
     balance: btc(s.balance),
@@ -344,9 +385,9 @@ function insightAddr(addrStr, summary, txids) {
     totalReceivedSat: s.received,
     totalSent: btc(s.sent),
     totalSentSat: s.sent,
-    unconfirmedBalance: 0,
-    unconfirmedBalanceSat: 0,
-    unconfirmedTxApperances: 0,
+    unconfirmedBalance: btc(u.balance),
+    unconfirmedBalanceSat: u.balance,
+    unconfirmedTxApperances: u.txCount,
     txApperances: s.txCount,
   };
   if (txids) out.transactions = txids;
@@ -373,8 +414,22 @@ function insightUtxo(utxo, address, scriptPubKey, tipHeight) {
   };
 }
 
+/**
+ * One unconfirmed output of GET /insight-api/addr/:addr/utxo, as insight-api shaped a mempool
+ * output: no height, `confirmations: 0`, `ts` when it entered the mempool.
+ * @param {{txid: Buffer, vout: number, value: number}} utxo
+ * @param {string} address
+ * @param {string} scriptPubKey
+ * @param {number} time seconds
+ */
+function insightMempoolUtxo(utxo, address, scriptPubKey, time) {
+  return {
+    address, txid: hex32(utxo.txid), vout: utxo.vout, scriptPubKey, amount: btc(utxo.value), satoshis: utxo.value, confirmations: 0, ts: time,
+  };
+}
+
 module.exports = {
-  TargetNames, hex32, nativeTip, nativeSummary, nativeEntry, nativeMultiEntry, nativeMultiPageJSON, nativeUtxo, nativeTx,
+  insightMempoolUtxo, nativeUnconfirmed, nativeMempoolEntry, TargetNames, hex32, nativeTip, nativeSummary, nativeEntry, nativeMultiEntry, nativeMultiPageJSON, nativeUtxo, nativeTx,
   esploraAddress, esploraStatus, esploraUtxo,
   btc, insightAddr, insightUtxo,
 };

@@ -18,6 +18,7 @@ const { BlockReader } = require('../sources/blockreader');
 const { TxData, indexBlockBytes } = require('./txdata');
 const { ChainWork } = require('./chainwork');
 const { JsonCache } = require('./json-cache');
+const { MempoolReader, viewsFrom } = require('../mempool/reader');
 const native = require('./routes/native');
 const esplora = require('./routes/esplora');
 const insight = require('./routes/insight');
@@ -47,6 +48,7 @@ class ApiApp {
    * @param {() => Promise<string>} [opts.scrape] what GET /metrics answers (default: this
    *   process's metrics; a cluster worker asks the primary for every worker's, merged)
    * @param {boolean} [opts.nodeConfigured] a node's tip is fed through setNodeTip() (for /ready)
+   * @param {'rpc'|'blocks-dir'} [opts.nodeSource] where that tip is read (for /api/v1/status)
    * @param {number} [opts.maxLag] /ready: most blocks the index may be behind the node
    * @param {{minBytes?: number, encodings?: string[]}} [opts.compression] see compress.js
    * @param {{limit: number, windowMs: number, trustProxy?: boolean}} [opts.rateLimit] per client; none by default
@@ -60,8 +62,14 @@ class ApiApp {
    *   `serve --rpc-url` plugs in here
    * @param {number} [opts.blockCacheBytes] the block reader's cache of parsed blocks (default 64 MiB)
    * @param {number} [opts.txJsonCacheBytes] Esplora transaction JSON kept (default 32 MiB)
-   * @param {import('./txdata').MempoolHook} [opts.mempool] the mempool view, once a follower
-   *   keeps one (the node issue): unconfirmed spenders; none by default
+   * @param {() => (import('../core/mempool').MempoolView|null)} [opts.mempool] where mempool
+   *   views come from instead of the store's snapshot (tests; an embedder keeping its own): each
+   *   is used only with the tip it names. Default: the snapshot the follower writes into the
+   *   index (lib/mempool/reader.js)
+   * @param {import('../mempool/reader').MempoolReader} [opts.mempoolReader] the reader of the
+   *   index's snapshot to share (its decoded snapshot) with the host's other readers of the store
+   * @param {import('../node/serve-node').ServeNode|null} [opts.node] the node behind the server
+   *   (serve --rpc-url): broadcast, fee estimates; null: those routes answer 503
    */
   constructor(opts) {
     this.store = opts.store;
@@ -73,7 +81,7 @@ class ApiApp {
     this.logger = opts.logger || createLogger({ json: false });
     this.metrics = opts.metrics || new Metrics({ scope: 'api', processMetrics: false });
     this.scrape = opts.scrape || (() => this.metrics.text());
-    this.node = { configured: Boolean(opts.nodeConfigured), tip: null };
+    this.node = { configured: Boolean(opts.nodeConfigured), source: opts.nodeSource || (opts.node ? 'rpc' : 'blocks-dir'), tip: null };
     this.maxLag = opts.maxLag === undefined ? null : opts.maxLag;
     this.compression = compressionConfig(opts.compression);
     this.limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : null;
@@ -85,7 +93,10 @@ class ApiApp {
       dir: this.blocksDir, network: this.network, maxBytes: opts.blockCacheBytes, fetchFromNode: opts.fetchFromNode || null,
       fromIndex: opts.indexKeepsBlocks ? indexBlockBytes(this.store) : null,
     });
-    this.txdata = new TxData({ store: this.store, reader: this.reader, mempool: opts.mempool || null });
+    /** @type {import('./txdata').MempoolViews} */
+    this.mempool = opts.mempool ? viewsFrom(opts.mempool) : opts.mempoolReader || new MempoolReader(this.store);
+    this.nodeClient = opts.node || null;
+    this.txdata = new TxData({ store: this.store, reader: this.reader, mempool: this.mempool });
     this.chainwork = new ChainWork(this.store);
     /** Esplora transaction JSON, which never changes for a txid in a given block */
     this.txJson = new JsonCache(opts.txJsonCacheBytes);
@@ -130,6 +141,32 @@ class ApiApp {
           `the index committed new blocks during each of ${READ_ATTEMPTS} attempts to read a consistent answer; retry`);
       }
     }
+  }
+
+  /**
+   * consistent(), with the mempool view that goes with the tip the read began at (null when
+   * none does: the answer is then confirmed data alone). One rule for every reader:
+   * lib/mempool/reader.js.
+   * @template T
+   * @param {(tip: import('../stores/abstract').Tip|null, view: import('../core/mempool').MempoolView|null) => Promise<T>} read
+   * @returns {Promise<{tip: import('../stores/abstract').Tip|null, view: import('../core/mempool').MempoolView|null, value: T}>}
+   */
+  async withMempool(read) {
+    const { tip, value } = await this.consistent(async (t) => {
+      const view = await this.mempool.at(t);
+      return { view, value: await read(t, view) };
+    });
+    return { tip, view: value.view, value: value.value };
+  }
+
+  /**
+   * The node behind the server, or a 503 saying there is none.
+   * @param {string} what what needed it, for the message
+   * @returns {import('../node/serve-node').ServeNode}
+   */
+  requireNode(what) {
+    if (!this.nodeClient) throw new ApiError(503, 'ERR_NO_NODE', `${what} needs a node: this server was started without one (serve --rpc-url)`);
+    return this.nodeClient;
   }
 
   /**
@@ -307,7 +344,8 @@ class ApiApp {
     }
     const query = q === -1 ? EMPTY_QUERY : new URLSearchParams(url.slice(q + 1));
     const ctx = { params: found.params, query, body: undefined, req };
-    if (found.route.meta.body) ctx.body = await readBody(req, LIMITS.bodyBytes);
+    if (found.route.meta.body === 'text') ctx.body = await readText(req, LIMITS.bodyBytes);
+    else if (found.route.meta.body) ctx.body = await readBody(req, LIMITS.bodyBytes);
     return found.route.handler(ctx);
   }
 
@@ -369,12 +407,20 @@ function send(res, reply, extra, draining) {
 }
 
 /**
- * The request body as an object: JSON (whatever the content type says, when it starts with
- * "{" — `curl -d` labels JSON as a form), else an urlencoded form (insight's clients post
- * `addrs=a,b`). Larger than `limit` bytes: 413.
- * @returns {Promise<object>}
+ * The request body as text, whatever its content type (Esplora's POST /tx takes the raw hex,
+ * which clients send as text/plain or, axios among them, labelled as a form). Larger than
+ * `limit` bytes: 413.
+ * @returns {Promise<string>}
  */
-function readBody(req, limit) {
+function readText(req, limit) {
+  return readRaw(req, limit).then((buf) => buf.toString('utf8'));
+}
+
+/**
+ * The request body's bytes, at most `limit` of them (else 413).
+ * @returns {Promise<Buffer>}
+ */
+function readRaw(req, limit) {
   return new Promise((resolve, reject) => {
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > limit) {
@@ -396,29 +442,29 @@ function readBody(req, limit) {
       chunks.push(chunk);
     });
     req.on('error', (err) => { failed = true; reject(err); });
-    req.on('end', () => {
-      if (failed) return;
-      const raw = Buffer.concat(chunks).toString('utf8');
-      const trimmed = raw.trimStart();
-      if (trimmed.startsWith('{')) {
-        let value;
-        try {
-          value = JSON.parse(raw);
-        } catch (err) {
-          reject(new ApiError(400, 'ERR_BAD_JSON', `the body is not valid JSON: ${err.message}`));
-          return;
-        }
-        resolve(value);
-        return;
-      }
-      const type = String(req.headers['content-type'] || '');
-      if (trimmed.length && type.startsWith('application/x-www-form-urlencoded')) {
-        resolve(Object.fromEntries(new URLSearchParams(raw)));
-        return;
-      }
-      reject(new ApiError(400, 'ERR_BAD_BODY', 'the body must be a JSON object (Content-Type: application/json)'));
-    });
+    req.on('end', () => { if (!failed) resolve(Buffer.concat(chunks)); });
   });
+}
+
+/**
+ * The request body as an object: JSON (whatever the content type says, when it starts with
+ * "{" — `curl -d` labels JSON as a form), else an urlencoded form (insight's clients post
+ * `addrs=a,b`). Larger than `limit` bytes: 413.
+ * @returns {Promise<object>}
+ */
+async function readBody(req, limit) {
+  const raw = (await readRaw(req, limit)).toString('utf8');
+  const trimmed = raw.trimStart();
+  if (trimmed.startsWith('{')) {
+    try {
+      return JSON.parse(raw);
+    } catch (err) {
+      throw new ApiError(400, 'ERR_BAD_JSON', `the body is not valid JSON: ${err.message}`);
+    }
+  }
+  const type = String(req.headers['content-type'] || '');
+  if (trimmed.length && type.startsWith('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(raw));
+  throw new ApiError(400, 'ERR_BAD_BODY', 'the body must be a JSON object (Content-Type: application/json)');
 }
 
 function tooLarge(limit) {

@@ -47,10 +47,10 @@ const { PrevoutCache, outpointKey } = require('./prevout-cache');
  */
 
 /**
- * The mempool, as the node issue's follower will hand it over: a MempoolView
- * (lib/core/mempool.js) valid for the confirmed tip it names, or null. Without one the API
- * answers what a confirmed-only server answers.
- * @typedef {() => (import('../core/mempool').MempoolView|null|Promise<import('../core/mempool').MempoolView|null>)} MempoolHook
+ * Where the mempool view of a tip comes from: lib/mempool/reader.js (the stored snapshot and
+ * the pairing rule), or viewsFrom() over a hook. A view is valid only for the tip it names;
+ * without one the API answers what a confirmed-only server answers.
+ * @typedef {{at: (tip: {hash: string}|null) => Promise<import('../core/mempool').MempoolView|null>}} MempoolViews
  */
 
 class TxData {
@@ -58,7 +58,7 @@ class TxData {
    * @param {object} opts
    * @param {import('../stores/abstract').AbstractStore} opts.store
    * @param {import('../sources/blockreader').BlockReader} opts.reader
-   * @param {MempoolHook|null} [opts.mempool] unconfirmed spenders come from here
+   * @param {MempoolViews|null} [opts.mempool] unconfirmed transactions and spenders come from here
    * @param {number} [opts.prevoutCacheBytes] previous outputs kept (default 16 MiB)
    */
   constructor({ store, reader, mempool = null, prevoutCacheBytes }) {
@@ -70,6 +70,42 @@ class TxData {
     this.reading = new Map();
     /** @type {Map<number, import('../stores/abstract').Block>} block rows read lately, by height */
     this.rows = new Map();
+  }
+
+  /**
+   * A transaction of a mempool view, as the confirmed ones are handed to the formatters (no
+   * location, no block), or null when the view does not hold it. Its inputs' previous outputs
+   * come from the index or, for a parent in the mempool, from the view.
+   * @param {import('../core/mempool').MempoolView} view the view of `opts.tip`
+   * @param {Buffer} txid internal order
+   * @param {{prevouts?: boolean, spends?: boolean, tip?: object}} [opts]
+   * @returns {Promise<(FullTx & {mempool: import('../codec/mempool').MempoolTx})|null>}
+   */
+  async unconfirmed(view, txid, opts = {}) {
+    const m = view.get(txid);
+    if (!m) return null;
+    const tx = view.parsed(m);
+    const full = { tx, loc: null, block: null, mempool: m };
+    const [prevouts, spends] = await Promise.all([
+      opts.prevouts ? this.prevouts(tx, view) : undefined,
+      opts.spends ? this.spends(tx.txid, tx.outputs.length, opts.tip || null) : undefined,
+    ]);
+    if (prevouts) full.prevouts = prevouts;
+    if (spends) full.spends = spends;
+    return full;
+  }
+
+  /**
+   * A confirmed transaction or, failing that, one of the mempool view of `opts.tip`.
+   * @param {Buffer} txid
+   * @param {{prevouts?: boolean, spends?: boolean, tip?: object}} [opts]
+   * @returns {Promise<FullTx|null>}
+   */
+  async anyTx(txid, opts = {}) {
+    const confirmed = await this.tx(txid, opts);
+    if (confirmed) return confirmed;
+    const view = await this._mempool(opts.tip || null);
+    return view ? this.unconfirmed(view, txid, opts) : null;
   }
 
   /**
@@ -207,11 +243,13 @@ class TxData {
 
   /**
    * The previous output of every input (a coinbase: [null]), each read from its funding
-   * transaction (once per transaction, however many of its outputs are spent here).
+   * transaction (once per transaction, however many of its outputs are spent here): from the
+   * index, or from `view` when it is a mempool transaction there.
    * @param {import('../chain/tx').Tx} tx
+   * @param {import('../core/mempool').MempoolView|null} [view]
    * @returns {Promise<Array<Prevout|null>>}
    */
-  async prevouts(tx) {
+  async prevouts(tx, view = null) {
     if (tx.coinbase) return [null];
     const out = new Array(tx.inputs.length);
     /** latin1 txid -> the inputs spending it that the cache did not answer */
@@ -227,7 +265,8 @@ class TxData {
       missing.get(k).push(i);
     });
     await Promise.all([...missing].map(async ([k, inputs]) => {
-      const funding = await this._fundingOnce(k, tx.inputs[inputs[0]].txid, tx);
+      const parent = view && view.get(tx.inputs[inputs[0]].txid);
+      const funding = parent ? view.parsed(parent) : await this._fundingOnce(k, tx.inputs[inputs[0]].txid, tx);
       for (const i of inputs) {
         const { txid, vout } = tx.inputs[i];
         const o = funding.outputs[vout];
@@ -335,8 +374,7 @@ class TxData {
   /** The mempool view when there is one for this tip. */
   async _mempool(tip) {
     if (!this.mempool || !tip) return null;
-    const view = await this.mempool();
-    return view && view.tip === tip.hash ? view : null;
+    return this.mempool.at(tip);
   }
 }
 

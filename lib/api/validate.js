@@ -24,6 +24,10 @@ const LIMITS = Object.freeze({
   esploraPage: 25,
   /** Esplora's /blocks lists this many blocks, newest first. */
   esploraBlocks: 10,
+  /** Esplora lists at most this many mempool transactions of an address (/txs, /txs/mempool) ... */
+  esploraMempoolTxs: 50,
+  /** ... and this many in /mempool/recent. */
+  esploraRecent: 10,
   /** insight pages transactions (/txs) 10 at a time ... */
   insightTxsPage: 10,
   /** ... and /addrs/txs answers at most this many (bitcore-node's maxTransactionHistory). */

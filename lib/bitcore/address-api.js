@@ -2,6 +2,11 @@
 
 const { AddressSets, addressList, addressString } = require('./addresses');
 const { mempoolTxids, mempoolBalance, withMempoolUtxos } = require('./mempool');
+const { PairedReads } = require('./paired');
+const { emptyMempool } = require('../core/mempool');
+
+/** The mempool of an index whose snapshot does not go with the tip read: empty. */
+const EMPTY_VIEW = emptyMempool(null);
 
 /** Address sets whose confirmed txids are kept until the tip moves (bitcore-node's txidsCache). */
 const TXIDS_CACHE = 1000;
@@ -12,28 +17,34 @@ const DEFAULTS = Object.freeze({ maxTxids: 1000, maxTransactionHistory: 50, maxA
 /**
  * bitcore-node 3's address methods (getAddressBalance, getAddressUnspentOutputs,
  * getAddressTxids, getAddressHistory, getAddressSummary) with its option handling, orders,
- * limits and errors, over the index's confirmed answers (address-index.js) and, when one is
- * configured, a mempool source (mempool.js). Promise-based; the service adapts callbacks.
+ * limits and errors, over the index's confirmed answers (address-index.js) and its mempool
+ * snapshot (mempool.js), each answer read at one tip with the snapshot of that tip
+ * (paired.js). Promise-based; the service adapts callbacks.
  *
  * Options are read as bitcore-node reads them: `options.queryMempool` defaults to true, so
- * `true`, `false` and `{}` all ask for the mempool; without a mempool source the answers are
- * what bitcore-node gives for `queryMempool: false`.
+ * `true`, `false` and `{}` all ask for the mempool. An index that holds no snapshot (no
+ * follower writes one) knows no mempool: its answers are what bitcore-node gives for
+ * `queryMempool: false`, with no `unconfirmed*` figures made up. A snapshot that does not go
+ * with the tip read (a block was committed and the follower has not written the new tip's yet)
+ * counts as an empty mempool, as for every reader of the index.
  */
 class AddressApi {
   /**
    * @param {object} opts
    * @param {import('./address-index').AddressIndex} opts.index
-   * @param {import('./mempool').MempoolSource|null} opts.mempool
-   * @param {(txid: string) => Promise<object>} opts.detailedTx the service's getDetailedTransaction
+   * @param {PairedReads} [opts.reads] the index's reads at one tip and its mempool (default:
+   *   confirmed data only)
+   * @param {(txid: string, at: {tip: object|null, view: import('../core/mempool').MempoolView|null}) => Promise<object>} opts.detailedTx
+   *   the service's getDetailedTransaction, with the tip and mempool the txid was listed from
    * @param {() => number} opts.height the service's current height
    * @param {import('../chain/networks').Network} opts.network
    * @param {object} opts.bitcore the host's bitcore-lib (its preconditions make the node's errors)
    * @param {object|null} opts.node
    * @param {object} [opts.limits] maxTxids, maxTransactionHistory, maxAddressesQuery, transactionConcurrency
    */
-  constructor({ index, mempool, detailedTx, height, network, bitcore, node, limits = {} }) {
+  constructor({ index, reads, detailedTx, height, network, bitcore, node, limits = {} }) {
     this.index = index;
-    this.mempool = mempool;
+    this.reads = reads || new PairedReads(index.store, null);
     this.detailedTx = detailedTx;
     this.height = height;
     this.network = network;
@@ -42,31 +53,33 @@ class AddressApi {
     this.limits = { ...DEFAULTS };
     for (const k of Object.keys(DEFAULTS)) if (limits[k]) this.limits[k] = limits[k];
     this.sets = new AddressSets(network, node);
-    /** @type {Map<string, string[]>} address set → its confirmed txids, oldest first */
+    /** @type {Map<string, string[]>} address set and tip → the set's confirmed txids, oldest first */
     this.txidsCache = new Map();
-    this.generation = 0;
   }
 
   /**
    * Forgets what a new block changes. As bitcore-node, the txids of an address set are kept
-   * until then: insight pages through one wallet's history request by request.
+   * until then: insight pages through one wallet's history request by request. (Each is kept
+   * under the tip it was read at, so an answer never mixes them with another tip's rows, even
+   * before the tip watcher has seen the new block.)
    */
   resetCaches() {
     this.txidsCache.clear();
-    this.generation++;
   }
 
-  /** The confirmed txids of the whole history, oldest first, from the cache when it has them. */
-  async _confirmedTxids(targets) {
-    const key = targets.key;
+  /**
+   * The confirmed txids of the whole history at `tip`, oldest first, from the cache when it
+   * has them.
+   * @param {import('./addresses').Target[] & {key: string}} targets
+   * @param {import('../stores/abstract').Tip|null} tip the tip the read began at (reads.consistent)
+   */
+  async _confirmedTxids(targets, tip) {
+    const key = `${targets.key}${tip ? tip.hash : ''}`;
     const hit = this.txidsCache.get(key);
     if (hit) return hit;
-    const generation = this.generation;
     const txids = await this.index.txids(targets);
-    if (generation === this.generation) {
-      if (this.txidsCache.size >= TXIDS_CACHE) this.txidsCache.delete(this.txidsCache.keys().next().value);
-      this.txidsCache.set(key, txids);
-    }
+    if (this.txidsCache.size >= TXIDS_CACHE) this.txidsCache.delete(this.txidsCache.keys().next().value);
+    this.txidsCache.set(key, txids);
     return txids;
   }
 
@@ -74,10 +87,16 @@ class AddressApi {
     return this.sets.parse(arg);
   }
 
-  /** The deltas of the mempool source, or null when there is none (or it is not asked). */
-  async _deltas(targets, queryMempool) {
-    if (!queryMempool || !this.mempool || targets.length === 0) return null;
-    return this.mempool.addressDeltas(targets.map((t) => t.address));
+  /**
+   * The mempool to merge into an answer read at `tip` (inside reads.consistent): null when it
+   * is not asked (`queryMempool` false) or the index holds no snapshot; an empty view when the
+   * snapshot is not the tip's.
+   * @param {boolean} queryMempool
+   * @param {import('../stores/abstract').Tip|null} tip
+   * @returns {Promise<import('../core/mempool').MempoolView|null>}
+   */
+  async _pool(queryMempool, tip) {
+    return queryMempool ? merged(await this.reads.poolAt(tip)) : null;
   }
 
   /** @returns {Promise<{balance: number, received: number}>} */
@@ -85,14 +104,14 @@ class AddressApi {
     return this.index.balance(this._targets(addressArg));
   }
 
-  /** Newest first: mempool outputs (when a source is configured), then confirmed. */
+  /** Newest first: the mempool's outputs, then confirmed ones it does not spend. */
   async getAddressUnspentOutputs(addressArg, options) {
     const targets = this._targets(addressArg);
-    const [deltas, confirmed] = await Promise.all([
-      this._deltas(targets, queryMempoolOf(options)), this.index.utxos(targets),
-    ]);
-    const scripts = new Map(targets.map((t) => [t.address, t.script]));
-    return withMempoolUtxos(confirmed.reverse(), deltas, (a) => scripts.get(a));
+    const queryMempool = queryMempoolOf(options);
+    return this.reads.consistent(async (tip) => {
+      const [view, confirmed] = await Promise.all([this._pool(queryMempool, tip), this.index.utxos(targets)]);
+      return withMempoolUtxos(confirmed.reverse(), view, targets);
+    });
   }
 
   /**
@@ -109,17 +128,31 @@ class AddressApi {
 
   /** Newest first: mempool txids, then confirmed ones. */
   async getAddressTxids(addressArg, options) {
+    return (await this._txids(addressArg, options)).txids;
+  }
+
+  /**
+   * getAddressTxids, with the tip and mempool view they were read at (`at`: where the
+   * transactions' details are read, the mempool's spenders included).
+   */
+  async _txids(addressArg, options) {
     let queryMempool = queryMempoolOf(options);
     const mempoolOnly = Boolean(options && options.queryMempoolOnly);
     const range = this._range(options || {});
     if (range !== null) queryMempool = false;
     if (mempoolOnly) queryMempool = true;
     const targets = this._targets(addressArg);
-    const deltas = await this._deltas(targets, queryMempool);
-    const unconfirmed = deltas ? mempoolTxids(deltas) : [];
-    if (mempoolOnly) return unconfirmed;
-    const confirmed = range ? await this.index.txids(targets, range) : await this._confirmedTxids(targets);
-    return unconfirmed.concat([...confirmed].reverse());
+    return this.reads.consistent(async (tip) => {
+      // the tip's mempool also says who spends the listed transactions' outputs, asked or not,
+      // as the patched node's getrawtransaction always told
+      const pool = await this.reads.poolAt(tip);
+      const view = queryMempool ? merged(pool) : null;
+      const unconfirmed = view ? mempoolTxids(view, targets) : [];
+      const at = { tip, view: pool.view };
+      if (mempoolOnly) return { txids: unconfirmed, at };
+      const confirmed = range ? await this.index.txids(targets, range) : await this._confirmedTxids(targets, tip);
+      return { txids: unconfirmed.concat([...confirmed].reverse()), at };
+    });
   }
 
   /** `_paginateTxids`: from < to, as the host's preconditions check it. */
@@ -148,11 +181,11 @@ class AddressApi {
     if (to - from > this.limits.maxTransactionHistory) {
       throw new Error(`"from" (${opts.from}) and "to" (${opts.to}) range should be less than or equal to ${this.limits.maxTransactionHistory}`);
     }
-    const txids = await this.getAddressTxids(list, opts);
+    const { txids, at } = await this._txids(list, opts);
     const page = this._page(txids, from, to);
     const wanted = this._targets(list).wanted;
     const items = await mapLimit(page, this.limits.transactionConcurrency, async (txid) => {
-      const tx = await this.detailedTx(txid);
+      const tx = await this.detailedTx(txid, at);
       return { ...addressDetails(tx, wanted), confirmations: this._confirmations(tx), tx };
     });
     return { totalCount: txids.length, items };
@@ -171,20 +204,20 @@ class AddressApi {
   async getAddressSummary(addressArg, options) {
     const opts = objectOf(options);
     const targets = this._targets(addressArg);
-    const [[confirmed, balance], deltas] = await Promise.all([
-      this.index.consistent(() => Promise.all([this._confirmedTxids(targets), this.index.balance(targets)])),
-      this._deltas(targets, queryMempoolOf(opts)),
-    ]);
+    const queryMempool = queryMempoolOf(opts);
+    const [confirmed, balance, view] = await this.reads.consistent((tip) => Promise.all([
+      this._confirmedTxids(targets, tip), this.index.balance(targets), this._pool(queryMempool, tip),
+    ]));
     const summary = {
       appearances: confirmed.length,
       totalReceived: balance.received,
       totalSpent: balance.received - balance.balance,
       balance: balance.balance,
     };
-    const unconfirmed = deltas ? mempoolTxids(deltas) : [];
-    if (deltas) {
+    const unconfirmed = view ? mempoolTxids(view, targets) : [];
+    if (view) {
       summary.unconfirmedAppearances = unconfirmed.length;
-      summary.unconfirmedBalance = mempoolBalance(deltas);
+      summary.unconfirmedBalance = mempoolBalance(view, targets);
     }
     if (opts.noTxList) return summary;
     const from = parseInt(opts.from || 0, 10);
@@ -195,6 +228,16 @@ class AddressApi {
     summary.txids = this._page(unconfirmed.concat([...confirmed].reverse()), from, to);
     return summary;
   }
+}
+
+/**
+ * The mempool an answer merges: none when the index holds no snapshot, else the tip's view,
+ * empty when the snapshot is not the tip's.
+ * @param {{snapshot: boolean, view: import('../core/mempool').MempoolView|null}} pool
+ */
+function merged(pool) {
+  if (!pool.snapshot) return null;
+  return pool.view || EMPTY_VIEW;
 }
 
 /** `options.queryMempool`, true unless false (bitcore-node reads it off true/false too). */

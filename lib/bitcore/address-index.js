@@ -1,12 +1,10 @@
 'use strict';
 
-const { StoreError } = require('../errors');
 const { toDisplayHex } = require('../chain/hash');
+const { PairedReads } = require('./paired');
 
 /** Entries asked of the store per call when a whole list is wanted. */
 const PAGE = 10000;
-/** Times a read is retried when the index commits a block while it runs. */
-const READ_ATTEMPTS = 5;
 
 /**
  * The patched bitcoind's confirmed address RPCs (`getaddressbalance`, `getaddressutxos`,
@@ -22,27 +20,18 @@ const READ_ATTEMPTS = 5;
  * that straddle a commit are repeated.
  */
 class AddressIndex {
-  /** @param {import('../stores/abstract').AbstractStore} store */
-  constructor(store) {
+  /**
+   * @param {import('../stores/abstract').AbstractStore} store
+   * @param {PairedReads} [reads] the service's reads at one tip
+   */
+  constructor(store, reads = new PairedReads(store, null)) {
     this.store = store;
+    this.reads = reads;
   }
 
-  /**
-   * Runs `read` until the tip is the same before and after it.
-   * @template T
-   * @param {() => Promise<T>} read
-   * @returns {Promise<T>}
-   */
-  async consistent(read) {
-    for (let attempt = 1; ; attempt++) {
-      const before = await this.store.getTip();
-      const value = await read();
-      const after = await this.store.getTip();
-      if ((before && before.hash) === (after && after.hash)) return value;
-      if (attempt === READ_ATTEMPTS) {
-        throw new StoreError('ERR_INDEX_MOVING', `the index committed new blocks during each of ${READ_ATTEMPTS} attempts to read a consistent answer`);
-      }
-    }
+  /** Runs `read` until the tip is the same before and after it (PairedReads#consistent). */
+  consistent(read) {
+    return this.reads.consistent(read);
   }
 
   /**

@@ -2,7 +2,8 @@
 
 const { UsageError } = require('../errors');
 const { ChainReader } = require('./chain');
-const { SpendFinder } = require('./spends');
+const { spendsOf, unconfirmedSpends } = require('./spends');
+const { PairedReads } = require('./paired');
 const { BlockTimes } = require('./timestamps');
 const { detailedTx } = require('./detailed-tx');
 const { strippedTx, strippedBlock } = require('./stripped');
@@ -11,47 +12,53 @@ const { RPC, rpcError } = require('./rpc-error');
 /**
  * bitcore-node 3's block and transaction methods (getBlock, getRawBlock, getBlockHeader,
  * getBlockOverview, getBlockHashesByTimestamp, getRawTransaction, getTransaction,
- * getDetailedTransaction, getSpentInfo) over the index and its block files, in that
- * service's result shapes. Promise-based; the service adapts callbacks.
+ * getDetailedTransaction, getSpentInfo) over the index, in that service's result shapes.
+ * Promise-based; the service adapts callbacks.
  *
  * Blocks and transactions are handed out in their non-witness serialization, as bitcore-lib
- * objects of the host's own copy (stripped.js says why). Everything that needs a block's
- * bytes needs the block files (servicesConfig.bitcoind.blocksDir); without them these
- * methods fail with an error saying so (no code: insight-api answers 503).
+ * objects of the host's own copy (stripped.js says why). Their bytes come from the index
+ * (`sync --txstore`) or the blocks dir it was synced from (blocks.js); an index with neither
+ * fails these methods with an error saying so (no code: insight-api answers 503).
+ *
+ * Transactions include the mempool's, as the patched node's `getrawtransaction` did (its
+ * mempool first): from the index's snapshot of the tip read (paired.js), at height -1 with
+ * no block, and their spenders and those of confirmed outputs a mempool transaction spends at
+ * height -1, as that node's spent index gave them.
  */
 class ChainApi {
   /**
    * @param {object} opts
    * @param {import('../stores/abstract').AbstractStore} opts.store
-   * @param {import('./block-files').BlockFiles|null} opts.files
+   * @param {import('./blocks').IndexBlocks} opts.blocks
    * @param {import('../chain/networks').Network} opts.network
    * @param {object} opts.bitcore the host's bitcore-lib
    * @param {object|null} opts.node
-   * @param {number} [opts.detailedCacheSize=10000] detailed transactions kept until the tip moves
+   * @param {PairedReads} [opts.reads] reads at one tip with its mempool (default: confirmed only)
+   * @param {number} [opts.detailedCacheSize=10000] detailed transactions kept until the tip or the mempool moves
    */
-  constructor({ store, files, network, bitcore, node, detailedCacheSize = 10000 }) {
+  constructor({ store, blocks, network, bitcore, node, reads, detailedCacheSize = 10000 }) {
     this.store = store;
-    this.files = files;
+    this.reads = reads || new PairedReads(store, null);
+    this.blocks = blocks;
     this.network = network;
     this.bitcore = bitcore;
     this.node = node;
-    this.chain = files ? new ChainReader({ store, files, node }) : null;
-    this.spends = this.chain ? new SpendFinder({ store, chain: this.chain }) : null;
+    this.chain = new ChainReader({ store, blocks, node });
     this.times = new BlockTimes(store);
     this.detailedCacheSize = detailedCacheSize;
-    /** @type {Map<string, Promise<object>>} txid → detailed transaction; valid until the tip moves (spends change) */
+    /** @type {Map<string, Promise<object>>} txid, tip and mempool seq → detailed transaction (spends change with both) */
     this.detailed = new Map();
   }
 
-  /** Forgets what a new block can change: who spent what. */
+  /** Forgets what a new block or a new mempool snapshot can change: who spent what. */
   resetCaches() {
     this.detailed.clear();
   }
 
   _reader() {
-    if (!this.chain) {
-      throw new UsageError('ERR_NO_BLOCKS',
-        'blocks and transactions are read from the blocks dir the index was synced from: set servicesConfig.bitcoind.blocksDir');
+    if (!this.blocks.readable) {
+      throw new UsageError('ERR_NO_BLOCKS', 'blocks and transactions are read from the index (sync --txstore) or from the blocks dir '
+        + `it was synced from, and this index has neither (${this.blocks.where.why}): set servicesConfig.bitcoind.blocksDir`);
     }
     return this.chain;
   }
@@ -99,9 +106,23 @@ class ChainApi {
     return blocks.map((b) => b.hash);
   }
 
+  /**
+   * A transaction by txid: the mempool's first (the patched node's order), then the index's.
+   * @param {string} txid display hex
+   * @param {import('../core/mempool').MempoolView|null} view the mempool of the tip read
+   * @returns {Promise<{tx: import('../chain/tx').Tx, height: number, blockHash?: string, time?: number, unconfirmed?: boolean}>}
+   *   rejects with -8 for a txid that is not hex, -5 for one neither holds
+   */
+  async _tx(txid, view) {
+    const id = this.chain.parseTxid(txid);
+    const m = id && view ? view.get(id) : null;
+    if (m) return { tx: view.parsed(m), height: -1, unconfirmed: true };
+    return this._reader().tx(txid);
+  }
+
   /** @returns {Promise<Buffer>} */
   async getRawTransaction(txid) {
-    const { tx } = await this._reader().tx(txid);
+    const { tx } = await this.reads.withMempool(({ view }) => this._tx(txid, view));
     return Buffer.from(strippedTx(tx));
   }
 
@@ -110,12 +131,21 @@ class ChainApi {
     return new this.bitcore.Transaction().fromBuffer(await this.getRawTransaction(txid));
   }
 
-  /** bitcore-node's detailed transaction (detailed-tx.js), kept until the tip moves. */
-  getDetailedTransaction(txid) {
-    const key = String(txid).toLowerCase();
+  /**
+   * bitcore-node's detailed transaction (detailed-tx.js), kept while the tip and the mempool
+   * snapshot it was read with are the index's.
+   * @param {string} txid
+   * @param {{tip: import('../stores/abstract').Tip|null, view: import('../core/mempool').MempoolView|null}} [at]
+   *   the tip and mempool the caller read the txid from (getAddressHistory); without them, the
+   *   index's now
+   */
+  getDetailedTransaction(txid, at) {
+    if (at === undefined) return this.reads.withMempool((pool, tip) => this.getDetailedTransaction(txid, { tip, view: pool.view }));
+    const { tip, view } = at;
+    const key = `${String(txid).toLowerCase()}:${tip ? tip.hash : ''}:${view ? view.seq : ''}`;
     let p = this.detailed.get(key);
     if (!p) {
-      p = this._detailed(txid);
+      p = this._detailed(txid, view);
       p.catch(() => this.detailed.delete(key));
       if (this.detailed.size >= this.detailedCacheSize) this.detailed.delete(this.detailed.keys().next().value);
       this.detailed.set(key, p);
@@ -123,13 +153,12 @@ class ChainApi {
     return p;
   }
 
-  async _detailed(txid) {
-    const chain = this._reader();
-    const found = await chain.tx(txid);
+  async _detailed(txid, view) {
+    const found = await this._tx(txid, view);
     const { tx } = found;
     const [prevouts, spends] = await Promise.all([
-      tx.coinbase ? [] : chain.outputs(tx.inputs),
-      this.spends.spendsOf(tx, found.txNum, found.height),
+      tx.coinbase ? [] : this._reader().outputs(tx.inputs, view),
+      found.unconfirmed ? unconfirmedSpends(view, tx) : spendsOf(this.store, tx, view),
     ]);
     return detailedTx(tx, {
       prevouts, spends, height: found.height, blockHash: found.blockHash, time: found.time, network: this.network,
@@ -137,23 +166,25 @@ class ChainApi {
   }
 
   /**
-   * `getspentinfo {txid, index}`: who spent an output, or {} when nobody did (or there is no
-   * such output), as bitcore-node turns the node's -5 into {}.
+   * `getspentinfo {txid, index}`: who spent an output (a block's transaction, or the mempool's
+   * at height -1), or {} when nobody did (or there is no such output), as bitcore-node turns
+   * the node's -5 into {}.
    * @returns {Promise<{txid: string, index: number, height: number}|{}>}
    */
   async getSpentInfo(options) {
-    const chain = this._reader();
     const { txid, index } = options || {};
-    let found;
-    try {
-      found = await chain.tx(txid);
-    } catch (err) {
-      if (err.code === RPC.INVALID_ADDRESS_OR_KEY) return {};
-      throw err;
-    }
-    if (!Number.isInteger(index) || index < 0 || index >= found.tx.outputs.length) return {};
-    const spends = await this.spends.spendsOf(found.tx, found.txNum, found.height);
-    return spends[index] || {};
+    return this.reads.withMempool(async ({ view }) => {
+      let found;
+      try {
+        found = await this._tx(txid, view);
+      } catch (err) {
+        if (err.code === RPC.INVALID_ADDRESS_OR_KEY) return {};
+        throw err;
+      }
+      if (!Number.isInteger(index) || index < 0 || index >= found.tx.outputs.length) return {};
+      const spends = found.unconfirmed ? unconfirmedSpends(view, found.tx) : await spendsOf(this.store, found.tx, view);
+      return spends[index] || {};
+    });
   }
 }
 

@@ -7,19 +7,19 @@ const { RPC, rpcError } = require('./rpc-error');
 /**
  * The confirmed chain as the bitcoind service reads it: blocks by hash or height and
  * transactions by txid, from the index (where each block and transaction sits on the best
- * chain) and the block files (their bytes). It answers Bitcoin Core 0.12.1's RPC errors where
+ * chain, and where its bytes are: blocks.js). It answers Bitcoin Core 0.12.1's RPC errors where
  * Core gave them: -5 for an unknown block or transaction, -8 for a height out of range.
  */
 class ChainReader {
   /**
    * @param {object} opts
    * @param {import('../stores/abstract').AbstractStore} opts.store
-   * @param {import('./block-files').BlockFiles} opts.files
+   * @param {import('./blocks').IndexBlocks} opts.blocks
    * @param {object|null} opts.node the host Node (its RPCError)
    */
-  constructor({ store, files, node }) {
+  constructor({ store, blocks, node }) {
     this.store = store;
-    this.files = files;
+    this.blocks = blocks;
     this.node = node;
   }
 
@@ -44,7 +44,7 @@ class ChainReader {
       return { height, hash };
     }
     const hash = typeof arg === 'string' ? arg.toLowerCase() : '';
-    const height = /^[0-9a-f]{64}$/.test(hash) ? await this.files.heightOf(hash) : null;
+    const height = /^[0-9a-f]{64}$/.test(hash) ? await this.blocks.heightOf(hash) : null;
     if (height === null || (await this.store.getBlockHash(height)) !== hash) {
       throw this._error(RPC.INVALID_ADDRESS_OR_KEY, 'Block not found');
     }
@@ -58,7 +58,7 @@ class ChainReader {
    */
   async block(arg) {
     const { height, hash } = await this.locate(arg);
-    const { raw, block } = await this.files.read(hash);
+    const { raw, block } = await this.blocks.read(hash);
     return { height, hash, raw, block };
   }
 
@@ -72,14 +72,14 @@ class ChainReader {
    */
   async header({ height, hash, block }, tipHeight) {
     const [chainWork, nextHash, medianTime] = await Promise.all([
-      this.files.chainWork(hash), this.store.getBlockHash(height + 1), this.medianTime(height, block.time),
+      this.blocks.chainWork(height), this.store.getBlockHash(height + 1), this.medianTime(height, block.time),
     ]);
     return {
       hash,
       version: block.version,
       confirmations: tipHeight - height + 1,
       height,
-      chainWork: chainWork === null ? undefined : chainWork.toString(16).padStart(64, '0'),
+      chainWork: chainWork.toString(16).padStart(64, '0'),
       prevHash: height > 0 ? block.prev : undefined,
       nextHash: nextHash || undefined,
       merkleRoot: Buffer.from(block.merkleRoot).reverse().toString('hex'),
@@ -110,7 +110,7 @@ class ChainReader {
     const loc = id ? await this.store.getTx(id) : null;
     // Core keeps the genesis coinbase out of its transaction index: no node can return it
     if (!loc || loc.txNum === 0) throw this._error(RPC.INVALID_ADDRESS_OR_KEY, 'No information available about transaction');
-    const [{ block }, info] = await Promise.all([this.files.read(loc.blockHash), this.store.getBlock(loc.height)]);
+    const [{ block }, info] = await Promise.all([this.blocks.read(loc.blockHash), this.store.getBlock(loc.height)]);
     const tx = block.txs[loc.position];
     if (!tx || !tx.txid.equals(id)) {
       throw this._error(RPC.INVALID_ADDRESS_OR_KEY, 'No information available about transaction');
@@ -134,15 +134,18 @@ class ChainReader {
 
   /**
    * The outputs some inputs spend (value and script), read from the transactions that made
-   * them; each funding transaction is read once.
+   * them, each read once: a confirmed one from its block, a mempool one from `view`.
    * @param {Array<{txid: Buffer, vout: number}>} outpoints txid in internal order
-   * @returns {Promise<Array<{value: number, script: Buffer, height: number}>>}
+   * @param {import('../core/mempool').MempoolView|null} [view] the mempool of the tip read
+   * @returns {Promise<Array<{value: number, script: Buffer, height: number}>>} height -1: unconfirmed
    */
-  async outputs(outpoints) {
+  async outputs(outpoints, view = null) {
     const funding = new Map();
     for (const o of outpoints) {
       const key = o.txid.toString('hex');
-      if (!funding.has(key)) funding.set(key, this.tx(Buffer.from(o.txid).reverse().toString('hex')));
+      if (funding.has(key)) continue;
+      const parent = view && view.get(o.txid);
+      funding.set(key, parent ? { tx: view.parsed(parent), height: -1 } : this.tx(Buffer.from(o.txid).reverse().toString('hex')));
     }
     return Promise.all(outpoints.map(async (o) => {
       const f = await funding.get(o.txid.toString('hex'));

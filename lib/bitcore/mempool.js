@@ -1,81 +1,64 @@
 'use strict';
 
+const { toDisplayHex, fromDisplayHex } = require('../chain/hash');
+
 /**
- * The unconfirmed part of the service's address answers: how bitcore-node 3 merged the
- * patched node's `getaddressmempool` deltas into its confirmed answers. Pure; the service
- * calls these only when a mempool source is configured. Without one (until addrindex's
- * mempool lands) it answers as bitcore-node does with `queryMempool: false`: confirmed data
- * only, no `unconfirmed*` keys, never a made-up zero.
+ * The unconfirmed part of the service's address answers, as bitcore-node 3 merged the patched
+ * node's `getaddressmempool` deltas into its confirmed answers, read from the index's mempool
+ * snapshot (lib/core/mempool.js's MempoolView: every reader's meaning of it). Pure.
  *
- * A mempool source gives, for some addresses, the deltas `getaddressmempool` gave, oldest
- * first:
- *
- * @typedef {object} MempoolDelta
- * @property {string} address
- * @property {string} txid       display hex
- * @property {number} index      the input (satoshis < 0) or output (> 0) index
- * @property {number} satoshis   negative for a spend
- * @property {number} timestamp  when the transaction entered the mempool, seconds
- * @property {string} [prevtxid] for a spend: the output it spends
- * @property {number} [prevout]
- *
- * @typedef {object} MempoolSource
- * @property {(addresses: string[]) => Promise<MempoolDelta[]>} addressDeltas
+ * The patched node gave the deltas of the asked addresses sorted by the time each
+ * transaction entered its mempool; bitcore-node kept each txid once and reversed the list.
+ * So: newest first, by first-seen time (MempoolView#newer; within one second, which the node
+ * left unordered, children before parents). Its unconfirmed balance was the sum of the deltas:
+ * what the transactions pay the addresses less what they spend of them.
  */
 
 /**
- * Distinct txids of the deltas, newest first (bitcore-node's `_getTxidsFromMempool`, then
- * reversed as every caller reverses it).
- * @param {MempoolDelta[]} deltas
- * @returns {string[]}
+ * The unconfirmed transactions touching the addresses, each once, newest first.
+ * @param {import('../core/mempool').MempoolView} view
+ * @param {import('./addresses').Target[]} targets
+ * @returns {string[]} display hex
  */
-function mempoolTxids(deltas) {
-  const seen = new Set();
-  const txids = [];
-  for (const d of deltas) {
-    if (!seen.has(d.txid)) {
-      seen.add(d.txid);
-      txids.push(d.txid);
-    }
-  }
-  return txids.reverse();
+function mempoolTxids(view, targets) {
+  return view.newestOf(targets.map((t) => t.scripthash)).map((tx) => toDisplayHex(tx.txid));
 }
 
 /**
- * The net unconfirmed change (`_getBalanceFromMempool`).
- * @param {MempoolDelta[]} deltas
+ * The net unconfirmed change of the addresses' balance, satoshis.
+ * @param {import('../core/mempool').MempoolView} view
+ * @param {import('./addresses').Target[]} targets
  * @returns {number}
  */
-function mempoolBalance(deltas) {
+function mempoolBalance(view, targets) {
   let satoshis = 0;
-  for (const d of deltas) satoshis += d.satoshis;
+  for (const t of targets) satoshis += view.summary(t.scripthash).balance;
   return satoshis;
 }
 
 /**
- * Unspent outputs with the mempool applied (`updateWithMempool`): outputs the mempool
- * creates first, newest first, with the time they arrived instead of a height; then the
- * confirmed ones; outputs the mempool spends removed.
- * @param {Array<{address: string, txid: string, outputIndex: number, script: string, satoshis: number}>} confirmed newest first
- * @param {MempoolDelta[]} deltas
- * @param {(address: string) => string} scriptOf an address's output script, hex
+ * Unspent outputs with the mempool applied (bitcore-node's `updateWithMempool`): the outputs
+ * mempool transactions pay the addresses and no other spends, newest first (within one
+ * transaction, the higher index first, as the node's delta order reversed), each with the
+ * time it arrived instead of a height; then the confirmed ones but those a mempool
+ * transaction spends.
+ * @param {Array<{address: string, txid: string, outputIndex: number, script: string, satoshis: number, height: number}>} confirmed newest first
+ * @param {import('../core/mempool').MempoolView|null} view
+ * @param {import('./addresses').Target[]} targets
  * @returns {object[]}
  */
-function withMempoolUtxos(confirmed, deltas, scriptOf) {
-  if (!deltas || deltas.length === 0) return confirmed;
+function withMempoolUtxos(confirmed, view, targets) {
+  if (!view || view.txs.length === 0) return confirmed;
   const created = [];
-  const spent = new Map();
-  for (const d of deltas) {
-    if (d.prevtxid && d.satoshis <= 0) {
-      if (!spent.has(d.prevtxid)) spent.set(d.prevtxid, new Set());
-      spent.get(d.prevtxid).add(d.prevout);
-    } else {
-      created.push({ address: d.address, txid: d.txid, outputIndex: d.index, script: scriptOf(d.address), satoshis: d.satoshis, timestamp: d.timestamp });
-    }
+  for (const t of targets) {
+    for (const u of view.utxos(t.scripthash)) created.push({ t, u });
   }
-  const all = created.reverse().concat(confirmed);
-  if (spent.size === 0) return all;
-  return all.filter((u) => !(spent.has(u.txid) && spent.get(u.txid).has(u.outputIndex)));
+  created.sort((a, b) => view.newer(a.u.tx, b.u.tx) || b.u.vout - a.u.vout);
+  const out = created.map(({ t, u }) => ({
+    address: t.address, txid: toDisplayHex(u.tx.txid), outputIndex: u.vout, script: t.script, satoshis: u.value, timestamp: u.tx.time,
+  }));
+  for (const c of confirmed) if (!view.spender(fromDisplayHex(c.txid), c.outputIndex)) out.push(c);
+  return out;
 }
 
 module.exports = { mempoolTxids, mempoolBalance, withMempoolUtxos };

@@ -2,6 +2,7 @@
 
 const path = require('node:path');
 const { EventEmitter } = require('node:events');
+const { Readable } = require('node:stream');
 const { AddrIndexError, UsageError } = require('../errors');
 const { openIndex } = require('../stores');
 const { hostBitcore, networkOf } = require('./host');
@@ -9,17 +10,26 @@ const { parseAddresses } = require('./addresses');
 const { AddressIndex } = require('./address-index');
 const { AddressApi, DEFAULTS } = require('./address-api');
 const { ChainApi } = require('./chain-api');
-const { BlockFiles } = require('./block-files');
+const { ApiApp } = require('../api/server');
+const { IndexBlocks } = require('./blocks');
+const { startFollower } = require('./follower');
+const { openServeNode } = require('../node/serve-node');
+const { MempoolReader } = require('../mempool/reader');
+const { PairedReads } = require('./paired');
 const { TipWatcher, addedHeights } = require('./tip');
 const { Subscriptions } = require('./subscriptions');
-const { strippedTx } = require('./stripped');
+const { Announcer } = require('./announce');
+const { Broadcaster } = require('./broadcast');
 const status = require('./status');
-const { serviceFailure } = require('./rpc-error');
+const { serviceFailure, rpcError } = require('./rpc-error');
 
 /** Blocks announced one by one when the tip moves; a longer jump announces its tip only. */
 const MAX_ANNOUNCED = 10;
-/** Transactions remembered as announced (bitcore-node's zmqKnownTransactions). */
-const KNOWN_TXS = 5000;
+/** The node's tip is asked again at most this often (syncPercentage, isSynced, `synced`). */
+const NODE_TIP_MS = 1000;
+/** The node behind the service: a failed call is retried this long, each waits at most this. */
+const NODE_RETRY_MS = 5000;
+const NODE_TIMEOUT_MS = 10000;
 
 /**
  * addrindex as bitcore-node 3's `bitcoind` service: a drop-in for
@@ -31,15 +41,30 @@ const KNOWN_TXS = 5000;
  *   datadir      the index (`addrindex sync` keeps it), relative to the config's directory
  *   store        lmdb (default) | level | mongo;  mongodbUrl for mongo
  *   network      optional; must agree with the node's and the index's
- *   blocksDir    the Bitcoin Core blocks dir the index is synced from: blocks and transactions
- *                are read from it (without it, the address methods still work)
- *   tipPollMs    how often the index's tip is checked for new blocks (default 1000)
+ *   blocksDir    the Bitcoin Core blocks dir the index is synced from, where blocks and
+ *                transactions are read (default: the one the sync recorded in the index; an
+ *                index synced with --txstore needs none; without any, the address methods
+ *                still work)
+ *   tipPollMs    how often the index's tip and mempool snapshot are checked (default 1000)
+ *   rpcUrl       a node's JSON-RPC (http://USER:PASS@HOST:PORT; or rpcCookie with rpcHost):
+ *                sendTransaction, estimateFee and generateBlock go to it, getInfo's relay fee
+ *                and syncPercentage come from it, and it gives the blocks the index and the
+ *                blocks dir cannot (getblock)
+ *   broadcastWaitMs  how long sendTransaction waits for the index's mempool to show what it
+ *                sent (default 5000; 0: not at all; broadcast.js)
+ *   follow       true: keep the index in this process (follower.js), from blocksDir and/or a
+ *                node (rpcUrl, or rpcCookie with rpcHost), and with a node its mempool,
+ *                instead of a separate `addrindex sync --follow`; followPollMs, threads,
+ *                undoDepth as sync's, mempoolPollMs as sync's --mempool-poll-ms
+ *   routePrefix  where bitcore-node's web service mounts addrindex's own REST API (native,
+ *                Esplora, insight; docs/API.md), default "addrindex": /addrindex/api/v1/…
  *   maxTxids, maxTransactionHistory, maxAddressesQuery, transactionConcurrency: as bitcore-node
  *
- * It reads the index; one writer (`addrindex sync --follow`) keeps it. Every method of the
- * original's getAPIMethods() is here with its arity, callback and result shape
- * (address-api.js and chain-api.js say how each is answered). What needs a node, a mempool
- * or fee data is answered as README.md in this folder lists.
+ * It reads the index and its mempool snapshot; one writer keeps them: `addrindex sync
+ * --follow` beside it, or its own follower (`follow: true`). Every method of the original's
+ * getAPIMethods() is here with its arity, callback and result shape (address-api.js and
+ * chain-api.js say how each is answered). What needs a node, a mempool or fee data is
+ * answered as README.md in this folder lists.
  */
 class BitcoindService extends EventEmitter {
   /**
@@ -61,11 +86,22 @@ class BitcoindService extends EventEmitter {
       isAddress: (a) => { try { return parseAddresses(a, this.network, this.node).length === 1; } catch { return false; } },
       log: this.log,
     });
-    this.knownTxs = new Set();
+    this.announce = new Announcer({ emitter: this, subscriptions: this.subscriptions, addressesOf: (raw) => this._addressesOf(raw) });
     // bitcore-node logs service errors instead of crashing on an unheard 'error' event
     this.on('error', (err) => { if (this.log) this.log.error(err.stack || String(err)); });
     this.store = null;
-    this.files = null;
+    this.blocks = null;
+    this.api = null;
+    this.follower = null;
+    /** @type {MempoolReader|null} the index's mempool snapshot, shared by every reader here */
+    this.mempool = null;
+    /** @type {PairedReads|null} reads at one tip, with the snapshot of that tip */
+    this.reads = null;
+    /** @type {import('../node/serve-node').ServeNode|null} the node behind the service (rpcUrl) */
+    this.nodeRpc = null;
+    this.nodeTip = { at: 0, height: null };
+    /** @type {Broadcaster|null} */
+    this.broadcaster = null;
   }
 
   /** Paths in the config are relative to the config file's directory, as bitcore-node's are. */
@@ -93,27 +129,72 @@ class BitcoindService extends EventEmitter {
       throw new UsageError('ERR_BITCORE_CONFIG', 'servicesConfig.bitcoind.datadir is missing: the addrindex index to serve');
     }
     try {
-      this.store = await openIndex({
-        store: o.store || 'lmdb', datadir: this._path(o.datadir), mongodbUrl: o.mongodbUrl, network: this.network.name, readOnly: true,
-      });
-      if (o.blocksDir) {
-        this.files = new BlockFiles({ dir: this._path(o.blocksDir), network: this.network, maxBytes: o.blockCacheBytes });
-        await this.files.open();
+      if (o.follow) {
+        this.follower = await startFollower({
+          config: o, network: this.network, resolve: (p) => this._path(p),
+          log: (line) => { if (this.log) this.log.warn(line); },
+          onError: (err) => this.emit('error', new Error(`the follower stopped, the index stays at its last block: ${err.message}`)),
+          onMempoolError: (err) => this.emit('error', new Error(`the mempool follower stopped, the snapshot stays as last written: ${err.message}`)),
+        });
+        this.store = this.follower.store;
+      } else {
+        this.store = await openIndex({
+          store: o.store || 'lmdb', datadir: this._path(o.datadir), mongodbUrl: o.mongodbUrl, network: this.network.name, readOnly: true,
+        });
       }
+      this.nodeRpc = openServeNode({
+        node: { rpcUrl: o.rpcUrl, rpcCookie: o.rpcCookie ? this._path(o.rpcCookie) : undefined, rpcHost: o.rpcHost },
+        network: this.network, retryMs: NODE_RETRY_MS, timeoutMs: NODE_TIMEOUT_MS, env: {},
+      });
+      // one clear error at start for a node of another network or refused credentials
+      if (this.nodeRpc) await this.nodeRpc.client.checkNetwork(this.network);
+      this.blocks = await IndexBlocks.open({
+        store: this.store, network: this.network, dir: o.blocksDir ? this._path(o.blocksDir) : null, maxBytes: o.blockCacheBytes,
+        fetchFromNode: this.nodeRpc ? (hash) => this.nodeRpc.block(hash) : null,
+      });
+      // one reader of the snapshot (decoded once per seq) for the service and the REST routes
+      this.mempool = new MempoolReader(this.store);
+      // an answer read at a newer tip than the watcher has seen moves `height` with it: insight
+      // counts confirmations from `height`, and a transaction of a block just indexed must not
+      // show 0 (the block's events still come from the watcher)
+      this.reads = new PairedReads(this.store, this.mempool, {
+        onTip: (tip) => { if (tip.height > this.height) this._setTip(tip); },
+      });
       const limits = {};
       for (const k of Object.keys(DEFAULTS)) if (o[k]) limits[k] = o[k];
-      this.chainApi = new ChainApi({ store: this.store, files: this.files, network: this.network, bitcore: this.bitcore, node: this.node });
+      this.chainApi = new ChainApi({
+        store: this.store, blocks: this.blocks, network: this.network, bitcore: this.bitcore, node: this.node, reads: this.reads,
+      });
       this.addressApi = new AddressApi({
-        index: new AddressIndex(this.store),
-        mempool: null, // the mempool source plugs in here (mempool.js)
-        detailedTx: (txid) => this.chainApi.getDetailedTransaction(txid),
+        index: new AddressIndex(this.store, this.reads),
+        reads: this.reads,
+        detailedTx: (txid, at) => this.chainApi.getDetailedTransaction(txid, at),
         height: () => this.height,
         network: this.network,
         bitcore: this.bitcore,
         node: this.node,
         limits,
       });
-      this.watcher = new TipWatcher(this.store, { pollMs: o.tipPollMs || 1000, onChange: (tip, prev) => this._onTip(tip, prev) });
+      if (this.nodeRpc) {
+        this.broadcaster = new Broadcaster({
+          node: this.nodeRpc, reads: this.reads, host: this.node, waitMs: o.broadcastWaitMs,
+          wake: this.follower ? () => this.follower.wake() : undefined,
+          warn: (msg) => { if (this.log) this.log.warn(msg); },
+        });
+      }
+      this.api = new ApiApp({
+        store: this.store, network: this.network, storeKind: this.options.store || 'lmdb',
+        blocksDir: this.blocks.dir, indexKeepsBlocks: this.store.keepsTransactions, node: this.nodeRpc,
+        nodeConfigured: Boolean(this.nodeRpc), mempoolReader: this.mempool,
+        fetchFromNode: this.nodeRpc ? (hash) => this.nodeRpc.block(hash) : null,
+        log: (msg) => this.emit('error', new Error(msg)),
+      });
+      this.watcher = new TipWatcher(this.store, {
+        pollMs: o.tipPollMs || 1000,
+        onChange: (tip, prev) => this._onTip(tip, prev),
+        mempool: this.mempool,
+        onMempool: (view, prev) => this._onMempool(view, prev),
+      });
       this.watcher.on('error', (err) => this.emit('error', err));
       this._setTip(await this.watcher.start());
     } catch (err) {
@@ -122,7 +203,7 @@ class BitcoindService extends EventEmitter {
     }
     this.emit('ready');
     if (this.log) {
-      this.log.info(`addrindex ${this.network.name} index ${this.store.describe()}, tip ${this.height}${this.files ? `, blocks from ${this.files.source.dir}` : ''}`);
+      this.log.info(`addrindex ${this.network.name} index ${this.store.describe()}, tip ${this.height}, ${this.blocks.describe()}`);
     }
   }
 
@@ -143,7 +224,7 @@ class BitcoindService extends EventEmitter {
     for (const h of await addedHeights(this.store, tip, prev, MAX_ANNOUNCED)) {
       const hash = await this.store.getBlockHash(h);
       if (!hash) break; // moved again meanwhile: the next poll announces it
-      if (this.files) await this._announceTxs(hash);
+      if (this.blocks.readable) this.announce.block((await this.blocks.read(hash)).block);
       this.emit('block', Buffer.from(hash, 'hex'));
       this.subscriptions.hashblock(hash);
     }
@@ -151,17 +232,14 @@ class BitcoindService extends EventEmitter {
     if (Math.round(await this._syncPercentage()) >= 100) this.emit('synced', this.height);
   }
 
-  async _announceTxs(hash) {
-    const { block } = await this.files.read(hash);
-    for (const tx of block.txs) {
-      if (this.knownTxs.has(tx.hash)) continue;
-      this.knownTxs.add(tx.hash);
-      if (this.knownTxs.size > KNOWN_TXS) this.knownTxs.delete(this.knownTxs.values().next().value);
-      const raw = Buffer.from(strippedTx(tx));
-      this.emit('tx', raw);
-      this.subscriptions.rawtransaction(raw.toString('hex'));
-      if (this.subscriptions.wantsAddresses) this.subscriptions.addresstxid(tx.hash, this._addressesOf(raw));
-    }
+  /**
+   * A new mempool snapshot of the tip: what changed in it is forgotten by the caches, and the
+   * transactions that entered it are announced as bitcore-node relayed the node's ZMQ `rawtx`
+   * (`tx`, bitcoind/rawtransaction, bitcoind/addresstxid).
+   */
+  async _onMempool(view, prev) {
+    this.chainApi.resetCaches();
+    this.announce.mempool(view, prev);
   }
 
   /**
@@ -194,11 +272,18 @@ class BitcoindService extends EventEmitter {
   }
 
   async _close() {
+    if (this.follower) await this.follower.stop();
     if (this.watcher) await this.watcher.stop();
-    if (this.files) await this.files.close();
+    if (this.api) await this.api.close();
+    if (this.blocks) await this.blocks.close();
     if (this.store) await this.store.close();
+    if (this.nodeRpc) this.nodeRpc.close();
+    this.nodeRpc = null;
+    this.broadcaster = null;
+    this.follower = null;
     this.watcher = null;
-    this.files = null;
+    this.api = null;
+    this.blocks = null;
     this.store = null;
   }
 
@@ -227,6 +312,30 @@ class BitcoindService extends EventEmitter {
       ['getAddressSummary', this, this.getAddressSummary, 1],
       ['generateBlock', this, this.generateBlock, 1],
     ];
+  }
+
+  /** Where bitcore-node's web service mounts addrindex's own REST API (setupRoutes). */
+  getRoutePrefix() {
+    return this.options.routePrefix || 'addrindex';
+  }
+
+  /**
+   * Called by bitcore-node's web service with an express app mounted at getRoutePrefix():
+   * addrindex's REST API (lib/api) over the same index and blocks, answered by its own
+   * handler. Requests reach it after the web service's JSON body parser, whose limit
+   * (`jsonRequestLimit`, 100 kB by default) then bounds the POST bodies, and which has spent
+   * the request's stream: such a request is handed on with its body as bytes again.
+   * @param {object} app the express sub-app
+   */
+  setupRoutes(app) {
+    app.use((req, res) => {
+      if (!this.api) {
+        res.writeHead(503, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'ERR_NOT_READY', message: 'the addrindex service has not started' } }));
+        return;
+      }
+      this.api.handle(req._body === true ? unparsed(req) : req, res);
+    });
   }
 
   /** The bus events (subscriptions.js). */
@@ -305,8 +414,19 @@ class BitcoindService extends EventEmitter {
 
   async _syncPercentage() {
     const tip = await this.store.getTip();
-    const target = this.files ? await this.files.tipHeight() : null;
-    return status.syncPercentage(tip ? tip.height : -1, target);
+    return status.syncPercentage(tip ? tip.height : -1, await this._targetHeight());
+  }
+
+  /** The best height of the block source: the node's when there is one, else the blocks dir's. */
+  async _targetHeight() {
+    if (!this.nodeRpc) return this.blocks.tipHeight();
+    if (Date.now() - this.nodeTip.at >= NODE_TIP_MS) {
+      const tip = await this.nodeRpc.tip();
+      this.nodeTip = { at: Date.now(), height: tip.height };
+      // the lag addrindex's own routes report (/addrindex/api/v1/status, /ready)
+      if (this.api) this.api.setNodeTip(tip);
+    }
+    return this.nodeTip.height;
   }
 
   syncPercentage(callback) {
@@ -320,30 +440,66 @@ class BitcoindService extends EventEmitter {
   getInfo(callback) {
     reply(async () => {
       const tip = await this.store.getTip();
-      let bits = null;
-      if (tip && this.files) bits = (await this.files.read(tip.hash)).block.bits;
+      const row = tip ? await this.store.getBlock(tip.height) : null;
+      const bits = row ? row.header.readUInt32LE(72) : null;
       return status.info({
         blocks: tip ? tip.height : -1, bits, network: this.network, networkName: this.node ? this.node.getNetworkName() : this.network.name,
+        relayFee: this.nodeRpc ? await this.nodeRpc.relayFee() : null,
       });
     }, callback);
   }
 
   estimateFee(blocks, callback) {
-    reply(async () => status.NO_FEE_ESTIMATE, callback);
+    reply(async () => (this.nodeRpc ? this.nodeRpc.estimateFee(blocks) : status.NO_FEE_ESTIMATE), callback);
   }
 
   // ---- what only a node can do ----
 
+  /**
+   * Through the node (`rpcUrl`; broadcast.js): its txid once the index's mempool shows the
+   * transaction, or the node's refusal with its own code and words (insight answers 400).
+   * `allowAbsurdFees` is not passed on: the node's own fee limit applies.
+   */
   sendTransaction(tx, options, callback) {
-    reply(async () => { throw needsNode('sendTransaction'); }, options, callback);
+    reply(async () => {
+      if (!this.broadcaster) throw needsNode('sendTransaction');
+      return this.broadcaster.send(Buffer.isBuffer(tx) ? tx : String(tx));
+    }, options, callback);
   }
 
+  /** The node's `generate` (regtest), as bitcore-node asked its node. */
   generateBlock(num, callback) {
-    reply(async () => { throw needsNode('generateBlock'); }, callback);
+    reply(async () => {
+      if (!this.nodeRpc) throw needsNode('generateBlock');
+      try {
+        return await this.nodeRpc.generate(num);
+      } catch (err) {
+        if (err.code !== 'ERR_NODE_RPC') throw err;
+        throw rpcError(this.node, err.rpcCode, (err.details && err.details.rpcMessage) || err.message);
+      }
+    }, callback);
   }
 }
 
 BitcoindService.dependencies = [];
+
+/**
+ * A request whose JSON body bitcore-node's web service parsed (body-parser sets `_body` and
+ * spends the stream), as lib/api reads requests: the same URL, method, headers and socket, and
+ * the body as bytes once more.
+ * @param {import('node:http').IncomingMessage & {body: unknown}} req
+ * @returns {Readable}
+ */
+function unparsed(req) {
+  const bytes = Buffer.from(JSON.stringify(req.body));
+  const again = Readable.from([bytes]);
+  again.url = req.url;
+  again.method = req.method;
+  again.socket = req.socket;
+  again.headers = { ...req.headers, 'content-length': String(bytes.length) };
+  delete again.headers['content-encoding'];
+  return again;
+}
 
 function needsNode(method) {
   const err = new Error(`${method} needs a connection to a node, which this addrindex service does not have`);

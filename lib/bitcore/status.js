@@ -5,10 +5,10 @@ const VERSION = require('../../package.json').version;
 
 /**
  * What bitcore-node's getInfo, syncPercentage and estimateFee answered from the node, answered
- * from the index and its block files. Facts only a node knows (peers, protocol version, relay
- * fee, clock offset, fee estimates) are not made up: getInfo gives null for them and
- * estimateFee gives -1, Bitcoin Core's answer when it has no fee data, until a node
- * connection supplies them.
+ * from the index and its block files, and from the node when the service has one (the relay
+ * fee, fee estimates, its tip). Facts addrindex does not know (peers, protocol version, clock
+ * offset) are not made up: getInfo gives null for them, and estimateFee without a node gives
+ * -1, Bitcoin Core's answer when it has no fee data.
  */
 
 /** addrindex's version as Core numbers its own (1.2.3 → 1020300). */
@@ -24,9 +24,10 @@ function numericVersion(version = VERSION) {
  * @param {number|null} facts.bits the tip block's compact target, null when its header cannot be read
  * @param {import('../chain/networks').Network} facts.network
  * @param {string} facts.networkName bitcore-node's name for it (livenet, testnet, regtest)
+ * @param {number|null} [facts.relayFee] the node's minimum relay fee, BTC/kB; null without a node
  * @returns {object}
  */
-function info({ blocks, bits, network, networkName }) {
+function info({ blocks, bits, network, networkName, relayFee = null }) {
   return {
     version: numericVersion(),
     protocolVersion: null,
@@ -36,7 +37,7 @@ function info({ blocks, bits, network, networkName }) {
     proxy: '',
     difficulty: bits === null ? null : coreDifficulty(bits),
     testnet: network.name === 'testnet',
-    relayFee: null,
+    relayFee,
     errors: '',
     network: networkName,
   };

@@ -3,33 +3,46 @@
 const { EventEmitter } = require('node:events');
 
 /**
- * Watches the index's tip: the service's `block`/`tip` events come from here, where
- * bitcore-node's came from the node's ZMQ `hashblock`. The index is written by another
- * process (`addrindex sync --follow`) or another part of this one, so the tip is polled; each
- * change is handed to `onChange` once, with the tip it moved from, and the next poll waits
- * until it is handled, so changes are handled one at a time in the order they happened.
+ * Watches the index's tip and its mempool snapshot: the service's `block`/`tip` events come
+ * from here, where bitcore-node's came from the node's ZMQ `hashblock`, and its mempool
+ * transactions' `tx` events, where bitcore-node's came from ZMQ `rawtx`. The index is written
+ * by another process (`addrindex sync --follow`) or another part of this one, so both are
+ * polled; each change is handed on once, with what it moved from, and the next poll waits
+ * until it is handled, so changes are handled one at a time in the order they happened: a
+ * new tip (`onChange`) before the snapshot that goes with it (`onMempool`, given only views
+ * that go with the tip, by the pairing rule of lib/mempool/reader.js).
  *
  * Events: 'error' (err) when a poll or its handling fails (polling goes on).
  */
 class TipWatcher extends EventEmitter {
   /**
    * @param {import('../stores/abstract').AbstractStore} store
-   * @param {{pollMs?: number, onChange: (tip: object|null, prev: object|null) => Promise<void>|void}} opts
+   * @param {object} opts
+   * @param {number} [opts.pollMs=1000]
+   * @param {(tip: object|null, prev: object|null) => Promise<void>|void} opts.onChange
+   * @param {import('../mempool/reader').MempoolReader|null} [opts.mempool] where snapshots are read
+   * @param {(view: import('../core/mempool').MempoolView, prev: import('../core/mempool').MempoolView|null) => Promise<void>|void} [opts.onMempool]
+   *   a snapshot of the current tip with a new seq; prev: the last one handed on (null at first)
    */
-  constructor(store, { pollMs = 1000, onChange }) {
+  constructor(store, { pollMs = 1000, onChange, mempool = null, onMempool = null }) {
     super();
     this.store = store;
     this.pollMs = pollMs;
     this.onChange = onChange;
+    this.mempool = onMempool ? mempool : null;
+    this.onMempool = onMempool;
     this.tip = null;
+    /** @type {import('../core/mempool').MempoolView|null} the last snapshot seen */
+    this.view = null;
     this.timer = null;
     this.stopped = true;
     this._polling = null;
   }
 
-  /** Reads the tip once (not a change), then polls. */
+  /** Reads the tip and its snapshot once (not a change), then polls. */
   async start() {
     this.tip = await this.store.getTip();
+    if (this.mempool) this.view = await this.mempool.at(this.tip);
     this.stopped = false;
     this._schedule();
     return this.tip;
@@ -46,16 +59,26 @@ class TipWatcher extends EventEmitter {
   }
 
   /**
-   * One poll: reports a change of tip.
+   * One poll: reports a change of tip, then a new snapshot of the tip.
    * @returns {Promise<boolean>} whether the tip moved
    */
   async poll() {
     const tip = await this.store.getTip();
     const prev = this.tip;
-    if ((tip && tip.hash) === (prev && prev.hash)) return false;
-    this.tip = tip;
-    await this.onChange(tip, prev);
-    return true;
+    const moved = (tip && tip.hash) !== (prev && prev.hash);
+    if (moved) {
+      this.tip = tip;
+      await this.onChange(tip, prev);
+    }
+    if (this.mempool) {
+      const view = await this.mempool.at(tip);
+      if (view && (!this.view || view.seq !== this.view.seq)) {
+        const before = this.view;
+        this.view = view;
+        await this.onMempool(view, before);
+      }
+    }
+    return moved;
   }
 
   /** Stops polling; waits for a poll under way. */

@@ -7,6 +7,8 @@ const { LIMITS } = require('../api/validate');
 const { DEFAULTS: COMPRESSION, ENCODINGS } = require('../api/compress');
 const { logOptions, logUsage, logSettings, errorFields } = require('../ops/log');
 const { LIMITS: ELECTRUM } = require('../electrum/limits');
+const { sourceOptions, nodeUsage } = require('./source');
+const { ENV_URL } = require('../node/endpoint');
 
 const usage = `usage: addrindex serve --datadir DIR [options]
 
@@ -31,15 +33,20 @@ Transactions and blocks (/api/tx/..., /api/block/..., insight's /tx, /txs, /bloc
 /api/v1/tx/:txid?full=1) are read from the blocks dir \`addrindex sync\` recorded in the index,
 at the places it recorded; --blocks-dir overrides it (the same blocks, moved).
 
+The node (optional): its tip for the lag, blocks the blocks dir does not hold (getblock), and
+broadcasts (POST /api/tx, /insight-api/tx/send, Electrum's broadcast) and fee estimates
+(/api/fee-estimates, Electrum's estimatefee and relayfee). Unconfirmed transactions come from
+the mempool snapshot the follower (\`addrindex sync --follow\` with a node) writes into the index.
+${nodeUsage}
 Operations (see docs/DEPLOY.md): GET /health (the process is up), GET /ready (index open, tip
 known, lag under --max-lag), GET /metrics (Prometheus, every worker merged by the primary).
-  --blocks-dir DIR     the node's blocks dir: where transactions and blocks are read, and its best
-                       chain's tip is the node's tip, read every --poll-ms, for the lag in /ready,
-                       /api/v1/status and the metrics. Without it the lag is unknown and /ready
+  --blocks-dir DIR     the node's blocks dir: where transactions and blocks are read; without a
+                       node (above) its best chain's tip is the node's tip, for the lag in /ready,
+                       /api/v1/status and the metrics. Without either the lag is unknown and /ready
                        checks only that the index is open with a tip
   --poll-ms N          how often the node's tip is read (default 2000)
   --max-lag N          /ready answers 503 when the index is more than N blocks behind the node
-                       (default 3; needs --blocks-dir)
+                       (default 3; needs a node or --blocks-dir)
   --compression LIST   content encodings offered, preferred first: br,gzip (default) | gzip | br | off
   --compress-min-bytes N  answers smaller than N bytes are never compressed (default ${COMPRESSION.minBytes})
   --rate-limit N       at most N requests per client per window, then 429 (default: no limit).
@@ -71,7 +78,7 @@ const options = {
   port: { type: 'string', default: '3000' },
   'timeout-ms': { type: 'string' },
   'grace-ms': { type: 'string' },
-  'blocks-dir': { type: 'string' },
+  ...sourceOptions,
   'poll-ms': { type: 'string' },
   'max-lag': { type: 'string' },
   compression: { type: 'string' },
@@ -155,11 +162,29 @@ function serveConfig(values) {
   };
 }
 
+/**
+ * The node the options name (resolved once the index's network is known), or null.
+ * @param {object} values
+ * @param {NodeJS.ProcessEnv} env
+ */
+function nodeConfig(values, env) {
+  const named = values['rpc-url'] !== undefined || values['rpc-cookie'] !== undefined || values['rpc-host'] !== undefined || Boolean(env[ENV_URL]);
+  if (!named) {
+    if (values['rpc-retry-s'] !== undefined) throw new UsageError('ERR_USAGE', `--rpc-retry-s goes with a node (--rpc-url or --rpc-cookie)\n${usage}`);
+    return null;
+  }
+  return {
+    rpcUrl: values['rpc-url'], rpcCookie: values['rpc-cookie'], rpcHost: values['rpc-host'],
+    retryMs: 1000 * intValue(values, 'rpc-retry-s', 0, 86400, 60),
+  };
+}
+
 /** The operations half of the serve configuration (node tip, compression, limits, CORS, logs). */
-function opsConfig(values) {
+function opsConfig(values, env = process.env) {
   const blocksDir = values['blocks-dir'];
-  if (!blocksDir && values['max-lag'] !== undefined) {
-    throw new UsageError('ERR_USAGE', `--max-lag needs --blocks-dir: without the node's tip the lag is unknown\n${usage}`);
+  const node = nodeConfig(values, env);
+  if (!blocksDir && !node && values['max-lag'] !== undefined) {
+    throw new UsageError('ERR_USAGE', `--max-lag needs a node (--rpc-url) or --blocks-dir: without the node's tip the lag is unknown\n${usage}`);
   }
   const compression = values.compression === undefined ? COMPRESSION.encodings.join(',') : values.compression;
   const encodings = compression === 'off' ? [] : compression.split(',').map((e) => e.trim());
@@ -178,8 +203,9 @@ function opsConfig(values) {
   }
   return {
     blocksDir,
+    node,
     pollMs: intValue(values, 'poll-ms', 10, 3600000, 2000),
-    maxLag: blocksDir ? intValue(values, 'max-lag', 0, 1e6, 3) : undefined,
+    maxLag: blocksDir || node ? intValue(values, 'max-lag', 0, 1e6, 3) : undefined,
     compression: { encodings, minBytes: intValue(values, 'compress-min-bytes', 0, 1 << 30, COMPRESSION.minBytes) },
     rateLimit: limit === undefined ? undefined
       : { limit, windowMs: 1000 * intValue(values, 'rate-window-s', 1, 86400, 60), trustProxy: Boolean(values['trust-proxy']) },
@@ -240,31 +266,46 @@ async function serveWith(cfg, io, hooks, logs, logger) {
   const electrum = cfg.electrum && { ...cfg.electrum, blocksDir: bodies.readable ? bodies.dir : null, indexKeepsBlocks: keepsBlocks };
 
   const say = (msg) => io.stderr.write(`addrindex serve: ${msg}\n`);
-  // Transactions and blocks are read where the sync read them (or where --blocks-dir says);
-  // without a dir those routes answer 503 until a node can stand in (the node issue's --rpc-url).
+  // Transactions and blocks are read where the sync read them (or where --blocks-dir says),
+  // else from the node (getblock); with neither those routes answer 503.
   if (keepsBlocks) {
     // the index holds every block's bytes itself (sync --txstore): nothing outside it is needed
+  } else if (cfg.node) {
+    if (!bodies.readable) say(`${bodies.why}: transactions and blocks will be read from the node (getblock)`);
   } else if (!bodies.dir) {
-    say(`${bodies.why} and no --blocks-dir was given: transaction and block routes will answer 503`);
+    say(`${bodies.why} and neither --blocks-dir nor a node was given: transaction and block routes will answer 503`);
   } else if (!bodies.readable) {
     say(`${bodies.why}: transaction and block routes will answer 503 until it can`);
   }
   const metrics = new Metrics({ scope: 'primary' });
   metrics.nodeTip.set(-1);
-  // The node's tip: read once before forking (a wrong --blocks-dir fails here, clearly),
-  // then every --poll-ms; the workers get each new tip.
+  // The node's tip: read once before forking (a node of another network, wrong credentials or
+  // a wrong --blocks-dir fail here, clearly), then every --poll-ms; the workers get each new
+  // tip. Over JSON-RPC when a node is named, else from its blocks dir.
   let watcher = null;
   let nodeReader = null;
-  if (cfg.blocksDir) {
-    nodeReader = blocksDirTip({ dir: cfg.blocksDir, network: network.name });
-    try {
+  let node = null;
+  try {
+    if (cfg.node) {
+      node = await checkedNode(cfg.node, network);
+      nodeReader = { read: () => node.tip(), close: async () => node.close() };
+    } else if (cfg.blocksDir) {
+      nodeReader = blocksDirTip({ dir: cfg.blocksDir, network: network.name });
       await nodeReader.read();
-    } catch (err) {
-      await nodeReader.close();
-      if (keep) await store.close();
-      throw err;
     }
-    watcher = new NodeTipWatcher({ read: nodeReader.read, pollMs: cfg.pollMs, metrics, logger, say });
+  } catch (err) {
+    if (nodeReader) await nodeReader.close();
+    if (keep) await store.close();
+    throw err;
+  }
+  if (nodeReader) watcher = new NodeTipWatcher({ read: nodeReader.read, pollMs: cfg.pollMs, metrics, logger, say });
+  if (node && strategy === 'forward') {
+    // INTEGRATION POINT (branch mempool-follower): a LevelDB index admits one process, so the
+    // mempool follower must run here, in the primary that owns it: open the store writable
+    // above (readOnly: false) and start the follower class over `store` and this node, stopping
+    // it before store.close(). Until that class is merged nothing writes a snapshot here, and
+    // the answers are confirmed data alone.
+    say('--store level with a node: the mempool follower does not run inside serve yet; unconfirmed answers stay empty');
   }
 
   const primary = new ClusterPrimary({
@@ -273,7 +314,10 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     worker: {
       store: cfg.store, strategy, datadir: cfg.datadir, mongodbUrl: cfg.mongodbUrl, network: network.name,
       host: cfg.host, port: cfg.port, timeoutMs: cfg.timeoutMs, graceMs: cfg.graceMs,
-      logJson: logs.json, logLevel: logs.level, nodeConfigured: Boolean(watcher), maxLag: cfg.maxLag,
+      logJson: logs.json, logLevel: logs.level, nodeConfigured: Boolean(watcher), nodeSource: node ? 'rpc' : 'blocks-dir', maxLag: cfg.maxLag,
+      // each worker asks the node itself (broadcast, fee estimates, getblock); the values are the
+      // options' own, so a URL from $ADDRINDEX_RPC_URL reaches it through the environment
+      node: cfg.node && { rpcUrl: cfg.node.rpcUrl, rpcCookie: cfg.node.rpcCookie, rpcHost: cfg.node.rpcHost },
       compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors, electrum, blocksDir: bodies.dir,
       indexKeepsBlocks: keepsBlocks,
     },
@@ -340,6 +384,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       const txs = keepsBlocks ? 'transactions from the index' : bodies.readable ? `transactions from ${bodies.dir}` : `no raw confirmed transactions: ${bodies.why}`;
       (logs.json ? io.stderr : io.stdout).write(`addrindex serve: electrum ${ports.join(', ')} (${txs})\n`);
     }
+    if (node) (logs.json ? io.stderr : io.stdout).write(`addrindex serve: node ${node.display} (tip ${watcher.tip ? watcher.tip.height : 'unknown'})\n`);
     if (keepsBlocks) {
       (logs.json ? io.stderr : io.stdout).write('addrindex serve: transactions and blocks read from the index (synced with --txstore)\n');
     } else if (bodies.dir) {
@@ -348,7 +393,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     }
     logger.info({
       url, network: network.name, tip: tip ? { height: tip.height, hash: tip.hash } : null, workers: cfg.workers, store: cfg.store,
-      blocksDir: bodies.dir,
+      blocksDir: bodies.dir, node: node ? node.display : undefined,
       nodeTip: watcher ? watcher.tip : undefined, electrum: listening || undefined,
     }, 'serving');
     if (hooks.onReady) hooks.onReady({ url, network: network.name, tip, electrum: listening });
@@ -364,6 +409,23 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     if (watcher) watcher.stop();
     if (nodeReader) await nodeReader.close();
   }
+}
+
+/**
+ * The node the options name, checked before forking: it answers (retried for --rpc-retry-s),
+ * takes the credentials, and follows the index's network. Its tip polls are not retried: a
+ * failed one is counted and the next poll tries again.
+ * @returns {Promise<import('../node/serve-node').ServeNode>}
+ */
+async function checkedNode(nodeCfg, network) {
+  const { openServeNode } = require('../node/serve-node');
+  const first = openServeNode({ node: nodeCfg, network, retryMs: nodeCfg.retryMs });
+  try {
+    await first.client.checkNetwork(network);
+  } finally {
+    first.close();
+  }
+  return openServeNode({ node: nodeCfg, network, retryMs: 0, timeoutMs: 10000 });
 }
 
 /**

@@ -18,8 +18,8 @@ const sourceOptions = {
   'rpc-retry-s': { type: 'string' },
 };
 
-const sourceUsage = `  --blocks-dir DIR     the node's blocks directory (holds blk*.dat), e.g. ~/.bitcoin/blocks
-  --rpc-url URL        a node's JSON-RPC: http://USER:PASS@HOST:PORT (Bitcoin Core, btcd); also read
+/** The node's options, as `sync` and `serve` take them. */
+const nodeUsage = `  --rpc-url URL        a node's JSON-RPC: http://USER:PASS@HOST:PORT (Bitcoin Core, btcd); also read
                        from $${ENV_URL}, which keeps the password out of \`ps\`
   --rpc-cookie FILE    log in with Bitcoin Core's cookie file (e.g. ~/.bitcoin/.cookie) instead
   --rpc-host HOST[:PORT] with --rpc-cookie: where the node listens (default 127.0.0.1 and Core's
@@ -27,6 +27,9 @@ const sourceUsage = `  --blocks-dir DIR     the node's blocks directory (holds b
   --rpc-retry-s N      how long an unreachable, restarting or busy node is retried (with backoff)
                        before the command stops with ERR_NODE_UNAVAILABLE (default 60)
 `;
+
+const sourceUsage = `  --blocks-dir DIR     the node's blocks directory (holds blk*.dat), e.g. ~/.bitcoin/blocks
+${nodeUsage}`;
 
 /**
  * The block source the options name. Nothing is read yet: the caller scans it.
@@ -77,4 +80,4 @@ function openSource(values, network, { command = 'sync', env = process.env, sign
   return new NodeSource({ client, network });
 }
 
-module.exports = { sourceOptions, sourceUsage, openSource };
+module.exports = { sourceOptions, sourceUsage, nodeUsage, openSource };

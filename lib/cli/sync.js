@@ -27,6 +27,8 @@ ${sourceUsage}  --datadir DIR        where the index lives (created when missing
                        resuming) before the command stops with ERR_DB_UNAVAILABLE (default 30)
   --follow             keep syncing new blocks until SIGINT/SIGTERM
   --poll-ms N          --follow: pause between rescans of the blocks dir or the node (default 1000)
+  --mempool-poll-ms N  --follow with a node: pause between polls of its mempool, kept in the index
+                       as a snapshot every reader shares (default 2000; 0: no mempool)
   --undo-depth N       blocks of undo kept: the deepest reorg the index follows (default 100)
   --txstore            keep every block's transactions in the index (compressed), for servers
                        with neither the blocks dir nor an unpruned node; chosen when the index
@@ -50,6 +52,7 @@ const options = {
   ...storeOptions,
   follow: { type: 'boolean', default: false },
   'poll-ms': { type: 'string' },
+  'mempool-poll-ms': { type: 'string' },
   'undo-depth': { type: 'string' },
   txstore: { type: 'boolean' },
   'batch-blocks': { type: 'string' },
@@ -88,6 +91,8 @@ async function sync(positionals, values, io, logger) {
   const threads = intOption(values, 'threads', 0);
   const bulkBatches = intOption(values, 'bulk-batches', 1);
   const pollMs = intOption(values, 'poll-ms', 1);
+  const mempoolPollMs = intOption(values, 'mempool-poll-ms', 0);
+  if (mempoolPollMs !== undefined && !values.follow) throw new UsageError('ERR_USAGE', '--mempool-poll-ms goes with --follow');
   const metricsPort = intOption(values, 'metrics-port', 0);
   if (metricsPort !== undefined && metricsPort > 65535) throw new UsageError('ERR_USAGE', `--metrics-port must be at most 65535, got ${metricsPort}`);
 
@@ -111,8 +116,12 @@ async function sync(positionals, values, io, logger) {
       if (metrics) metrics.nodeErrors.inc({ code });
     },
   });
+  if (mempoolPollMs !== undefined && !source.client) {
+    throw new UsageError('ERR_USAGE', '--mempool-poll-ms needs a node (--rpc-url, --rpc-cookie or $ADDRINDEX_RPC_URL): a blocks dir has no mempool');
+  }
   let store = null;
   let metricsServer = null;
+  let mempool = null;
   let signals = 0;
   const onSignal = (sig) => {
     signals++;
@@ -165,6 +174,15 @@ async function sync(positionals, values, io, logger) {
       watchIndex(metrics, store, fed.nodeTip);
       observers.push(fed);
     }
+    if (values.follow && source.client && mempoolPollMs !== 0) {
+      const { followMempool } = require('../mempool/run');
+      mempool = followMempool({
+        store, client: source.client, network, pollMs: mempoolPollMs, metrics, logger, say,
+        // a follower that cannot go on stops the sync, with its error
+        onFatal: () => controller.abort(),
+      });
+      observers.push(mempool);
+    }
     logger.info({ network: network.name, store: location.store, follow: values.follow }, 'sync starting');
     const service = new SyncService({
       source, store, network, batch, threads, pollMs, undoDepth,
@@ -174,12 +192,14 @@ async function sync(positionals, values, io, logger) {
       onProgress: (p) => { for (const o of observers) o.update(p); },
     });
     const summary = await service.run({ follow: values.follow, signal: controller.signal });
+    if (mempool) await mempool.stop();
     if (reporter) reporter.finish(summary);
     jsonLog.finish(summary);
     return 0;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    if (mempool) await mempool.stop().catch(() => {});
     if (metricsServer) await metricsServer.close();
     await source.close();
     if (store) await store.close();

@@ -13,14 +13,19 @@ const { ElectrumApp, ElectrumServer } = require('../electrum/server');
  *   its blocksDir resolved by the primary: null when there is none to read)
  * @param {import('../stores/abstract').AbstractStore} store
  * @param {(msg: string) => void} log
+ * @param {import('../node/serve-node').ServeNode|null} [node] the node behind the server: blocks the
+ *   blocks dir does not hold, broadcasts, fee estimates
  * @returns {Promise<{addresses: {tcp: object|null, tls: object|null}, close: () => Promise<void>}>}
  */
-async function startElectrum(config, store, log) {
+async function startElectrum(config, store, log, node = null) {
   const e = config.electrum;
-  const reader = createReader({ store, network: config.network, blocksDir: e.blocksDir, indexKeepsBlocks: Boolean(e.indexKeepsBlocks) });
+  const reader = createReader({
+    store, network: config.network, blocksDir: e.blocksDir, indexKeepsBlocks: Boolean(e.indexKeepsBlocks),
+    fetchFromNode: node && ((hash) => node.block(hash)),
+  });
   let server = null;
   try {
-    const app = new ElectrumApp({ reader, network: config.network, limits: { maxHistory: e.maxHistory, pollMs: e.pollMs }, log });
+    const app = new ElectrumApp({ reader, network: config.network, node, limits: { maxHistory: e.maxHistory, pollMs: e.pollMs }, log });
     await app.start();
     server = new ElectrumServer(app, {
       host: config.host,

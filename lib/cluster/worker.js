@@ -16,6 +16,7 @@ const { openReadStore } = require('./stores');
 const { WorkerOps } = require('./ops');
 const { MSG } = require('./messages');
 const { startElectrum } = require('./electrum');
+const { openServeNode } = require('../node/serve-node');
 
 const config = JSON.parse(process.env.ADDRINDEX_WORKER || '{}');
 const logger = createLogger({ json: Boolean(config.logJson), level: config.logLevel }).child({ worker: process.pid });
@@ -34,15 +35,18 @@ async function main() {
   let server = null;
   let app = null;
   let electrum = null;
+  let node = null;
   try {
+    // the node behind the server (serve --rpc-url): retried briefly, so a request is answered
+    // (or refused with 503) well within the request timeout
+    node = config.node ? openServeNode({ node: config.node, network: config.network, retryMs: 5000, timeoutMs: 10000 }) : null;
     store = config.strategy === 'forward' ? new ForwardedStore(process) : await openReadStore(config);
     app = new ApiApp({
       store, network: config.network, storeKind: config.store, timeoutMs: config.timeoutMs, log, logger,
       metrics, scrape: ops.scrape, nodeConfigured: Boolean(config.nodeConfigured), maxLag: config.maxLag,
       compression: config.compression, rateLimit: config.rateLimit, cors: config.cors, blocksDir: config.blocksDir || null,
-      indexKeepsBlocks: Boolean(config.indexKeepsBlocks),
-      // the node fallback for blocks (fetchFromNode) and the mempool view arrive with the node
-      // issue's `serve --rpc-url` and mempool follower
+      indexKeepsBlocks: Boolean(config.indexKeepsBlocks), nodeSource: config.nodeSource,
+      node, fetchFromNode: node && ((hash) => node.block(hash)),
     });
     app.setNodeTip(nodeTip);
     ops.onNodeTip = (tip) => app.setNodeTip(tip);
@@ -54,10 +58,11 @@ async function main() {
         resolve();
       });
     });
-    if (config.electrum) electrum = await startElectrum(config, store, log);
+    if (config.electrum) electrum = await startElectrum(config, store, log, node);
   } catch (err) {
     if (electrum) await electrum.close().catch(() => {});
     if (store) await store.close().catch(() => {});
+    if (node) node.close();
     process.send({ type: MSG.fatal, error: { name: err.name, code: err.code, message: err.message } }, () => process.exit(1));
     return;
   }
@@ -67,6 +72,7 @@ async function main() {
     if (stopping) return;
     stopping = Promise.all([closeGracefully(server, app, config.graceMs), electrum && electrum.close()])
       .then(() => store.close())
+      .then(() => node && node.close())
       .then(() => process.exit(0), (err) => {
         log(`shutdown failed: ${err && err.stack ? err.stack : err}`);
         logger.error({ err }, 'shutdown failed');

@@ -64,33 +64,73 @@ function encodeMempool(snap) {
   for (const t of snap.txs) size += 64 + t.raw.length + 50 * t.inputs.length + 42 * t.outputs.length;
   const w = new Writer(size);
   w.begin();
-  w.u8(VERSION);
-  w.varint(snap.seq);
-  w.bytes(snap.tip);
-  w.varint(snap.txs.length);
-  for (const t of snap.txs) {
-    w.bytes(t.txid);
-    w.varint(t.time);
-    w.varint(t.fee);
-    w.varint(t.vsize);
-    w.varint(t.raw.length);
-    w.bytes(t.raw);
-    w.varint(t.inputs.length);
-    for (const i of t.inputs) {
-      w.bytes(i.txid);
-      w.varint(i.vout);
-      w.varint(i.value);
-      w.u8((i.scripthash ? IN_INDEXED : 0) | (i.unconfirmed ? IN_UNCONFIRMED : 0));
-      if (i.scripthash) w.bytes(i.scripthash);
-    }
-    w.varint(t.outputs.length);
-    for (const o of t.outputs) {
-      w.varint(o.value);
-      w.u8(o.scripthash ? OUT_INDEXED : 0);
-      if (o.scripthash) w.bytes(o.scripthash);
-    }
-  }
+  writeHead(w, snap.seq, snap.tip, snap.txs.length);
+  for (const t of snap.txs) writeTx(w, t);
   return Buffer.from(w.end());
+}
+
+/**
+ * One transaction's part of a snapshot, on its own: a writer that keeps a large mempool
+ * encodes each transaction once and joins the parts (joinMempool) into the same bytes
+ * encodeMempool gives.
+ * @param {MempoolTx} t
+ * @returns {Buffer} a copy the caller owns
+ */
+function encodeMempoolTx(t) {
+  const w = scratch;
+  w.begin();
+  writeTx(w, t);
+  // a copy of its own size: a part lives as long as its transaction stays in the mempool, and
+  // must not keep a larger buffer alive with it
+  return Buffer.from(w.end());
+}
+
+/** Where encodeMempoolTx writes before it copies (its filled arenas are left to the GC). */
+const scratch = new Writer(1 << 20);
+
+/**
+ * A snapshot from transactions already encoded by encodeMempoolTx, in snapshot order:
+ * byte for byte encodeMempool({seq, tip, txs}).
+ * @param {number} seq
+ * @param {Buffer} tip 32 bytes, internal order
+ * @param {Buffer[]} parts
+ * @returns {Buffer}
+ */
+function joinMempool(seq, tip, parts) {
+  const w = new Writer(64);
+  w.begin();
+  writeHead(w, seq, tip, parts.length);
+  return Buffer.concat([w.end(), ...parts]);
+}
+
+function writeHead(w, seq, tip, count) {
+  w.u8(VERSION);
+  w.varint(seq);
+  w.bytes(tip);
+  w.varint(count);
+}
+
+function writeTx(w, t) {
+  w.bytes(t.txid);
+  w.varint(t.time);
+  w.varint(t.fee);
+  w.varint(t.vsize);
+  w.varint(t.raw.length);
+  w.bytes(t.raw);
+  w.varint(t.inputs.length);
+  for (const i of t.inputs) {
+    w.bytes(i.txid);
+    w.varint(i.vout);
+    w.varint(i.value);
+    w.u8((i.scripthash ? IN_INDEXED : 0) | (i.unconfirmed ? IN_UNCONFIRMED : 0));
+    if (i.scripthash) w.bytes(i.scripthash);
+  }
+  w.varint(t.outputs.length);
+  for (const o of t.outputs) {
+    w.varint(o.value);
+    w.u8(o.scripthash ? OUT_INDEXED : 0);
+    if (o.scripthash) w.bytes(o.scripthash);
+  }
 }
 
 /**
@@ -180,4 +220,6 @@ function bytes(r, n) {
   return r.buf.subarray(at, at + n);
 }
 
-module.exports = { encodeMempool, decodeMempool, mempoolHead, encodeMempoolHead, decodeMempoolHead, VERSION };
+module.exports = {
+  encodeMempool, encodeMempoolTx, joinMempool, decodeMempool, mempoolHead, encodeMempoolHead, decodeMempoolHead, VERSION,
+};

@@ -1,6 +1,8 @@
 'use strict';
 
 const { toDisplayHex } = require('../chain/hash');
+const { parseTransaction } = require('../chain/tx');
+const { StoreError } = require('../errors');
 
 /**
  * What the mempool means to the index's answers, computed once per snapshot for every reader
@@ -35,6 +37,8 @@ class MempoolView {
     this.txs = snap.txs;
     /** @type {Map<string, import('../codec/mempool').MempoolTx>} by latin1 txid */
     this.byTxid = new Map();
+    /** @type {Map<import('../codec/mempool').MempoolTx, number>} each transaction's place in the snapshot */
+    this.position = new Map();
     /** @type {Map<string, MempoolEntry[]>} by latin1 script hash, in snapshot order */
     this.byScripthash = new Map();
     /** @type {Map<string, {tx: import('../codec/mempool').MempoolTx, vin: number}>} by latin1 txid + ':' + vout */
@@ -43,6 +47,7 @@ class MempoolView {
     let fee = 0;
     for (const tx of snap.txs) {
       this.byTxid.set(tx.txid.latin1Slice(0, 32), tx);
+      this.position.set(tx, this.position.size);
       vsize += tx.vsize;
       fee += tx.fee;
       const mine = new Map();
@@ -78,11 +83,32 @@ class MempoolView {
     }
     this.vsize = vsize;
     this.fee = fee;
+    /** @type {Array<[number, number]>|null} */
+    this.histogram = null;
+    /** @type {Map<import('../codec/mempool').MempoolTx, import('../chain/tx').Tx>} transactions parsed so far */
+    this.parsedTxs = new Map();
   }
 
   /** @param {Buffer} txid internal order */
   get(txid) {
     return this.byTxid.get(txid.latin1Slice(0, 32)) || null;
+  }
+
+  /**
+   * A transaction of the snapshot parsed, as a block's transactions are (once per view, when a
+   * reader first needs it), and checked: its bytes must hash to the txid the snapshot files
+   * them under.
+   * @param {import('../codec/mempool').MempoolTx} m one of this view's transactions
+   * @returns {import('../chain/tx').Tx}
+   */
+  parsed(m) {
+    let tx = this.parsedTxs.get(m);
+    if (!tx) {
+      tx = parseTransaction(m.raw);
+      if (!tx.txid.equals(m.txid)) throw new StoreError('ERR_CORRUPT', `the mempool snapshot's transaction ${toDisplayHex(m.txid)} hashes to ${tx.hash}`);
+      this.parsedTxs.set(m, tx);
+    }
+    return tx;
   }
 
   /**
@@ -92,6 +118,32 @@ class MempoolView {
    */
   entries(scripthash) {
     return this.byScripthash.get(scripthash.latin1Slice(0, 32)) || [];
+  }
+
+  /**
+   * The unconfirmed transactions touching a script hash, newest first (Esplora's
+   * /txs/mempool): by first-seen time, and within one second children before parents.
+   * @param {Buffer} scripthash
+   * @returns {MempoolEntry[]}
+   */
+  newest(scripthash) {
+    return this.entries(scripthash).slice().sort((a, b) => this.newer(a.tx, b.tx));
+  }
+
+  /**
+   * The unconfirmed transactions touching any of these script hashes, each once, newest first.
+   * @param {Buffer[]} scripthashes
+   * @returns {import('../codec/mempool').MempoolTx[]}
+   */
+  newestOf(scripthashes) {
+    const txs = new Set();
+    for (const sh of scripthashes) for (const e of this.entries(sh)) txs.add(e.tx);
+    return [...txs].sort((a, b) => this.newer(a, b));
+  }
+
+  /** Sort order, newest first: first-seen time, then later in the snapshot (children after parents) first. */
+  newer(a, b) {
+    return b.time - a.time || this.position.get(b) - this.position.get(a);
   }
 
   /**
@@ -147,6 +199,13 @@ class MempoolView {
    * previous bin's), as Esplora's /mempool and Electrum's mempool.get_fee_histogram answer.
    */
   feeHistogram() {
+    // a sort of the whole mempool: once per snapshot, not per request
+    if (!this.histogram) this.histogram = this.computeHistogram();
+    return this.histogram;
+  }
+
+  /** @private */
+  computeHistogram() {
     const rates = this.txs.map((t) => ({ rate: t.fee / t.vsize, vsize: t.vsize })).sort((a, b) => b.rate - a.rate);
     const bins = [];
     let acc = 0;
@@ -166,7 +225,7 @@ class MempoolView {
    * @param {number} n
    */
   recent(n) {
-    return [...this.txs].sort((a, b) => b.time - a.time || Buffer.compare(a.txid, b.txid)).slice(0, n);
+    return [...this.txs].sort((a, b) => this.newer(a, b)).slice(0, n);
   }
 }
 

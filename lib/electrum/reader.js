@@ -4,7 +4,7 @@ const { StoreError, SourceError } = require('../errors');
 const { sha256d, toDisplayHex } = require('../chain/hash');
 const { BlockReader } = require('../sources/blockreader');
 const { indexBlockBytes } = require('../api/txdata');
-const { MempoolCache } = require('./mempool-cache');
+const { MempoolReader } = require('../mempool/reader');
 
 /**
  * What the Electrum handlers read, and nothing else: a small interface that an index can
@@ -64,9 +64,8 @@ class StoreReader {
      */
     this.exactScripthash = false;
     this.hasRawTx = Boolean(blocks && (blocks.dir || blocks.fetchFromNode || blocks.fromIndex));
-    this.mempoolCache = new MempoolCache(store);
-    /** @type {WeakMap<object, Array<[number, number]>>} fee histogram per snapshot view */
-    this.histograms = new WeakMap();
+    /** the snapshot and the one pairing rule every reader uses (lib/mempool/reader.js) */
+    this.mempoolReader = new MempoolReader(store);
     /** @type {Map<string, Buffer[]>} block hash → txids, least recently used first */
     this.txidCache = new Map();
   }
@@ -90,48 +89,31 @@ class StoreReader {
 
   /**
    * Runs a confirmed read and pairs it with the mempool snapshot resolved against the tip it
-   * was read at. The snapshot's head is read first: a snapshot naming tip T was written while T
-   * was the tip, so when the tip read after `read` is T again, T was the tip all along and
-   * `read` saw T's rows. Otherwise (no snapshot, or one the follower has not yet replaced
-   * since a block) the answer is confirmed data alone.
+   * was read at (lib/mempool/reader.js: the rule, shared with the REST API).
    * @template T
    * @param {() => Promise<T>} read
    * @returns {Promise<{value: T, view: import('../core/mempool').MempoolView|null, tip: string|null}>}
-   *   tip: the hash `value` belongs to, when a view is paired with it (null: not known)
    */
-  async withMempool(read) {
-    const head = await this.store.getMempoolHead();
-    const value = await read();
-    if (!head) return { value, view: null, tip: null };
-    const tip = await this.store.getTip();
-    if (!tip || tip.hash !== head.tip) return { value, view: null, tip: null };
-    const view = await this.mempoolCache.view(head.seq);
-    if (!view || view.tip !== tip.hash) return { value, view: null, tip: null };
-    return { value, view, tip: tip.hash };
+  withMempool(read) {
+    return this.mempoolReader.paired(read);
   }
 
   /**
-   * The head of the mempool snapshot that goes with a tip (what a poll compares), or null (no
-   * snapshot, or one of another tip).
+   * The head of the mempool snapshot that goes with a tip, or null.
    * @param {{hash: string}|null} tip
    * @returns {Promise<{seq: number, tip: string}|null>}
    */
-  async mempoolHeadAt(tip) {
-    if (!tip) return null;
-    const head = await this.store.getMempoolHead();
-    return head && head.tip === tip.hash ? head : null;
+  mempoolHeadAt(tip) {
+    return this.mempoolReader.headAt(tip);
   }
 
   /**
-   * The mempool view that goes with a tip, or null (no snapshot, or one of another tip).
+   * The mempool view that goes with a tip, or null.
    * @param {{hash: string}|null} tip
    * @returns {Promise<import('../core/mempool').MempoolView|null>}
    */
-  async mempoolAt(tip) {
-    const head = await this.mempoolHeadAt(tip);
-    if (!head) return null;
-    const view = await this.mempoolCache.view(head.seq);
-    return view && view.tip === tip.hash ? view : null;
+  mempoolAt(tip) {
+    return this.mempoolReader.at(tip);
   }
 
   /**
@@ -290,11 +272,7 @@ class StoreReader {
    */
   async feeHistogram() {
     const view = await this.mempoolAt(await this.store.getTip());
-    if (!view) return null;
-    // a sort of the whole mempool: once per snapshot, not per request
-    let histogram = this.histograms.get(view);
-    if (!histogram) this.histograms.set(view, (histogram = view.feeHistogram()));
-    return histogram;
+    return view ? view.feeHistogram() : null;
   }
 
   /**

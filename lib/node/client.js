@@ -156,6 +156,24 @@ class NodeClient {
   }
 
   /**
+   * The node's mempool and its best block, in one request: `getrawmempool` first, then
+   * `getbestblockhash` (both nodes run a batch's calls in order). A block that reaches the
+   * node before or between the two calls makes `best` that block, so when `best` is a block
+   * the caller read as its own tip before asking, the list is the node's mempool at that tip.
+   * @returns {Promise<{txids: string[], best: string}>}
+   */
+  async getMempoolAndTip() {
+    const [txids, best] = await this.rpc.batch([['getrawmempool', [false]], ['getbestblockhash', []]]);
+    // each txid's digits are checked by the caller when it first meets it (isHash): a large
+    // mempool lists the same ones poll after poll
+    if (!Array.isArray(txids) || !txids.every((t) => typeof t === 'string' && t.length === 64)) {
+      throw new NodeError('ERR_NODE_PROTOCOL', `getrawmempool from ${this.display}: not a list of txids`);
+    }
+    if (!isHash(best)) throw new NodeError('ERR_NODE_PROTOCOL', `getbestblockhash from ${this.display}: ${JSON.stringify(best).slice(0, 80)} is not a block hash`);
+    return { txids, best };
+  }
+
+  /**
    * Raw transactions (`getrawtransaction TXID 0`), batched. Without a txindex the node knows
    * only its mempool's (and, Core, those of blocks it is told); a txid it does not know —
    * confirmed, evicted or replaced since it was listed — gives null.
@@ -192,14 +210,11 @@ class NodeClient {
    */
   async estimateFee(blocks) {
     try {
-      const r = await this.rpc.call('estimatesmartfee', [blocks]);
-      const rate = r && typeof r.feerate === 'number' && r.feerate > 0 ? r.feerate : null;
-      return { btcPerKvB: rate, blocks: (r && r.blocks) || blocks, method: 'estimatesmartfee' };
+      return feeAnswer('estimatesmartfee', blocks, await this.rpc.call('estimatesmartfee', [blocks]));
     } catch (err) {
       if (err.rpcCode !== RPC_METHOD_NOT_FOUND) throw err;
     }
-    const r = await this.rpc.call('estimatefee', [blocks]);
-    return { btcPerKvB: typeof r === 'number' && r > 0 ? r : null, blocks, method: 'estimatefee' };
+    return feeAnswer('estimatefee', blocks, await this.rpc.call('estimatefee', [blocks]));
   }
 
   /**
@@ -265,6 +280,35 @@ function networkError(display, net, genesis) {
   return new NodeError('ERR_NODE_NETWORK', `the node at ${display} ${what}`, { network: net.name, genesis, found: other ? other.name : null });
 }
 
+/**
+ * A 64-digit lower-case hex string (a txid or block hash as the nodes print them). A loop, not
+ * a regular expression: a mainnet mempool lists a few hundred thousand every poll.
+ */
+function isHash(x) {
+  if (typeof x !== 'string' || x.length !== 64) return false;
+  for (let i = 0; i < 64; i++) {
+    const c = x.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
+
+/**
+ * A fee estimate as either call answers it: estimatesmartfee `{feerate, blocks, errors}` (no
+ * feerate: not enough data), estimatefee a number (-1, or btcd's 0: no estimate).
+ * @param {'estimatesmartfee'|'estimatefee'} method
+ * @param {number} blocks the target asked
+ * @param {any} r the result
+ * @returns {{btcPerKvB: number|null, blocks: number, method: string}}
+ */
+function feeAnswer(method, blocks, r) {
+  if (method === 'estimatesmartfee') {
+    const rate = r && typeof r.feerate === 'number' && r.feerate > 0 ? r.feerate : null;
+    return { btcPerKvB: rate, blocks: (r && Number.isInteger(r.blocks) && r.blocks) || blocks, method };
+  }
+  return { btcPerKvB: typeof r === 'number' && r > 0 ? r : null, blocks, method };
+}
+
 /** A hex result as bytes (the client's binary parse has already decoded the long ones). */
 function fromHex(client, hex, what) {
   if (Buffer.isBuffer(hex)) return hex;
@@ -277,4 +321,4 @@ function fromHex(client, hex, what) {
   return buf;
 }
 
-module.exports = { NodeClient, networkError, RPC_NOT_FOUND, RPC_METHOD_NOT_FOUND };
+module.exports = { NodeClient, networkError, feeAnswer, isHash, RPC_NOT_FOUND, RPC_METHOD_NOT_FOUND };

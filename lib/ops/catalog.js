@@ -57,6 +57,9 @@ const CATALOG = Object.freeze({
   syncReorgs: counter('addrindex_sync_reorgs_total', 'reorgs followed (reverts to a fork point)', ['sync']),
   syncReverted: counter('addrindex_sync_reverted_blocks_total', 'blocks reverted by reorgs', ['sync']),
   syncCaughtUp: gauge('addrindex_sync_caught_up', '1 when the last pass reached the block source\'s tip, else 0', ['sync']),
+  // --- the mempool follower (sync --follow with a node) -----------------------------------------
+  mempoolFollowerTxs: gauge('addrindex_mempool_follower_txs', 'transactions in the mempool snapshot the follower last resolved', ['sync']),
+  mempoolFollowerPoll: histogram('addrindex_mempool_follower_poll_seconds', 'one poll of the node\'s mempool: list, fetch, resolve, and the snapshot\'s write', ['sync'], { buckets: LATENCY_BUCKETS }),
 });
 
 module.exports = { CATALOG, LATENCY_BUCKETS, BATCH_BUCKETS };

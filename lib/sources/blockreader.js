@@ -38,7 +38,7 @@ const { RECORD_HEADER_SIZE, MAX_BLOCK_SIZE } = require('./blkfile');
  * (details.reasons says why for each source tried), which an API answers with 503.
  *
  * Parsed blocks stay in an LRU bounded by bytes (raw size plus an estimate of the parsed
- * objects, measured by bench/blockreader.js); concurrent reads of one block share one read.
+ * objects, measured by bench/txformat.js); concurrent reads of one block share one read.
  */
 const SOURCE_NAME = { index: 'the index', file: 'the recorded location', node: 'the node' };
 
@@ -277,7 +277,7 @@ class BlockReader {
 const HEADER_MEMORY = 4096;
 
 // What a parsed block holds beyond its raw bytes, per object (measured on node 20 by
-// bench/blockreader.js: a Tx with its two arrays, a TxInput or TxOutput with its Buffer view).
+// bench/txformat.js: a Tx with its two arrays, a TxInput or TxOutput with its Buffer view).
 const TX_COST = 260;
 const IO_COST = 180;
 

@@ -57,6 +57,11 @@ class CombinedSource {
     return this.node.nodeUrl;
   }
 
+  /** @returns {import('../node/client').NodeClient} the node's client (the mempool follower shares it) */
+  get client() {
+    return this.node.client;
+  }
+
   /** @returns {{height: number, hash: string}|null} the node's best chain's tip */
   tip() {
     return this.node.tip();

@@ -4,7 +4,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
-const { syncedFixture, request, referenceIndex, HAL, SATOSHI } = require('./helpers');
+const { syncedFixture, request, referenceIndex, HAL, SATOSHI, NO_UNCONFIRMED } = require('./helpers');
 const { startCli: cli } = require('../helpers/cli');
 const { MAINNET_439 } = require('../helpers/fixtures');
 
@@ -85,11 +85,11 @@ describe('api cluster: addrindex serve with two workers', function () {
         if (which === 0) {
           r = await request(`${url}/api/v1/address/${a}`);
           if (r.status === 200) {
-            const { tip, address, scripthash, ...summary } = r.json;
+            const { tip, address, scripthash, unconfirmed, ...summary } = r.json;
             tips.add(tip.height);
             const want = ref().at(a, tip.height).summary;
             const z = { balance: 0, received: 0, sent: 0, txCount: 0, fundedCount: 0, spentCount: 0, utxoCount: 0, firstHeight: null, lastHeight: null };
-            try { assert.deepEqual(summary, want || z); } catch (e) { problems.push(`summary ${a} at ${tip.height}: ${e.message}`); }
+            try { assert.deepEqual(summary, want || z); assert.deepEqual(unconfirmed, NO_UNCONFIRMED); } catch (e) { problems.push(`summary ${a} at ${tip.height}: ${e.message}`); }
             if (summary.lastHeight !== null && summary.lastHeight > tip.height) problems.push(`lastHeight ${summary.lastHeight} above tip ${tip.height}`);
           }
         } else if (which === 1) {

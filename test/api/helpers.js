@@ -17,6 +17,9 @@ const HAL = '1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3';
 const SATOSHI = '12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S';
 const TX170 = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';
 
+/** A native summary's `unconfirmed` part without a mempool snapshot of the tip. */
+const NO_UNCONFIRMED = Object.freeze({ balance: 0, received: 0, sent: 0, txCount: 0, fundedCount: 0, spentCount: 0 });
+
 /**
  * GET routes compared byte for byte between a server under test and an LMDB index of the same
  * blocks served directly: address routes of all three APIs for two addresses, then tx, block
@@ -139,18 +142,20 @@ async function syncedGenerated({ network, seed = 'api-test', blocks = 5, txsPerB
 }
 
 /**
- * The API over a read-only store in this process, on a free port. Blocks are read from
- * `blocksDir` or, as `addrindex serve` finds them, from the dir the index recorded.
+ * The API over a read-only store in this process, on a free port (or over `opts.store`, an
+ * open store of any kind). Blocks are read from `blocksDir` or, as `addrindex serve` finds
+ * them, from the dir the index recorded.
  * @returns {Promise<{url: string, app: object, server: object, store: object, close: () => Promise<void>}>}
  */
-async function startServer(datadir, { network = 'main', blocksDir, ...opts } = {}) {
+async function startServer(datadir, { network = 'main', blocksDir, store: given, ...opts } = {}) {
   const { openStore } = require('../../lib/stores');
   const { ApiApp, createServer, closeGracefully } = require('../../lib/api/server');
   const { blocksDirOf } = require('../../lib/api/txdata');
-  const store = await openStore({ store: 'lmdb', datadir, network, readOnly: true });
+  // an open store of any kind may be given (the caller closes it); else the LMDB index at datadir
+  const store = given || await openStore({ store: 'lmdb', datadir, network, readOnly: true });
   const logs = [];
   const { dir } = await blocksDirOf(store, blocksDir);
-  const app = new ApiApp({ store, network, storeKind: 'lmdb', log: (m) => logs.push(m), blocksDir: dir, ...opts });
+  const app = new ApiApp({ store, network, storeKind: store.kind || 'lmdb', log: (m) => logs.push(m), blocksDir: dir, ...opts });
   const server = createServer(app);
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${server.address().port}`;
@@ -158,7 +163,7 @@ async function startServer(datadir, { network = 'main', blocksDir, ...opts } = {
     url, app, server, store, logs,
     close: async () => {
       await closeGracefully(server, app, 2000);
-      await store.close();
+      if (!given) await store.close();
     },
   };
 }
@@ -181,6 +186,6 @@ async function request(url, { method = 'GET', body, headers = {} } = {}) {
 
 
 module.exports = {
-  HAL, SATOSHI, TX170, COMPARE_ROUTES, writeBlocksDir, syncedFixture, syncedGenerated, startServer, request,
+  HAL, SATOSHI, TX170, NO_UNCONFIRMED, COMPARE_ROUTES, writeBlocksDir, syncedFixture, syncedGenerated, startServer, request,
   referenceIndex: mainnetReference,
 };

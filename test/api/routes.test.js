@@ -4,7 +4,7 @@ const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const http = require('node:http');
 const bitcore = require('bitcore-lib');
-const { syncedFixture, syncedGenerated, startServer, request, referenceIndex, HAL, SATOSHI, TX170 } = require('./helpers');
+const { syncedFixture, syncedGenerated, startServer, request, referenceIndex, HAL, SATOSHI, TX170, NO_UNCONFIRMED } = require('./helpers');
 const { LIMITS } = require('../../lib/api/validate');
 
 const TIP = { height: 438, hash: '0000000025c6b644f8add734be7e666fa4afa43ca0204d623a0c0b1fd2104c7a' };
@@ -54,7 +54,8 @@ describe('api routes over a synced index (real HTTP)', function () {
       for (const a of [HAL, SATOSHI, ...ref.busiest(6)]) {
         const r = await get(`/api/v1/address/${a}`);
         assert.equal(r.status, 200, a);
-        const { tip, address, scripthash, ...summary } = r.json;
+        const { tip, address, scripthash, unconfirmed, ...summary } = r.json;
+        assert.deepEqual(unconfirmed, NO_UNCONFIRMED, 'no mempool snapshot: nothing unconfirmed');
         assert.deepEqual(summary, ref.at(a).summary, a);
         assert.equal(address, a);
         assert.equal(scripthash, scripthashes(a).electrum);

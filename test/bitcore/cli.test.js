@@ -53,6 +53,8 @@ describe('addrindex bitcore: configs it cannot run', function () {
     await fails(['--config', spawn.configPath], /servicesConfig.bitcoind is addrindex's: .*not bitcore-node's "spawn"\/"connect" \[ERR_BITCORE_CONFIG\]/);
     const none = await bitcoreProject({ services: ['bitcoind', 'web'], servicesConfig: { bitcoind: { datadir: tempDir('empty') } } });
     await fails(['--config', none.configPath], /ERR_NO_INDEX|no index/i);
+    const nothing = await bitcoreProject({ services: ['bitcoind', 'web'], servicesConfig: { bitcoind: { datadir: tempDir('empty'), follow: true } } });
+    await fails(['--config', nothing.configPath], /follow needs a block source: "blocksDir", or a node \("rpcUrl" or "rpcCookie"\) \[ERR_BITCORE_CONFIG\]/);
     const missing = await bitcoreProject({ services: ['bitcoind', 'web', 'no-such-service'], servicesConfig: { bitcoind: { datadir: fixture.datadir } } });
     await fails(['--config', missing.configPath], /service "no-such-service" is not installed beside the config/);
   });

@@ -2,7 +2,12 @@
 
 const assert = require('node:assert/strict');
 const bitcore = require('bitcore-lib');
-const { syncedFixture, startServer, request, referenceIndex, HAL, SATOSHI, TX170 } = require('../api/helpers');
+const fs = require('node:fs');
+const { syncedFixture, writeBlocksDir, startServer, request, referenceIndex, HAL, SATOSHI, TX170 } = require('../api/helpers');
+const path = require('node:path');
+const { runCli } = require('../helpers/cli');
+const { waitFor } = require('../helpers/chains');
+const { tempDir } = require('../helpers/tmp');
 const { chainOutputs, outputAddress } = require('../helpers/reference');
 const { startBitcore } = require('../helpers/bitcore-host');
 const { parseBlock } = require('../../lib/chain/block');
@@ -252,6 +257,30 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
     });
   });
 
+  describe('addrindex\'s own REST API through bitcore-node\'s web service', () => {
+    it('under /addrindex: every route answers as addrindex serve does, POST bodies included (parsed by the web service first)', async () => {
+      const paths = [
+        '/api/v1/status', `/api/v1/address/${HAL}`, `/api/v1/address/${SATOSHI}/history?limit=2&order=desc`, `/api/v1/tx/${TX170}?full=1`,
+        `/api/address/${SATOSHI}/txs`, `/api/tx/${TX170}`, `/api/tx/${TX170}/outspends`, '/api/blocks/tip/height', `/insight-api/addr/${HAL}`,
+      ];
+      for (const p of paths) {
+        const [want, got] = await Promise.all([own(p), request(`${bc.url}/addrindex${p}`)]);
+        assert.equal(got.status, 200, `${p}: ${got.text.slice(0, 200)}`);
+        assert.equal(got.text, want.text, p);
+        assert.ok(got.headers.get('x-request-id'), p);
+      }
+      const body = { addresses: [HAL, SATOSHI], limit: 5 };
+      const post = (base) => request(`${base}/api/v1/addresses/history`, { method: 'POST', body });
+      const [want, got] = await Promise.all([post(native.url), post(`${bc.url}/addrindex`)]);
+      assert.equal(got.status, 200, got.text.slice(0, 200));
+      assert.deepEqual(got.json, want.json);
+      // its own errors, as JSON
+      const bad = await request(`${bc.url}/addrindex/api/v1/address/notanaddress`);
+      assert.equal(bad.status, 400);
+      assert.equal(bad.json.error.code, (await own('/api/v1/address/notanaddress')).json.error.code);
+    });
+  });
+
   describe('errors and stopping', () => {
   it('bad input gets insight\'s usual 4xx (its own checks, or the node\'s -5/-8 errors), and the service keeps serving', async () => {
     const unknown = 'ab'.repeat(32);
@@ -287,3 +316,90 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
   });
   });
 });
+
+/**
+ * Where the service finds blocks without `blocksDir` in its config, as `addrindex serve` does:
+ * the blocks dir the sync recorded in the index, or the index itself after `sync --txstore`
+ * (its blocks dir gone). Every answer that reads a block equals the one read from the blocks
+ * dir named in the config.
+ */
+describe('insight-api on addrindex\'s bitcoind service: blocks found through the index (no blocksDir configured)', function () {
+  this.timeout(120000);
+  const HEIGHT = 200;
+  const started = [];
+  let fixture;
+  let kept;
+
+  before(async () => {
+    fixture = await syncedFixture(HEIGHT + 1);
+    kept = { blocksDir: tempDir('blocks'), datadir: tempDir('index') };
+    writeBlocksDir(kept.blocksDir, HEIGHT + 1);
+    const r = await runCli(['sync', '--txstore', '--blocks-dir', kept.blocksDir, '--datadir', kept.datadir, '--network', 'main', '--threads', '0']);
+    assert.equal(r.code, 0, r.stderr);
+    fs.rmSync(kept.blocksDir, { recursive: true, force: true });
+    started.push(...await Promise.all([
+      startBitcore({ bitcoind: { datadir: fixture.datadir, blocksDir: fixture.blocksDir } }),
+      startBitcore({ bitcoind: { datadir: fixture.datadir } }),
+      startBitcore({ bitcoind: { datadir: kept.datadir } }),
+    ]));
+  });
+  after(async () => {
+    for (const bc of started) await bc.stop();
+    if (fixture) await fixture.cleanup();
+  });
+
+  it('the recorded blocks dir, and the blocks the index keeps, answer as the configured blocks dir: transactions, spenders, blocks, raw bytes, status', async () => {
+    const [configured, recorded, index] = started;
+    const block170 = '00000000d1145790a8694403d4063f323d499e655c83426834d4ce2f8dd4a2ee';
+    const paths = [
+      `/tx/${TX170}`, `/rawtx/${TX170}`, `/block/${block170}`, `/rawblock/${block170}`, '/block-index/170',
+      `/txs?block=${block170}`, `/txs?address=${SATOSHI}`, `/addrs/${HAL},${SATOSHI}/txs`, `/addr/${HAL}`, '/sync',
+    ];
+    for (const p of paths) {
+      const want = await request(`${configured.url}/insight-api${p}`);
+      assert.equal(want.status, 200, `${p}: ${want.text.slice(0, 200)}`);
+      for (const [name, bc] of [['recorded', recorded], ['index', index]]) {
+        const got = await request(`${bc.url}/insight-api${p}`);
+        assert.equal(got.status, 200, `${name} ${p}: ${got.text.slice(0, 200)}`);
+        assert.deepEqual(got.json, want.json, `${name} ${p}`);
+      }
+    }
+    // the height-170 payment's change, spent at 181: its spender from the index's spender rows
+    assert.equal((await request(`${index.url}/insight-api/tx/${TX170}`)).json.vout[1].spentTxId,
+      'a16f3ce4dd5deb92d98ef5cf8afeaf0775ebca408f708b2146c4fb42b41e14be');
+    assert.match(index.cli.text(), /blocks from the index \(--txstore\)/);
+    assert.match(recorded.cli.text(), /blocks from \S+ \(recorded by the sync\)/);
+  });
+});
+
+describe('addrindex\'s bitcoind service with follow: true (no separate sync)', function () {
+  this.timeout(120000);
+  let bc;
+  after(async () => {
+    if (bc) await bc.stop();
+  });
+
+  it('indexes a blocks dir from nothing, follows the blocks appended to it, and stops cleanly', async () => {
+    const blocksDir = tempDir('follow-blocks');
+    const datadir = path.join(tempDir('follow-index'), 'index');
+    const { file, rest } = writeBlocksDir(blocksDir, 150);
+    bc = await startBitcore({ bitcoind: { datadir, blocksDir, follow: true, followPollMs: 50, tipPollMs: 50, threads: 0 } });
+    const height = async () => (await request(`${bc.url}/insight-api/sync`)).json.height;
+    await waitFor(async () => (await height()) === 149, 30000, 'the service\'s own index at 149');
+    assert.equal((await request(`${bc.url}/insight-api/addr/${HAL}?noTxList=1`)).json.balanceSat, 0);
+    fs.appendFileSync(file, rest); // the node writes the rest of the chain
+    await waitFor(async () => (await height()) === TIP, 30000, `the service's own index at ${TIP}`);
+    assert.equal((await request(`${bc.url}/insight-api/addr/${HAL}?noTxList=1`)).json.balanceSat, 10e8);
+    const tx = (await request(`${bc.url}/insight-api/tx/${TX170}`)).json;
+    assert.equal(tx.vout[1].spentTxId, 'a16f3ce4dd5deb92d98ef5cf8afeaf0775ebca408f708b2146c4fb42b41e14be');
+    assert.equal((await request(`${bc.url}/addrindex/api/v1/status`)).json.tip.height, TIP);
+    const done = await bc.stop();
+    bc = null;
+    assert.equal(done.code, 0, done.stderr);
+    // what it wrote is an index like any other: the CLI reads it, and verify passes
+    const v = await runCli(['verify', '--datadir', datadir]);
+    assert.equal(v.code, 0, v.stderr);
+    assert.match(v.stdout + v.stderr, /\bok\b/);
+  });
+});
+

@@ -10,6 +10,7 @@ const { strippedTx, strippedBlock } = require('../../lib/bitcore/stripped');
 const { detailedTx } = require('../../lib/bitcore/detailed-tx');
 const { parseAddresses, base58Of } = require('../../lib/bitcore/addresses');
 const { mempoolTxids, mempoolBalance, withMempoolUtxos } = require('../../lib/bitcore/mempool');
+const { MempoolView, emptyMempool } = require('../../lib/core/mempool');
 const { BlockTimes } = require('../../lib/bitcore/timestamps');
 const { ChainReader } = require('../../lib/bitcore/chain');
 const { RpcError, rpcError, serviceFailure } = require('../../lib/bitcore/rpc-error');
@@ -141,39 +142,49 @@ describe('bitcore service parts', () => {
     });
   });
 
-  describe('mempool merging (bitcore-node 3\'s, for when a mempool source is configured)', () => {
-    // getaddressmempool deltas, oldest first: tx a pays the address twice, tx b spends a
-    // confirmed output and one of a's, tx c pays it again
-    const deltas = [
-      { address: HAL, txid: 'aa', index: 0, satoshis: 500, timestamp: 10 },
-      { address: HAL, txid: 'aa', index: 1, satoshis: 700, timestamp: 10 },
-      { address: HAL, txid: 'bb', index: 0, satoshis: -1000, timestamp: 11, prevtxid: 'c1', prevout: 2 },
-      { address: HAL, txid: 'bb', index: 1, satoshis: -700, timestamp: 11, prevtxid: 'aa', prevout: 1 },
-      { address: HAL, txid: 'cc', index: 0, satoshis: 300, timestamp: 12 },
-    ];
+  describe('mempool merging (bitcore-node 3\'s, over the index\'s snapshot)', () => {
+    // a snapshot as the follower writes it, decoded: tx aa pays HAL twice, tx bb spends a
+    // confirmed HAL output (c1:2) and one of aa's, tx cc pays HAL again and another address
+    const net = NETWORKS.main;
+    const [hal] = parseAddresses(HAL, net, null);
+    const other = Buffer.alloc(32, 7);
+    const id = (b) => Buffer.alloc(32, b);
+    const txid = (b) => toDisplayHex(id(b));
+    const view = new MempoolView({
+      seq: 3, tip: id(0xee), txs: [
+        { txid: id(0xaa), time: 10, fee: 1, vsize: 1, raw: Buffer.alloc(0), inputs: [{ txid: id(0x01), vout: 0, value: 1201, scripthash: other, unconfirmed: false }],
+          outputs: [{ value: 500, scripthash: hal.scripthash }, { value: 700, scripthash: hal.scripthash }] },
+        { txid: id(0xbb), time: 11, fee: 1, vsize: 1, raw: Buffer.alloc(0),
+          inputs: [{ txid: id(0xc1), vout: 2, value: 1000, scripthash: hal.scripthash, unconfirmed: false }, { txid: id(0xaa), vout: 1, value: 700, scripthash: hal.scripthash, unconfirmed: true }],
+          outputs: [{ value: 1699, scripthash: other }] },
+        { txid: id(0xcc), time: 12, fee: 1, vsize: 1, raw: Buffer.alloc(0), inputs: [{ txid: id(0x02), vout: 0, value: 401, scripthash: other, unconfirmed: false }],
+          outputs: [{ value: 100, scripthash: other }, { value: 300, scripthash: hal.scripthash }] },
+      ],
+    });
 
-    it('txids distinct, newest first; the balance is the sum of the deltas', () => {
-      assert.deepEqual(mempoolTxids(deltas), ['cc', 'bb', 'aa']);
-      assert.equal(mempoolBalance(deltas), -200);
-      assert.deepEqual(mempoolTxids([]), []);
+    it('txids distinct, newest first; the balance is what they pay the address less what they spend of it', () => {
+      assert.deepEqual(mempoolTxids(view, [hal]), [txid(0xcc), txid(0xbb), txid(0xaa)]);
+      assert.equal(mempoolBalance(view, [hal]), 500 + 700 + 300 - 1000 - 700);
+      assert.deepEqual(mempoolTxids(emptyMempool(null), [hal]), []);
     });
 
     it('unspent outputs: the mempool\'s own first (newest first, with their time), then confirmed; what it spends removed', () => {
       const confirmed = [
-        { address: HAL, txid: 'c2', outputIndex: 0, script: 's', satoshis: 9, height: 5 },
-        { address: HAL, txid: 'c1', outputIndex: 2, script: 's', satoshis: 1000, height: 4 },
+        { address: HAL, txid: txid(0xc2), outputIndex: 0, script: hal.script, satoshis: 9, height: 5 },
+        { address: HAL, txid: txid(0xc1), outputIndex: 2, script: hal.script, satoshis: 1000, height: 4 },
       ];
-      const got = withMempoolUtxos(confirmed, deltas, () => 's');
-      assert.deepEqual(got.map((u) => `${u.txid}:${u.outputIndex}`), ['cc:0', 'aa:0', 'c2:0']);
-      assert.equal(got[0].timestamp, 12);
+      const got = withMempoolUtxos(confirmed, view, [hal]);
+      assert.deepEqual(got.map((u) => `${u.txid}:${u.outputIndex}`), [`${txid(0xcc)}:1`, `${txid(0xaa)}:0`, `${txid(0xc2)}:0`]);
+      assert.deepEqual(got[0], { address: HAL, txid: txid(0xcc), outputIndex: 1, script: hal.script, satoshis: 300, timestamp: 12 });
       assert.equal(got[0].height, undefined);
-      assert.equal(withMempoolUtxos(confirmed, null, () => 's'), confirmed);
+      assert.equal(withMempoolUtxos(confirmed, null, [hal]), confirmed);
+      assert.equal(withMempoolUtxos(confirmed, emptyMempool(null), [hal]), confirmed);
     });
   });
 
   describe('chain reads', () => {
     it('a txid as Core 0.12.1 parses it: not hex is -8, hex of another length names nothing', () => {
-      const chain = new ChainReader({ store: null, files: null, node: null });
+      const chain = new ChainReader({ store: null, blocks: null, node: null });
       const ref = mainnetReference();
       assert.throws(() => chain.parseTxid('zz'), (e) => e.code === -8 && /must be hexadecimal string \(not 'zz'\)/.test(e.message));
       assert.throws(() => chain.parseTxid('abc'), (e) => e.code === -8);

@@ -26,7 +26,8 @@ describe('parse pool (worker threads)', () => {
         assert.deepEqual(Buffer.from(got[k].buffer, got[k].byteOffset, got[k].byteLength),
           Buffer.from(want[k].buffer, want[k].byteOffset, want[k].byteLength), `${rel} ${k}`);
       }
-      for (const k of ['txids', 'prevouts', 'scripthashes']) assert.ok(Buffer.isBuffer(got[k]), `${k} is a Buffer`);
+      for (const k of ['txids', 'prevouts', 'idHash', 'scripthashes', 'header']) assert.ok(Buffer.isBuffer(got[k]), `${k} is a Buffer`);
+      assert.equal(got.header.toString('hex'), want.header.toString('hex'));
     }
   });
 

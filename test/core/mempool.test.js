@@ -1,7 +1,9 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const { encodeMempool, decodeMempool, mempoolHead, encodeMempoolHead, decodeMempoolHead } = require('../../lib/codec/mempool');
+const {
+  encodeMempool, encodeMempoolTx, joinMempool, decodeMempool, mempoolHead, encodeMempoolHead, decodeMempoolHead,
+} = require('../../lib/codec/mempool');
 const { MempoolView } = require('../../lib/core/mempool');
 const { CodecError } = require('../../lib/errors');
 const { prng } = require('../helpers/prng');
@@ -38,6 +40,12 @@ describe('the mempool snapshot (lib/codec/mempool.js) and its view (lib/core/mem
     assert.deepEqual(JSON.parse(JSON.stringify(back.txs)), JSON.parse(JSON.stringify(snap.txs)));
     assert.deepEqual(mempoolHead(buf), { seq: 7, tip: id(30) });
     assert.deepEqual(decodeMempoolHead(encodeMempoolHead({ seq: 7, tip: id(30) })), { seq: 7, tip: id(30) });
+  });
+
+  it('transactions encoded one by one and joined are the same bytes as the whole snapshot encoded at once', () => {
+    const snap = sample();
+    assert.deepEqual(joinMempool(snap.seq, snap.tip, snap.txs.map(encodeMempoolTx)), encodeMempool(snap));
+    assert.deepEqual(joinMempool(1, snap.tip, []), encodeMempool({ seq: 1, tip: snap.tip, txs: [] }));
   });
 
   it('every truncation and every bad flag is a CodecError, never a partial snapshot', () => {

@@ -2,10 +2,8 @@
 
 const assert = require('node:assert/strict');
 const { makeChain, openIndex, syncInto, waitFor } = require('../helpers/chains');
-const { referenceIndex, addressAt, outputScripthash } = require('../helpers/reference');
-const { BlocksDirSource } = require('../../lib/sources/blocksdir');
-const { encodeMempool } = require('../../lib/codec/mempool');
-const { fromDisplayHex } = require('../../lib/chain/hash');
+const { addressAt } = require('../helpers/reference');
+const { mempoolChains, mempoolOf, snapshot: snapshotAt, unconfirmedOf } = require('../helpers/mempool');
 const { tempDir } = require('../helpers/tmp');
 const { startElectrum, connectClient, expectedStatus } = require('./helpers');
 
@@ -16,83 +14,24 @@ const B = 16;
 
 const display = (hex) => Buffer.from(hex, 'hex').reverse().toString('hex');
 const nullable = (v) => (v && typeof v === 'object' && 'result' in v ? v.result : v);
-
-async function rawBlocks(dir) {
-  const source = new BlocksDirSource({ dir, network: 'regtest' });
-  try {
-    await source.scan();
-    const raws = [];
-    for await (const b of source.blocks(0)) raws.push(b.raw);
-    return raws;
-  } finally {
-    await source.close();
-  }
-}
-
-/**
- * The transactions of blocks M+1..B that a mempool at tip M can hold (those spending only
- * outputs confirmed by M or of earlier such transactions: not a coinbase above M), read by
- * bitcore-lib with the reference's outputs: what a follower resolves.
- */
-function mempoolOf(ref) {
-  const confirmed = new Map(ref.outputs.filter((o) => o.height <= M).map((o) => [`${o.txid}:${o.vout}`, o]));
-  const created = new Map();
-  const txs = [];
-  for (let h = M + 1; h <= B; h++) {
-    for (const tx of ref.blocks[h].transactions.slice(1)) {
-      const ins = tx.inputs.map((i) => {
-        const txid = i.prevTxId.toString('hex');
-        const key = `${txid}:${i.outputIndex}`;
-        const o = confirmed.get(key) || created.get(key);
-        return o && { key, txid, vout: i.outputIndex, value: o.value, sh: o.sh, unconfirmed: created.has(key) };
-      });
-      if (ins.some((i) => !i)) continue;
-      const outs = tx.outputs.map((o) => ({ value: o.satoshis, sh: outputScripthash(o.script) }));
-      outs.forEach((o, vout) => created.set(`${tx.hash}:${vout}`, { value: o.value, sh: o.sh }));
-      const fee = ins.reduce((n, i) => n + i.value, 0) - outs.reduce((n, o) => n + o.value, 0);
-      txs.push({ tx, height: h, ins, outs, fee, vsize: tx.vsize });
-    }
-  }
-  return txs;
-}
-
-/** An encoded snapshot of `txs` resolved against the block at M. */
-function snapshot(ref, seq, txs) {
-  return encodeMempool({
-    seq,
-    tip: fromDisplayHex(ref.blockHashes[M]),
-    txs: txs.map((p, k) => ({
-      txid: fromDisplayHex(p.tx.hash), time: 1700000000 + k, fee: p.fee, vsize: p.vsize, raw: p.tx.toBuffer(),
-      inputs: p.ins.map((i) => ({ txid: fromDisplayHex(i.txid), vout: i.vout, value: i.value, scripthash: i.sh && Buffer.from(i.sh, 'hex'), unconfirmed: i.unconfirmed })),
-      outputs: p.outs.map((o) => ({ value: o.value, scripthash: o.sh && Buffer.from(o.sh, 'hex') })),
-    })),
-  });
-}
+const snapshot = (ref, seq, txs) => snapshotAt(ref, seq, txs, M);
 
 /**
  * What an Electrum server must answer for a script hash (internal hex) with the index at M and
  * `txs` unconfirmed, computed from the reference alone.
  */
 function expected(ref, sh, txs) {
-  const at = addressAt(ref, sh, M);
-  const spentBy = new Set(txs.flatMap((p) => p.ins.map((i) => i.key)));
-  const mine = txs.filter((p) => p.ins.some((i) => i.sh === sh) || p.outs.some((o) => o.sh === sh));
-  const mempool = mine
+  const u = unconfirmedOf(ref, sh, txs, M);
+  const mempool = u.mine
     .map((p) => ({ tx_hash: p.tx.hash, height: p.ins.some((i) => i.unconfirmed) ? -1 : 0, fee: p.fee }))
     .sort((a, b) => b.height - a.height || (a.tx_hash < b.tx_hash ? -1 : 1));
-  let unconfirmed = 0;
-  const utxos = at.utxos.filter((u) => !spentBy.has(`${u.txid}:${u.vout}`)).map((u) => ({ tx_hash: u.txid, tx_pos: u.vout, height: u.height, value: u.value }));
-  for (const p of mine) {
-    for (const i of p.ins) if (i.sh === sh) unconfirmed -= i.value;
-    p.outs.forEach((o, vout) => {
-      if (o.sh !== sh) return;
-      unconfirmed += o.value;
-      if (!spentBy.has(`${p.tx.hash}:${vout}`)) utxos.push({ tx_hash: p.tx.hash, tx_pos: vout, height: 0, value: o.value });
-    });
-  }
-  const history = at.history.map((e) => ({ tx_hash: e.txid, height: e.height }));
+  const utxos = [
+    ...u.confirmedUtxos.map((x) => ({ tx_hash: x.txid, tx_pos: x.vout, height: x.height, value: x.value })),
+    ...u.poolUtxos.map((x) => ({ tx_hash: x.txid, tx_pos: x.vout, height: 0, value: x.value })),
+  ];
+  const history = u.at.history.map((e) => ({ tx_hash: e.txid, height: e.height }));
   return {
-    balance: { confirmed: at.summary ? at.summary.balance : 0, unconfirmed },
+    balance: { confirmed: u.at.summary ? u.at.summary.balance : 0, unconfirmed: u.balance },
     history: [...history, ...mempool],
     mempool,
     utxos,
@@ -123,12 +62,9 @@ describe('electrum: the mempool snapshot in answers and notifications', function
   let current; // internal hex → the status last told to the client
 
   before(async () => {
-    const full = await makeChain({ seed: SEED, blocks: B });
-    const part = await makeChain({ seed: SEED, blocks: M });
-    const raws = await rawBlocks(full.dir);
-    assert.deepEqual(await rawBlocks(part.dir), raws.slice(0, M + 1), 'the short chain is the long one\'s prefix');
-    ref = referenceIndex(raws);
-    pool = mempoolOf(ref);
+    const { part, ref: r } = await mempoolChains(SEED, M, B);
+    ref = r;
+    pool = mempoolOf(ref, M, B);
     // the cases a view must get right are all in it
     assert.ok(pool.length > 30, `${pool.length} mempool transactions`);
     assert.ok(pool.some((p) => p.ins.some((i) => i.unconfirmed)), 'a transaction spending a mempool output (height -1)');

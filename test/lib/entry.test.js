@@ -79,12 +79,17 @@ describe('the library entry (require("addrindex"), index.d.ts)', function () {
         const Service = require('addrindex/' + pkg.bitcoreNode);
         const service = Service === require('addrindex/bitcore') && Service.BitcoindService === Service &&
           Array.isArray(Service.dependencies) && typeof Service.prototype.start === 'function' && typeof Service.prototype.stop === 'function';
-        console.log(JSON.stringify({ tip: (await store.getTip()).height, balance: s.balance, code, main: require.resolve('addrindex'), service }));
+        // a node source, built as an embedder builds one (no node is asked here)
+        const client = addrindex.NodeClient.fromEndpoint(addrindex.resolveEndpoint({ rpcUrl: 'http://u:secret@127.0.0.1:1', network: 'main', env: {} }));
+        const node = new addrindex.NodeSource({ client, network: 'main' }).nodeUrl;
+        await new addrindex.NodeSource({ client, network: 'main' }).close();
+        console.log(JSON.stringify({ tip: (await store.getTip()).height, balance: s.balance, code, main: require.resolve('addrindex'), service, node }));
         await store.close();
       })().catch((err) => { console.error(err); process.exit(1); });`;
     const out = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: app, encoding: 'utf8' }));
     assert.deepEqual({ ...out, main: path.relative(app, out.main) }, {
       tip: 438, balance: 10e8, code: 'ERR_UNKNOWN_NETWORK', main: path.join('node_modules', 'addrindex', 'lib', 'index.js'), service: true,
+      node: 'http://u:***@127.0.0.1:1/',
     });
   });
 });

@@ -489,6 +489,34 @@ function storeConformance(name, backend) {
         await assert.rejects(reader.putMempool(snap(5, (await store.getTip()).hash)), (err) => err.code === 'ERR_READ_ONLY');
       });
 
+      it('keeps each block\'s place in the blocks dir (its locator), not chain data: out of the digest, dropped on revert', async () => {
+        const { raws, blocks } = mainnetChain();
+        // where blk-first-439.dat holds each block: after its own 8-byte record header
+        const located = [];
+        for (let h = 0, at = 0; h < raws.length; at += 8 + raws[h].length, h++) {
+          located.push({ ...blocks[h], locator: { file: 7, offset: at + 8, length: raws[h].length } });
+        }
+        const { location, store } = await fresh(MAIN);
+        await syncBlocks(store, located, 0, 438, [1, 60, 150]);
+        for (const h of [0, 170, 438]) {
+          const want = located[h].locator;
+          assert.deepEqual((await store.getBlock(h)).locator, want, `block ${h}`);
+          assert.deepEqual((await store.getBlockByHash((await store.getBlockHash(h)))).locator, want, `block ${h} by hash`);
+        }
+        // where one blocks dir holds the chain is not the chain: the same digest as without locators
+        assert.equal(await store.digest(), await full.digest());
+        assert.equal((await store.verify()).ok, true);
+        const reader = await open(location, { ...MAIN, readOnly: true });
+        assert.deepEqual((await reader.getBlock(300)).locator, located[300].locator);
+        // reverted blocks take their locators with them; applied again from a node, they have none
+        await store.revert(299);
+        assert.equal(await store.getBlock(300), null);
+        await syncBlocks(store, blocks, 300, 438, [139]);
+        assert.equal((await store.getBlock(300)).locator, null);
+        assert.deepEqual((await store.getBlock(299)).locator, located[299].locator);
+        assert.equal(await store.digest(), await full.digest());
+      });
+
       it('records where the sync reads its blocks, beside the chain (not in its digest)', async () => {
         const { location, store } = await fresh(MAIN);
         await syncBlocks(store, mainnetChain().blocks, 0, 2);

@@ -7,6 +7,9 @@ const view = require('../esplora-format');
 const { json, text, binary, rawJson } = require('../reply');
 const { moved } = require('../txdata');
 const { txKey } = require('../json-cache');
+const { toDisplayHex } = require('../../chain/hash');
+const { parseTransaction } = require('../../chain/tx');
+const { ParseError } = require('../../errors');
 
 const { LIMITS } = validate;
 const HEX64 = /^[0-9a-fA-F]{64}$/;
@@ -19,9 +22,10 @@ const DECIMAL = /^[0-9]+$/;
  * Electrum's reversed form the native API uses). Transactions and blocks are read from the
  * blocks dir through app.txdata (lib/api/txdata.js); the JSON is esplora-format.js's.
  *
- * What only a node or its mempool knows is answered as a confirmed-only server answers it:
- * an unconfirmed txid is unknown (404), address mempool lists are empty. The node issue's
- * mempool follower plugs in through ApiApp's `mempool` hook (unconfirmed spenders use it today).
+ * Unconfirmed transactions come from the mempool view that goes with the tip a read began at
+ * (app.withMempool: the stored snapshot, paired by lib/mempool/reader.js's rule); without one
+ * every answer is the confirmed one, as if the mempool were empty. Broadcasts and fee
+ * estimates go through the node (app.requireNode: 503 without one).
  * @param {import('../router').Router} router
  * @param {import('../server').ApiApp} app
  */
@@ -45,6 +49,8 @@ function register(router, app) {
     return out;
   };
   const list = (strings) => rawJson(Buffer.from(`[${strings.join(',')}]`));
+  /** A mempool transaction's JSON (not kept: a snapshot lives seconds, and its parse is kept per view). */
+  const mempoolString = async (pool, txid) => JSON.stringify(txJson(await data.unconfirmed(pool, txid, { prevouts: true })));
 
   const families = [
     { kind: 'address', param: 'address', scripthash: (s) => validate.address(s, app.network).scripthash },
@@ -57,35 +63,53 @@ function register(router, app) {
 
     router.add('GET', base, async (ctx) => {
       const sh = target(ctx);
-      const { value } = await app.consistent(() => store.getSummary(sh));
-      return json(format.esploraAddress(fam.kind, ctx.params[fam.param], value));
+      const { value, view: pool } = await app.withMempool(() => store.getSummary(sh));
+      return json(format.esploraAddress(fam.kind, ctx.params[fam.param], value, pool && pool.summary(sh)));
     });
 
+    // as electrs: the confirmed outputs no mempool transaction spends, then the mempool's
+    // outputs no other mempool transaction spends
     router.add('GET', `${base}/utxo`, async (ctx) => {
       const sh = target(ctx);
-      const { value } = await app.consistent(async () => {
+      const tooMany = () => badRequest('ERR_TOO_MANY_UTXOS',
+        `this ${fam.kind} has more than ${LIMITS.compatUtxoMax} unspent outputs, more than this route returns in one answer; ` +
+        `page through them with GET /api/v1/${fam.kind === 'address' ? 'address' : 'scripthash'}/.../utxos`);
+      const { value } = await app.withMempool(async (tip, pool) => {
         const page = await store.getUtxos(sh, { limit: LIMITS.compatUtxoMax + 1 });
-        if (page.utxos.length > LIMITS.compatUtxoMax) {
-          throw badRequest('ERR_TOO_MANY_UTXOS',
-            `this ${fam.kind} has more than ${LIMITS.compatUtxoMax} unspent outputs, more than this route returns in one answer; ` +
-            `page through them with GET /api/v1/${fam.kind === 'address' ? 'address' : 'scripthash'}/.../utxos`);
-        }
-        const blocks = await app.blocks(page.utxos.map((u) => u.height));
-        return page.utxos.map((u) => format.esploraUtxo(u, blocks.get(u.height)));
+        if (page.utxos.length > LIMITS.compatUtxoMax) throw tooMany();
+        const confirmed = pool ? page.utxos.filter((u) => !pool.spender(u.txid, u.vout)) : page.utxos;
+        const blocks = await app.blocks(confirmed.map((u) => u.height));
+        const out = confirmed.map((u) => format.esploraUtxo(u, blocks.get(u.height)));
+        if (pool) for (const u of pool.utxos(sh)) out.push(format.esploraUtxo({ txid: u.tx.txid, vout: u.vout, value: u.value }, null));
+        if (out.length > LIMITS.compatUtxoMax) throw tooMany();
+        return out;
       });
       return json(value);
     });
 
-    // The mempool's transactions come first here once a follower keeps them (the node issue);
-    // until then this is the newest page of the confirmed history. `after_txid` is
-    // mempool.space's: the page after that transaction, 422 when the history lacks it.
+    // Up to 50 mempool transactions, newest first, then the newest 25 confirmed (electrs).
+    // `after_txid` is mempool.space's: the page after that transaction (a mempool one: the
+    // rest of the mempool's, then the first confirmed page), 422 when the history lacks it.
     router.add('GET', `${base}/txs`, async (ctx) => {
       const sh = target(ctx);
       const after = ctx.query.get('after_txid');
       const last = after && HEX64.test(after) ? validate.txid(after) : null;
-      const page = await chainPage(app, sh, last, txStrings);
-      if (page === null) throw new ApiError(422, 'ERR_AFTER_TXID_NOT_FOUND', `after_txid ${after} is not in this ${fam.kind}'s history`);
-      return list(page);
+      const { value } = await app.withMempool(async (tip, pool) => {
+        let mine = pool ? pool.newest(sh) : [];
+        let lastSeen = last;
+        if (last) {
+          const at = mine.findIndex((e) => e.tx.txid.equals(last));
+          mine = at < 0 ? [] : mine.slice(at + 1);
+          if (at >= 0) lastSeen = null;
+        }
+        mine = mine.slice(0, LIMITS.esploraMempoolTxs);
+        const entries = await chainEntries(store, sh, lastSeen);
+        if (entries === null) return null;
+        const unconfirmed = await Promise.all(mine.map((e) => mempoolString(pool, e.tx.txid)));
+        return [...unconfirmed, ...(await txStrings(await data.locate(entries.map((e) => e.txid))))];
+      });
+      if (value === null) throw new ApiError(422, 'ERR_AFTER_TXID_NOT_FOUND', `after_txid ${after} is not in this ${fam.kind}'s history`);
+      return list(value);
     });
 
     router.add('GET', `${base}/txs/chain`, async (ctx) => list(await chainPage(app, target(ctx), null, txStrings)));
@@ -98,34 +122,38 @@ function register(router, app) {
       return list((await chainPage(app, sh, last, txStrings)) || []);
     });
 
-    // No mempool in the index: nothing unconfirmed to list (mempool_stats are zero too).
     router.add('GET', `${base}/txs/mempool`, async (ctx) => {
-      target(ctx);
-      return json([]);
+      const sh = target(ctx);
+      const { value } = await app.withMempool(async (tip, pool) => {
+        if (!pool) return [];
+        return Promise.all(pool.newest(sh).slice(0, LIMITS.esploraMempoolTxs).map((e) => mempoolString(pool, e.tx.txid)));
+      });
+      return list(value);
     });
   }
 
   // ---- transactions ----
 
-  /** A confirmed transaction or 404 (unconfirmed ones: the node issue). */
-  const confirmedTx = async (ctx, opts) => {
+  /** A confirmed transaction, else one of the mempool, else 404. */
+  const anyTx = async (ctx, opts) => {
     const txid = validate.txid(ctx.params.txid);
-    const { tip, value } = await app.consistent((t) => data.tx(txid, { ...opts, tip: t }));
-    if (!value) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index`);
+    const { tip, value } = await app.withMempool((t) => data.anyTx(txid, { ...opts, tip: t }));
+    if (!value) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is neither in the index nor in its mempool`);
     return { tip, value };
   };
 
   router.add('GET', '/api/tx/:txid', async (ctx) => {
     const txid = validate.txid(ctx.params.txid);
-    const { value } = await app.consistent(async () => {
+    const { value } = await app.withMempool(async (tip, pool) => {
       const loc = await store.getTx(txid);
-      return loc ? (await txStrings([loc]))[0] : null;
+      if (loc) return (await txStrings([loc]))[0];
+      return pool && pool.get(txid) ? mempoolString(pool, txid) : null;
     });
-    if (value === null) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index`);
+    if (value === null) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is neither in the index nor in its mempool`);
     return rawJson(Buffer.from(value));
   });
-  router.add('GET', '/api/tx/:txid/hex', async (ctx) => text((await confirmedTx(ctx, {})).value.tx.raw.toString('hex')));
-  router.add('GET', '/api/tx/:txid/raw', async (ctx) => binary(Buffer.from((await confirmedTx(ctx, {})).value.tx.raw)));
+  router.add('GET', '/api/tx/:txid/hex', async (ctx) => text((await anyTx(ctx, {})).value.tx.raw.toString('hex')));
+  router.add('GET', '/api/tx/:txid/raw', async (ctx) => binary(Buffer.from((await anyTx(ctx, {})).value.tx.raw)));
 
   router.add('GET', '/api/tx/:txid/status', async (ctx) => {
     const txid = validate.txid(ctx.params.txid);
@@ -134,7 +162,7 @@ function register(router, app) {
       if (!loc) return null;
       return (await app.blocks([loc.height])).get(loc.height);
     });
-    // Esplora answers an unknown txid with {"confirmed": false} rather than 404
+    // a mempool transaction, and (as Esplora answers) an unknown txid: {"confirmed": false}
     return json(value ? format.esploraStatus(value) : { confirmed: false });
   });
 
@@ -161,9 +189,39 @@ function register(router, app) {
   });
 
   router.add('GET', '/api/tx/:txid/outspends', async (ctx) => {
-    const { value } = await confirmedTx(ctx, { spends: true });
+    const { value } = await anyTx(ctx, { spends: true });
     return json(value.spends.map(view.esploraOutspend));
   });
+
+  // Broadcast: the raw hex as the body (text, whatever the content type says), the txid back
+  // as text, as electrs answers. Checked here first, so garbage never reaches the node; the
+  // node's refusal is a 400 with its reason.
+  router.add('POST', '/api/tx', async (ctx) => text(await broadcast(app, ctx.body.trim())), { body: 'text' });
+
+  // ---- the mempool ----
+
+  router.add('GET', '/api/mempool', async () => {
+    const { view: pool } = await app.withMempool(async () => null);
+    return json(pool
+      ? { count: pool.txs.length, vsize: pool.vsize, total_fee: pool.fee, fee_histogram: pool.feeHistogram() }
+      : { count: 0, vsize: 0, total_fee: 0, fee_histogram: [] });
+  });
+
+  router.add('GET', '/api/mempool/txids', async () => {
+    const { view: pool } = await app.withMempool(async () => null);
+    return json(pool ? pool.txs.map((t) => toDisplayHex(t.txid)) : []);
+  });
+
+  // electrs' last 10 transactions to enter the mempool, with their output total
+  router.add('GET', '/api/mempool/recent', async () => {
+    const { view: pool } = await app.withMempool(async () => null);
+    return json(pool ? pool.recent(LIMITS.esploraRecent).map((t) => ({
+      txid: toDisplayHex(t.txid), fee: t.fee, vsize: t.vsize, value: t.outputs.reduce((n, o) => n + o.value, 0),
+    })) : []);
+  });
+
+  // {target blocks: sat/vB} for the targets the node can estimate (electrs' shape)
+  router.add('GET', '/api/fee-estimates', async () => json(await app.requireNode('fee estimates').feeEstimates()));
 
   // ---- blocks ----
 
@@ -267,15 +325,51 @@ function register(router, app) {
  * @returns {Promise<string[]|null>} each transaction's JSON; null: lastSeen is not in this history
  */
 async function chainPage(app, scripthash, lastSeen, toJson) {
-  const store = app.store;
   const { value } = await app.consistent(async () => {
-    const entries = lastSeen
-      ? await entriesAfter(store, scripthash, lastSeen)
-      : (await store.getHistory(scripthash, { order: 'desc', limit: LIMITS.esploraPage })).entries;
+    const entries = await chainEntries(app.store, scripthash, lastSeen);
     if (entries === null) return null;
     return toJson(await app.txdata.locate(entries.map((e) => e.txid)));
   });
   return value;
+}
+
+/**
+ * The entries of one page of confirmed history, newest first (after `lastSeen` when given).
+ * @returns {Promise<import('../../stores/abstract').HistoryEntry[]|null>} null: lastSeen is not in this history
+ */
+async function chainEntries(store, scripthash, lastSeen) {
+  if (lastSeen) return entriesAfter(store, scripthash, lastSeen);
+  return (await store.getHistory(scripthash, { order: 'desc', limit: LIMITS.esploraPage })).entries;
+}
+
+/**
+ * Broadcasts a raw transaction (hex) through the server's node, for Esplora's POST /api/tx and
+ * insight's POST /tx/send: not hex, or not a transaction, is a 400 before the node is asked;
+ * the node's refusal is a 400 with its reason; no node, 503.
+ * @param {import('../server').ApiApp} app
+ * @param {unknown} hex
+ * @returns {Promise<string>} the txid
+ */
+async function broadcast(app, hex) {
+  if (typeof hex !== 'string' || hex.length === 0 || hex.length % 2 !== 0 || !/^[0-9a-fA-F]+$/.test(hex)) {
+    throw badRequest('ERR_BAD_TX', 'the body must be a raw transaction in hex');
+  }
+  const raw = Buffer.from(hex, 'hex');
+  let tx;
+  try {
+    tx = parseTransaction(raw);
+  } catch (err) {
+    if (!(err instanceof ParseError)) throw err;
+    throw badRequest('ERR_BAD_TX', `the body is not a transaction: ${err.message}`);
+  }
+  if (tx.size !== raw.length) throw badRequest('ERR_BAD_TX', `the body holds ${raw.length - tx.size} bytes after the transaction`);
+  const node = app.requireNode('broadcasting a transaction');
+  try {
+    return await node.broadcast(raw);
+  } catch (err) {
+    if (err.code !== 'ERR_NODE_REJECTED') throw err;
+    throw new ApiError(400, 'ERR_TX_REJECTED', `the node refused the transaction: ${err.message}`, { rpcCode: err.details.rpcCode });
+  }
 }
 
 /**
@@ -315,4 +409,4 @@ async function tipOrFail(store) {
   return tip;
 }
 
-module.exports = { register };
+module.exports = { register, broadcast };

@@ -7,6 +7,7 @@ const format = require('../format');
 const view = require('../insight-format');
 const { storedBlockFacts } = require('../esplora-format');
 const { json } = require('../reply');
+const { broadcast } = require('./esplora');
 
 const { LIMITS } = validate;
 
@@ -15,6 +16,8 @@ const { LIMITS } = validate;
  * (misspelled `txApperances` included) and its habit of plain satoshi numbers on the
  * balance sub-routes. Transactions and blocks come from app.txdata (lib/api/txdata.js) in
  * insight-format.js's shapes: insight-api 0.4.3 over bitcore-node 3.1 and its patched node.
+ * Unconfirmed transactions (the mempool view of the tip read, app.withMempool) come first in
+ * every list, newest first, as bitcore-node put its mempool's before the confirmed ones.
  * @param {import('../router').Router} router
  * @param {import('../server').ApiApp} app
  */
@@ -31,12 +34,14 @@ function register(router, app) {
     const t = parse(ctx.params.addr);
     const noTxList = validate.integer(ctx.query.get('noTxList'), 'noTxList', { def: 0 }) > 0;
     const range = txRange(ctx.query);
-    const { value } = await app.consistent(async () => {
+    const { value, view: pool } = await app.withMempool(async (tip, pool) => {
       const summary = await store.getSummary(t.scripthash);
-      const txids = noTxList ? undefined : summary ? await newestTxids(store, t.scripthash, range) : [];
-      return { summary, txids };
+      if (noTxList) return { summary, txids: undefined };
+      const unconfirmed = pool ? pool.newest(t.scripthash).map((e) => toDisplayHex(e.tx.txid)) : [];
+      const confirmed = summary ? await newestTxids(store, t.scripthash, shifted(range, unconfirmed.length)) : [];
+      return { summary, txids: [...unconfirmed.slice(range.from, range.to), ...confirmed] };
     });
-    return json(format.insightAddr(t.address, value.summary, value.txids));
+    return json(format.insightAddr(t.address, value.summary, value.txids, pool && pool.summary(t.scripthash)));
   });
 
   // insight answers these with a bare number of satoshis
@@ -49,8 +54,9 @@ function register(router, app) {
     });
   }
   router.add('GET', '/insight-api/addr/:addr/unconfirmedBalance', async (ctx) => {
-    parse(ctx.params.addr);
-    return json(0); // no mempool in the index
+    const t = parse(ctx.params.addr);
+    const { view: pool } = await app.withMempool(async () => null);
+    return json(pool ? pool.summary(t.scripthash).balance : 0);
   });
 
   router.add('GET', '/insight-api/addr/:addr/utxo', async (ctx) => json(await utxos(app, [parse(ctx.params.addr)])));
@@ -70,22 +76,30 @@ function register(router, app) {
 
   const txJson = (f, tip, options) => view.insightTx(f.tx, {
     prevouts: f.prevouts, spends: f.spends, block: f.block, tipHeight: tip ? tip.height : -1, network: app.network, options,
+    now: f.mempool ? f.mempool.time : undefined,
   });
   const full = { prevouts: true, spends: true };
 
+  const anyTx = async (param, opts) => {
+    const txid = validate.txid(param);
+    const r = await app.withMempool((t) => data.anyTx(txid, { ...opts, tip: t }));
+    if (!r.value) throw notFound('ERR_TX_NOT_FOUND', `transaction ${param} is neither in the index nor in its mempool`);
+    return r;
+  };
+
   router.add('GET', '/insight-api/tx/:txid', async (ctx) => {
-    const txid = validate.txid(ctx.params.txid);
-    const { tip, value } = await app.consistent((t) => data.tx(txid, { ...full, tip: t }));
-    if (!value) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index`);
+    const { tip, value } = await anyTx(ctx.params.txid, full);
     return json(txJson(value, tip));
   });
 
-  router.add('GET', '/insight-api/rawtx/:txid', async (ctx) => {
-    const txid = validate.txid(ctx.params.txid);
-    const { value } = await app.consistent(() => data.tx(txid));
-    if (!value) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index`);
-    return json({ rawtx: value.tx.raw.toString('hex') });
-  });
+  router.add('GET', '/insight-api/rawtx/:txid', async (ctx) => json({ rawtx: (await anyTx(ctx.params.txid, {})).value.tx.raw.toString('hex') }));
+
+  // insight-api's broadcast: {"rawtx": hex} in, {"txid"} out
+  router.add('POST', '/insight-api/tx/send', async (ctx) => {
+    const body = ctx.body && typeof ctx.body === 'object' ? ctx.body : {};
+    if (typeof body.rawtx !== 'string') throw badRequest('ERR_BAD_BODY', 'the body needs "rawtx": the transaction in hex');
+    return json({ txid: await broadcast(app, body.rawtx.trim()) });
+  }, { body: true });
 
   // insight's list of full transactions, 10 a page: a block's, or an address's newest first
   router.add('GET', '/insight-api/txs', async (ctx) => {
@@ -106,11 +120,10 @@ function register(router, app) {
     }
     if (addrParam) {
       const t = parse(addrParam);
-      const { tip, value } = await app.consistent(async (at) => {
-        const summary = await store.getSummary(t.scripthash);
-        const total = summary ? summary.txCount : 0;
-        const entries = start < total ? (await newestEntries(store, t.scripthash, { from: start, to: start + LIMITS.insightTxsPage })) : [];
-        return { pagesTotal: Math.ceil(total / LIMITS.insightTxsPage), txs: await data.txs(entries.map((e) => e.txid), { ...full, tip: at }) };
+      const { tip, value } = await app.withMempool(async (at, pool) => {
+        const { total, entries, unconfirmed } = await mergedWindow(store, pool, [t.scripthash], { from: start, to: start + LIMITS.insightTxsPage });
+        const txs = await mergedTxs(data, pool, unconfirmed, entries, { ...full, tip: at });
+        return { pagesTotal: Math.ceil(total / LIMITS.insightTxsPage), txs };
       });
       return json({ pagesTotal: value.pagesTotal, txs: value.txs.map((f) => txJson(f, tip)) });
     }
@@ -129,9 +142,9 @@ function register(router, app) {
     }
     const flag = (n) => Boolean(parseInt(ctx.query.get(n) || body[n], 10));
     const options = { noAsm: flag('noAsm'), noScriptSig: flag('noScriptSig'), noSpent: flag('noSpent') };
-    const { tip, value } = await app.consistent(async (at) => {
-      const { total, entries } = await mergedWindow(store, targets.map((x) => x.scripthash), { from, to });
-      return { total, txs: await data.txs(entries.map((e) => e.txid), { prevouts: true, spends: !options.noSpent, tip: at }) };
+    const { tip, value } = await app.withMempool(async (at, pool) => {
+      const { total, entries, unconfirmed } = await mergedWindow(store, pool, targets.map((x) => x.scripthash), { from, to });
+      return { total, txs: await mergedTxs(data, pool, unconfirmed, entries, { prevouts: true, spends: !options.noSpent, tip: at }) };
     });
     return json({ totalItems: value.total, from, to: Math.min(to, value.total), items: value.txs.map((f) => txJson(f, tip, options)) });
   };
@@ -199,6 +212,14 @@ function txRange(query) {
   return { from, to };
 }
 
+/**
+ * The part of a [from, to) window over (mempool, then confirmed) that falls in the confirmed
+ * list, given `unconfirmed` mempool entries before it.
+ */
+function shifted({ from, to }, unconfirmed) {
+  return { from: Math.max(0, from - unconfirmed), to: Math.max(0, to - unconfirmed) };
+}
+
 /** The txids at positions [from, to) of the history, newest first. */
 async function newestTxids(store, scripthash, range) {
   return (await newestEntries(store, scripthash, range)).map((e) => toDisplayHex(e.txid));
@@ -219,13 +240,36 @@ async function newestEntries(store, scripthash, { from, to }) {
 
 /**
  * Positions [from, to) of several addresses' merged history in bitcore-node's order, and its
- * length. One address: newest first in chain order, as the patched node's address index kept
- * it. Several: the node merged them into a set ordered by (height, txid as hex) and
+ * length: the mempool's transactions first, newest first, then the confirmed ones.
+ * @param {import('../../stores/abstract').AbstractStore} store
+ * @param {import('../../core/mempool').MempoolView|null} pool
+ * @returns {Promise<{total: number, unconfirmed: import('../../codec/mempool').MempoolTx[],
+ *   entries: import('../../stores/abstract').HistoryEntry[]}>} the window's mempool transactions, then its confirmed entries
+ */
+async function mergedWindow(store, pool, scripthashes, { from, to }) {
+  const mine = pool ? pool.newestOf(scripthashes) : [];
+  const chain = await confirmedWindow(store, scripthashes, shifted({ from, to }, mine.length));
+  return { total: mine.length + chain.total, unconfirmed: mine.slice(from, to), entries: chain.entries };
+}
+
+/** The transactions of a window: the mempool's, then the confirmed ones. */
+async function mergedTxs(data, pool, unconfirmed, entries, opts) {
+  const [m, c] = await Promise.all([
+    Promise.all(unconfirmed.map((t) => data.unconfirmed(pool, t.txid, opts))),
+    data.txs(entries.map((e) => e.txid), opts),
+  ]);
+  return [...m, ...c];
+}
+
+/**
+ * Positions [from, to) of several addresses' merged confirmed history in bitcore-node's order,
+ * and its length. One address: newest first in chain order, as the patched node's address
+ * index kept it. Several: the node merged them into a set ordered by (height, txid as hex) and
  * bitcore-node reversed it, so ties within a block go by txid, descending. The whole merged
  * history is read for its length (bitcore-node read every txid too), up to insightDepth.
  * @returns {Promise<{total: number, entries: import('../../stores/abstract').HistoryEntry[]}>}
  */
-async function mergedWindow(store, scripthashes, { from, to }) {
+async function confirmedWindow(store, scripthashes, { from, to }) {
   if (scripthashes.length === 1) {
     const summary = await store.getSummary(scripthashes[0]);
     const total = summary ? summary.txCount : 0;
@@ -277,24 +321,31 @@ function addrList(list, parse) {
   return out;
 }
 
-/** The UTXOs of every address, in address order then chain order, at most compatUtxoMax. */
+/**
+ * The UTXOs of every address, in address order; for each, as bitcore-node listed them, the
+ * mempool's outputs no mempool transaction spends (newest first, `confirmations: 0`), then
+ * the confirmed ones no mempool transaction spends in chain order; at most compatUtxoMax.
+ */
 async function utxos(app, targets) {
-  const { tip, value } = await app.consistent(async () => {
+  const tooMany = () => badRequest('ERR_TOO_MANY_UTXOS',
+    `these addresses hold more than ${LIMITS.compatUtxoMax} unspent outputs, more than this route returns in one answer; ` +
+    'page through them with GET /api/v1/address/:address/utxos');
+  const { tip, value } = await app.withMempool(async (at, pool) => {
     const all = [];
     for (const t of targets) {
-      const room = LIMITS.compatUtxoMax - all.length;
-      const page = await app.store.getUtxos(t.scripthash, { limit: room + 1 });
-      if (page.utxos.length > room) {
-        throw badRequest('ERR_TOO_MANY_UTXOS',
-          `these addresses hold more than ${LIMITS.compatUtxoMax} unspent outputs, more than this route returns in one answer; ` +
-          'page through them with GET /api/v1/address/:address/utxos');
+      if (pool) {
+        const mine = pool.utxos(t.scripthash).sort((a, b) => pool.newer(a.tx, b.tx));
+        for (const u of mine) all.push({ t, u: { txid: u.tx.txid, vout: u.vout, value: u.value }, time: u.tx.time });
       }
-      for (const u of page.utxos) all.push({ t, u });
+      const room = LIMITS.compatUtxoMax - all.length;
+      const page = await app.store.getUtxos(t.scripthash, { limit: Math.max(0, room) + 1 });
+      if (page.utxos.length > room) throw tooMany();
+      for (const u of page.utxos) if (!pool || !pool.spender(u.txid, u.vout)) all.push({ t, u });
     }
     return all;
   });
   const height = tip ? tip.height : -1;
-  return value.map(({ t, u }) => format.insightUtxo(u, t.address, t.script, height));
+  return value.map(({ t, u, time }) => (time === undefined ? format.insightUtxo(u, t.address, t.script, height) : format.insightMempoolUtxo(u, t.address, t.script, time)));
 }
 
 module.exports = { register };

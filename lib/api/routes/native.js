@@ -16,7 +16,7 @@ const { LIMITS } = validate;
 const OPENAPI = path.join(__dirname, '..', '..', '..', 'docs', 'openapi.json');
 
 /** Fields a multi-target POST body may hold (anything else is a typo worth a 400). */
-const MULTI_HISTORY_FIELDS = new Set(['limit', 'cursor', 'order', 'fromHeight', 'toHeight']);
+const MULTI_HISTORY_FIELDS = new Set(['limit', 'cursor', 'order', 'fromHeight', 'toHeight', 'mempool']);
 
 /**
  * The native API under /api/v1: what addrindex knows, in its own shapes. Every answer
@@ -37,13 +37,15 @@ function register(router, app) {
   }));
 
   router.add('GET', '/api/v1/status', async () => {
-    const { tip, value: block } = await app.consistent((t) => (t ? store.getBlock(t.height) : null));
+    const { tip, value: block, view: pool } = await app.withMempool((t) => (t ? store.getBlock(t.height) : null));
     return json({
       version: app.version,
       network: app.network.name,
       store: app.storeKind,
       tip: tip ? { height: tip.height, hash: tip.hash, time: block ? block.time : null } : null,
       sync: syncState(app, tip),
+      // the snapshot the answers use: null when none goes with this tip (answers are confirmed only)
+      mempool: pool ? { seq: pool.seq, count: pool.txs.length, vsize: pool.vsize, fee: pool.fee } : null,
       limits: {
         pageDefault: LIMITS.pageDefault,
         pageMax: LIMITS.pageMax,
@@ -72,15 +74,18 @@ function register(router, app) {
 
     router.add('GET', base, async (ctx) => {
       const t = target(ctx);
-      const { tip, value } = await app.consistent(() => store.getSummary(t.scripthash));
-      return json({ ...format.nativeSummary(t, value), tip: tipOf(tip) });
+      const { tip, value, view: pool } = await app.withMempool(() => store.getSummary(t.scripthash));
+      return json({ ...format.nativeSummary(t, value), unconfirmed: format.nativeUnconfirmed(pool, t.scripthash), tip: tipOf(tip) });
     });
 
     router.add('GET', `${base}/history`, async (ctx) => {
       const t = target(ctx);
       const opts = validate.historyOptions((n) => ctx.query.get(n), LIMITS.pageMax);
-      const { tip, value } = await app.consistent(() => store.getHistory(t.scripthash, opts));
-      return json({ ...head(t), entries: value.entries.map(format.nativeEntry), next: value.next, tip: tipOf(tip) });
+      const withPool = validate.integer(ctx.query.get('mempool'), 'mempool', { max: 1, def: 0 }) === 1;
+      const { tip, value, view: pool } = await app.withMempool(() => store.getHistory(t.scripthash, opts));
+      const out = { ...head(t), entries: value.entries.map(format.nativeEntry), next: value.next, tip: tipOf(tip) };
+      if (withPool) out.mempool = pool ? pool.newest(t.scripthash).map((e) => format.nativeMempoolEntry(pool, e.tx, [t.scripthash])) : [];
+      return json(out);
     });
 
     router.add('GET', `${base}/utxos`, async (ctx) => {
@@ -93,20 +98,27 @@ function register(router, app) {
     router.add('POST', `/api/v1/${fam.many}/summary`, async (ctx) => {
       const body = objectBody(ctx.body, fam.many, new Set());
       const targets = validate.targetList(body[fam.many], fam.many, fam.parse);
-      const { tip, value } = await app.consistent(() => store.getSummaries(targets.map((t) => t.scripthash)));
-      return json({ summaries: targets.map((t, i) => format.nativeSummary(t, value[i])), tip: tipOf(tip) });
+      const { tip, value, view: pool } = await app.withMempool(() => store.getSummaries(targets.map((t) => t.scripthash)));
+      return json({
+        summaries: targets.map((t, i) => ({ ...format.nativeSummary(t, value[i]), unconfirmed: format.nativeUnconfirmed(pool, t.scripthash) })),
+        tip: tipOf(tip),
+      });
     }, { body: true });
 
     router.add('POST', `/api/v1/${fam.many}/history`, async (ctx) => {
       const body = objectBody(ctx.body, fam.many, MULTI_HISTORY_FIELDS);
       const targets = validate.targetList(body[fam.many], fam.many, fam.parse);
       const opts = validate.historyOptions((n) => body[n], LIMITS.multiPageMax);
+      if (body.mempool !== undefined && typeof body.mempool !== 'boolean') throw badRequest('ERR_BAD_BODY', '"mempool" must be true or false');
       // one row per script hash: the same address twice (or in two spellings) is asked once
       const names = new format.TargetNames();
       const hashes = [];
       for (const t of targets) if (names.add(t.scripthash, fam.name(t))) hashes.push(t.scripthash);
-      const { tip, value } = await app.consistent(() => store.getHistories(hashes, opts));
-      return rawJson(format.nativeMultiPageJSON(value.entries, names, fam.many, value.next, tipOf(tip)));
+      const { tip, value, view: pool } = await app.withMempool(() => store.getHistories(hashes, opts));
+      const mempool = !body.mempool ? undefined : pool
+        ? pool.newestOf(hashes).map((tx) => ({ ...format.nativeMempoolEntry(pool, tx, hashes), [fam.many]: touchedBy(pool, tx, hashes, names) }))
+        : [];
+      return rawJson(format.nativeMultiPageJSON(value.entries, names, fam.many, value.next, tipOf(tip), mempool));
     }, { body: true });
   }
 
@@ -164,6 +176,11 @@ function register(router, app) {
   router.add('GET', '/api/v1/blocks/:start_height', (ctx) => blocks(ctx.params.start_height));
 }
 
+/** The names of the asked-for script hashes a mempool transaction touches. */
+function touchedBy(pool, tx, hashes, names) {
+  return hashes.filter((sh) => pool.entries(sh).some((e) => e.tx === tx)).map((sh) => names.get(sh));
+}
+
 /**
  * The POST body as an object holding the list field and only known options.
  * @param {unknown} body
@@ -189,12 +206,13 @@ function syncState(app, tip) {
     return {
       sourceTip: null,
       lag: null,
-      reason: 'this server was started without a node to read (serve --blocks-dir), so how far the index is behind it is unknown here',
+      reason: 'this server was started without a node to read (serve --rpc-url or --blocks-dir), so how far the index is behind it is unknown here',
     };
   }
   const node = app.node.tip;
   if (!node) return { sourceTip: null, lag: null, reason: 'the node\'s tip has not been read yet' };
-  return { sourceTip: node.height, lag: lagOf(tip, node), reason: 'the node\'s best chain, as last read from its blocks dir' };
+  const from = app.node.source === 'rpc' ? 'over JSON-RPC' : 'from its blocks dir';
+  return { sourceTip: node.height, sourceTipHash: node.hash || null, lag: lagOf(tip, node), reason: `the node's best chain, as last read ${from}` };
 }
 
 module.exports = { register };

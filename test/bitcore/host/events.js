@@ -2,11 +2,13 @@
 
 /**
  * The service's events as insight's clients see them, over socket.io (bitcore-node's web
- * service, insight-api's `inv` room, the bus): when the index takes a new block, each of its
- * transactions arrives as insight's `tx` message and on `bitcoind/rawtransaction`, the block
- * as `block` and `bitcoind/hashblock`, and a subscriber to `bitcoind/addresstxid` hears of the
- * transactions naming its address. Runs in a process with the host's bitcore-lib 0.13
- * (test/bitcore/regtest-node.test.js starts it). Unconfirmed transactions wait for the mempool.
+ * service, insight-api's `inv` room, the bus), with btcd regtest as the node and `addrindex
+ * sync --follow` keeping the index and its mempool snapshot: when a transaction enters the
+ * node's mempool, it arrives as insight's `tx` message and on `bitcoind/rawtransaction`, and a
+ * subscriber to `bitcoind/addresstxid` hears of it when it names its address; when a block is
+ * mined, its transactions not told yet (the coinbase) arrive, then the block as `block` and
+ * `bitcoind/hashblock`. Runs in a process with the host's bitcore-lib 0.13
+ * (test/bitcore/regtest-node.test.js starts it).
  */
 
 const assert = require('node:assert/strict');
@@ -16,7 +18,8 @@ const { createRequire } = require('node:module');
 const { tempDir } = require('../../helpers/tmp');
 const { startCli } = require('../../helpers/cli');
 const { tipOf, waitFor } = require('../../helpers/chains');
-const { RegtestMiner } = require('../regtest-miner');
+const { useBtcd } = require('../../helpers/btcd');
+const { NodeMiner } = require('../node-miner');
 
 const HOST = process.env.ADDRINDEX_TEST_BITCORE_HOST;
 if (!HOST) throw new Error('ADDRINDEX_TEST_BITCORE_HOST must name the bitcore-node host dir (scripts/install-bitcore.sh)');
@@ -41,29 +44,45 @@ function freePort() {
   });
 }
 
-describe('events over socket.io: a mined block\'s transactions and hash', function () {
+describe('events over socket.io: a mempool transaction, a mined block', function () {
   this.timeout(60000);
   let node;
   let miner;
   let follower;
   let socket;
+  let client;
+  const minerKey = bitcore.PrivateKey('11'.repeat(32), 'regtest');
   const payee = bitcore.PrivateKey('22'.repeat(32), 'regtest');
   const heard = { tx: [], block: [], rawtransaction: [], hashblock: [], addresstxid: [] };
   const order = [];
+  let pay;
+  let other;
+  let mined;
+
+  // (before useBtcd's hooks: the service and the follower stop before the node does)
+  after(async () => {
+    if (socket) socket.close();
+    if (node) await new Promise((resolve) => node.stop(resolve));
+    if (follower) {
+      follower.kill('SIGTERM');
+      await follower.done;
+    }
+  });
+  const btcd = useBtcd([{ miningAddress: minerKey.toAddress('regtest').toString() }]);
 
   before(async () => {
-    const blocksDir = tempDir('events-blocks');
+    [client] = btcd.nodes;
+    miner = new NodeMiner({ node: client, bitcore, key: minerKey });
+    await client.generate(102);
     const datadir = path.join(tempDir('events-index'), 'index');
-    miner = new RegtestMiner({ dir: blocksDir, bitcore, key: bitcore.PrivateKey('11'.repeat(32), 'regtest') });
-    miner.generate(102);
-    follower = startCli(['sync', '--follow', '--blocks-dir', blocksDir, '--datadir', datadir, '--network', 'regtest',
-      '--poll-ms', '50', '--threads', '0', '--quiet']);
+    follower = startCli(['sync', '--follow', '--rpc-url', client.url, '--datadir', datadir, '--network', 'regtest',
+      '--poll-ms', '50', '--mempool-poll-ms', '50', '--threads', '0', '--quiet']);
     await waitFor(async () => { const t = await tipOf(datadir); return t && t.height === 102; }, 30000, 'the index at 102');
     const port = await freePort();
     node = new BitcoreNode({
       network: 'regtest', port,
       services: [
-        { name: 'bitcoind', module: BitcoinService, config: { datadir, blocksDir, tipPollMs: 50 } },
+        { name: 'bitcoind', module: BitcoinService, config: { datadir, rpcUrl: client.url, tipPollMs: 50 } },
         { name: 'web', module: Web, config: {} },
         { name: 'insight-api', module: InsightAPI, config: { disableRateLimiter: true } },
       ],
@@ -78,47 +97,47 @@ describe('events over socket.io: a mined block\'s transactions and hash', functi
     socket.emit('subscribe', 'bitcoind/rawtransaction');
     socket.emit('subscribe', 'bitcoind/hashblock');
     socket.emit('subscribe', 'bitcoind/addresstxid', [payee.toAddress('regtest').toString(), 'not an address']);
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the subscriptions reach the server
+    // a round trip: the subscriptions sent before it have reached the server
+    await new Promise((resolve) => socket.emit('message', { method: 'getBestBlockHash', params: [] }, resolve));
   });
 
-  after(async () => {
-    if (socket) socket.close();
-    if (node) await new Promise((resolve) => node.stop(resolve));
-    if (follower) {
-      follower.kill('SIGTERM');
-      await follower.done;
-    }
-    if (miner) await miner.close();
-  });
+  it('a transaction entering the node\'s mempool: insight\'s tx message, the raw bus event, the subscribed address\'s; the block: its coinbase, then the block', async () => {
+    const address = payee.toAddress('regtest').toString();
+    pay = await miner.sendToAddress(address, 3);
+    await client.sendTx(pay.serialize());
+    await waitFor(() => heard.tx.length >= 1, 20000, 'the payment\'s tx message');
+    other = await miner.sendToAddress(bitcore.PrivateKey('33'.repeat(32), 'regtest').toAddress('regtest').toString(), 1);
+    await client.sendTx(other.serialize());
+    await waitFor(() => heard.tx.length >= 2, 20000, 'the other payment\'s tx message');
+    assert.deepEqual(heard.tx.map((t) => t.txid), [pay.hash, other.hash]);
+    assert.equal(heard.tx[0].valueOut, pay.outputAmount / 1e8);
+    assert.deepEqual(heard.tx[0].vout[0], { [address]: 3e8 });
+    assert.deepEqual(heard.rawtransaction, [pay.toString(), other.toString()]);
+    assert.deepEqual(heard.addresstxid, [{ address, txid: pay.hash }]);
+    assert.deepEqual(heard.block, []);
 
-  it('each transaction of the new block (insight\'s tx message, the raw bus event), then the block; the subscribed address\'s transaction', async () => {
-    const pay = miner.sendToAddress(payee.toAddress('regtest').toString(), 3);
-    const other = miner.sendToAddress(bitcore.PrivateKey('33'.repeat(32), 'regtest').toAddress('regtest').toString(), 1);
-    const hash = miner.mine([pay, other]);
+    [mined] = await client.generate(1);
     await waitFor(() => heard.block.length >= 1 && heard.hashblock.length >= 1, 20000, 'the block message');
-    assert.deepEqual(heard.block, [hash]);
+    const txids = (await client.call('getblock', mined, 1)).tx;
+    assert.deepEqual(txids.slice(1).sort(), [pay.hash, other.hash].sort());
     assert.deepEqual(order, ['tx', 'tx', 'tx', 'block']);
-    assert.deepEqual(heard.hashblock, [hash]);
-    const txids = heard.tx.map((t) => t.txid);
-    assert.equal(txids.length, 3);
-    assert.deepEqual(txids.slice(1), [pay.hash, other.hash]);
-    const payMsg = heard.tx[1];
-    assert.equal(payMsg.valueOut, pay.outputAmount / 1e8);
-    assert.deepEqual(payMsg.vout[0], { [payee.toAddress('regtest').toString()]: 3e8 });
-    assert.deepEqual(heard.rawtransaction.slice(1), [pay.toString(), other.toString()]);
-    assert.deepEqual(heard.addresstxid, [{ address: payee.toAddress('regtest').toString(), txid: pay.hash }]);
+    assert.equal(heard.tx[2].txid, txids[0], 'the coinbase, told with its block');
+    assert.deepEqual(heard.block, [mined]);
+    assert.deepEqual(heard.hashblock, [mined]);
+    assert.equal(heard.rawtransaction.length, 3);
+    assert.deepEqual(heard.addresstxid, [{ address, txid: pay.hash }], 'told once, when it entered the mempool');
   });
 
   it('bitcore-node\'s socket.io RPC reaches the service: getSpentInfo, getBlockOverview, getAddressBalance; a wrong parameter count is refused', async () => {
     const call = (method, params) => new Promise((resolve) => socket.emit('message', { method, params }, resolve));
-    const [spentCoin] = miner.coinbases.filter((c) => c.spent);
-    const spender = heard.tx[1].txid;
-    assert.deepEqual((await call('getSpentInfo', [{ txid: spentCoin.txid, index: 0 }])).result, { txid: spender, index: 0, height: miner.height });
-    assert.deepEqual((await call('getSpentInfo', [{ txid: heard.tx[0].txid, index: 0 }])).result, {}); // unspent
+    const height = (await client.tip()).height;
+    const spent = pay.inputs[0];
+    assert.deepEqual((await call('getSpentInfo', [{ txid: spent.prevTxId.toString('hex'), index: spent.outputIndex }])).result, { txid: pay.hash, index: 0, height });
+    assert.deepEqual((await call('getSpentInfo', [{ txid: pay.hash, index: 0 }])).result, {}); // unspent
     assert.deepEqual((await call('getSpentInfo', [{ txid: 'ab'.repeat(32), index: 0 }])).result, {}); // no such transaction
-    const overview = (await call('getBlockOverview', [miner.hash])).result;
-    assert.equal(overview.height, miner.height);
-    assert.deepEqual(overview.txids, heard.tx.map((t) => t.txid));
+    const overview = (await call('getBlockOverview', [mined])).result;
+    assert.equal(overview.height, height);
+    assert.deepEqual(overview.txids, (await client.call('getblock', mined, 1)).tx);
     assert.equal(overview.confirmations, 1);
     const balance = (await call('getAddressBalance', [payee.toAddress('regtest').toString(), {}])).result;
     assert.deepEqual(balance, { balance: 3e8, received: 3e8 });

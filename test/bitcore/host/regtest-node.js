@@ -2,22 +2,31 @@
 
 /**
  * bitcore-node 3.1.3's own contract tests (regtest/node.js, "Node Functionality"), ported to
- * run against addrindex's BitcoindService. Run in a process of its own with the host's
- * bitcore-lib 0.13 (test/bitcore/regtest-node.test.js starts it):
+ * run against addrindex's BitcoindService over btcd regtest. Run in a process of its own with
+ * the host's bitcore-lib 0.13 (test/bitcore/regtest-node.test.js starts it):
  *
  *   ADDRINDEX_TEST_BITCORE_HOST=.cache/bitcore mocha --no-config test/bitcore/host/regtest-node.js
  *
  * The expectations are the original's, value for value (chai's `should` spelled with
- * node:assert). What changed is how the chain is made: the original started a regtest bitcoind,
- * mined with `generate` and paid with its wallet and `sendTransaction`; here a RegtestMiner
- * writes the same blocks and transactions (built and signed with bitcore-lib as the original
- * builds them) into a blocks dir that `addrindex sync --follow` indexes, and a transaction
- * "sent" is mined into the next block. The index follows the blocks dir instead of moving with
- * `generate`, so after mining, a test waits until the service's tip has reached the block
- * (the original waited for `tip` events in its `before` hooks the same way).
+ * node:assert). What changed is what runs beside the service: the original spawned a regtest
+ * bitcoind whose address index the service asked; here btcd is the node (`rpcUrl`: the
+ * service's sendTransaction goes to it, its blocks are read from it), and `addrindex sync
+ * --follow` keeps the index and its mempool snapshot (the mempool follower) in another
+ * process. So:
  *
- * Cases that wait for the mempool and the node connection (pending here): the summary with
- * its unconfirmed figures, the mempool index, and orphaned transactions (invalidateblock).
+ *  - btcd has no wallet: `client.sendToAddress` is a transaction from the miner's coinbases,
+ *    built and signed with bitcore-lib as the original builds its own (node-miner.js), sent
+ *    with the node's sendrawtransaction;
+ *  - the index follows the node instead of being the node: after mining, a test waits until
+ *    the service's tip has reached the block (the original read the patched node at once);
+ *    sendTransaction itself answers once the index's mempool shows the transaction
+ *    (lib/bitcore/broadcast.js), as the patched node's index did;
+ *  - btcd has no invalidateblock: the orphaned transaction's block is orphaned by a longer
+ *    branch mined on a second btcd and handed to the first (`submitblock`); btcd puts the
+ *    orphaned block's transactions back in its mempool, the follower into the snapshot, and
+ *    the service finds the transaction there, unconfirmed (height -1). The original found it in
+ *    its node's transaction index with the orphaned block; addrindex keeps only the best
+ *    chain, so an orphaned transaction in no mempool would be unknown (-5).
  */
 
 const assert = require('node:assert/strict');
@@ -25,8 +34,10 @@ const path = require('node:path');
 const { createRequire } = require('node:module');
 const { tempDir } = require('../../helpers/tmp');
 const { startCli } = require('../../helpers/cli');
-const { tipOf, waitFor } = require('../../helpers/chains');
-const { RegtestMiner } = require('../regtest-miner');
+const { waitFor } = require('../../helpers/chains');
+const { useBtcd } = require('../../helpers/btcd');
+const { openStore } = require('../../../lib/stores');
+const { NodeMiner } = require('../node-miner');
 
 const HOST = process.env.ADDRINDEX_TEST_BITCORE_HOST;
 if (!HOST) throw new Error('ADDRINDEX_TEST_BITCORE_HOST must name the bitcore-node host dir (scripts/install-bitcore.sh)');
@@ -42,60 +53,38 @@ log.info = function () {};
 
 const Transaction = bitcore.Transaction;
 const testWIF = 'cSdkPxkAjA4HDr5VHgsebAPDEh9Gyub4HK8UJr2DFGGqKKy4K5sG';
+const minerKey = bitcore.PrivateKey('11'.repeat(32), 'regtest');
+const otherMinerKey = bitcore.PrivateKey('12'.repeat(32), 'regtest');
 let testKey;
 let node;
 let miner;
 let follower;
+let datadir;
 
 let outputForIsSpentTest1; // eslint-disable-line no-unused-vars
 let unspentOutputSpentTxId; // eslint-disable-line no-unused-vars
 
 /** Until the service's tip is at `height`. */
 function waitTip(height) {
-  return waitFor(() => node.services.bitcoind.height >= height, 20000, `the service's tip at ${height}`);
+  return waitFor(() => node.services.bitcoind.height >= height, 30000, `the service's tip at ${height}`);
+}
+
+/** Until `addrindex sync` has created the index. */
+function waitIndex() {
+  return waitFor(async () => {
+    try {
+      await (await openStore({ store: 'lmdb', datadir, network: 'regtest', readOnly: true })).close();
+      return true;
+    } catch (err) {
+      if (err.code === 'ERR_NO_INDEX') return false;
+      throw err;
+    }
+  }, 30000, 'the index');
 }
 
 describe('Node Functionality', function () {
   let regtest;
-
-  before(async function () {
-    this.timeout(60000);
-    testKey = bitcore.PrivateKey(testWIF);
-    const blocksDir = tempDir('regtest-blocks');
-    const datadir = path.join(tempDir('regtest-index'), 'index');
-    miner = new RegtestMiner({ dir: blocksDir, bitcore, key: bitcore.PrivateKey('11'.repeat(32), 'regtest') });
-    follower = startCli(['sync', '--follow', '--blocks-dir', blocksDir, '--datadir', datadir, '--network', 'regtest',
-      '--poll-ms', '50', '--threads', '0', '--quiet']);
-    await waitFor(() => tipOf(datadir), 20000, 'the index of the genesis block');
-
-    const configuration = {
-      network: 'regtest',
-      services: [
-        {
-          name: 'bitcoind',
-          module: BitcoinService,
-          config: { datadir, blocksDir, tipPollMs: 50 },
-        },
-      ],
-    };
-    node = new BitcoreNode(configuration);
-    regtest = bitcore.Networks.get('regtest');
-    assert.ok(regtest);
-    node.on('error', (err) => log.error(err));
-    await new Promise((resolve, reject) => node.start((err) => (err ? reject(err) : resolve())));
-
-    await new Promise((resolve) => {
-      const syncedHandler = function () {
-        if (node.services.bitcoind.height === 150) {
-          node.services.bitcoind.removeListener('synced', syncedHandler);
-          resolve();
-        }
-      };
-      node.services.bitcoind.on('synced', syncedHandler);
-      miner.generate(150);
-    });
-  });
-
+  // (defined before useBtcd's hooks: the service and the follower stop before the nodes do)
   after(async function () {
     this.timeout(20000);
     if (node) await new Promise((resolve, reject) => node.stop((err) => (err ? reject(err) : resolve())));
@@ -103,8 +92,51 @@ describe('Node Functionality', function () {
       follower.kill('SIGTERM');
       await follower.done;
     }
-    if (miner) await miner.close();
   });
+  const btcd = useBtcd([
+    { miningAddress: minerKey.toAddress('regtest').toString() },
+    { miningAddress: otherMinerKey.toAddress('regtest').toString() },
+  ]);
+  let client; // the node the original's `client` asked: btcd over its JSON-RPC
+
+  before(async function () {
+    this.timeout(120000);
+    testKey = bitcore.PrivateKey(testWIF);
+    [client] = btcd.nodes;
+    miner = new NodeMiner({ node: client, bitcore, key: minerKey });
+    datadir = path.join(tempDir('regtest-index'), 'index');
+    follower = startCli(['sync', '--follow', '--rpc-url', client.url, '--datadir', datadir, '--network', 'regtest',
+      '--poll-ms', '50', '--mempool-poll-ms', '50', '--threads', '0', '--quiet']);
+
+    const configuration = {
+      network: 'regtest',
+      services: [
+        {
+          name: 'bitcoind',
+          module: BitcoinService,
+          config: { datadir, rpcUrl: client.url, tipPollMs: 50 },
+        },
+      ],
+    };
+    await waitIndex();
+    node = new BitcoreNode(configuration);
+    regtest = bitcore.Networks.get('regtest');
+    assert.ok(regtest);
+    node.on('error', (err) => log.error(err));
+    await new Promise((resolve, reject) => node.start((err) => (err ? reject(err) : resolve())));
+
+    await new Promise((resolve, reject) => {
+      const syncedHandler = function () {
+        if (node.services.bitcoind.height === 150) {
+          node.services.bitcoind.removeListener('synced', syncedHandler);
+          resolve();
+        }
+      };
+      node.services.bitcoind.on('synced', syncedHandler);
+      client.generate(150).catch(reject);
+    });
+  });
+
 
   describe('Bus Functionality', function () {
     it('subscribes and unsubscribes to an event on the bus', function (done) {
@@ -121,13 +153,15 @@ describe('Node Functionality', function () {
           blockReceived = data;
         }
       });
-      const response = { result: miner.generate(1) };
-      if (blockReceived) {
-        assert.equal(blockReceived, response.result[0]);
-        done();
-      } else {
-        blockExpected = response.result[0];
-      }
+      client.generate(1).then((result) => {
+        const response = { result };
+        if (blockReceived) {
+          assert.equal(blockReceived, response.result[0]);
+          done();
+        } else {
+          blockExpected = response.result[0];
+        }
+      }, done);
     });
   });
 
@@ -144,8 +178,10 @@ describe('Node Functionality', function () {
         }
       });
       // sendToAddress, then generate(3): the payment is mined into the first of the three
-      miner.mine([miner.sendToAddress(testKey.toAddress(regtest).toString(), 10)]);
-      miner.generate(2);
+      miner.sendToAddress(testKey.toAddress(regtest).toString(), 10)
+        .then((tx) => client.sendTx(tx.serialize()))
+        .then(() => client.generate(3))
+        .catch(done);
     });
     it('should be able to get the balance of the test address', function (done) {
       node.getAddressBalance(address, false, function (err, data) {
@@ -260,10 +296,12 @@ describe('Node Functionality', function () {
 
         unspentOutputSpentTxId = tx.id;
 
-        // sendTransaction + generate(1): the transaction mined into the next block
+        // node.sendTransaction, then generate(1); the index follows the node, so the next
+        // read waits until the service's tip has the block
         const sendAndMine = async (t) => {
-          miner.mine([t]);
-          await waitTip(miner.height);
+          await new Promise((resolve, reject) => node.sendTransaction(t.serialize(), (err) => (err ? reject(err) : resolve())));
+          const [hash] = await client.generate(1);
+          await waitTip((await client.call('getblockheader', hash, true)).height);
         };
 
         (async () => {
@@ -418,9 +456,7 @@ describe('Node Functionality', function () {
         });
       });
 
-      // waits for the mempool: with `{}` the original expects unconfirmedBalance and
-      // unconfirmedAppearances of 0, figures this service leaves out until a mempool source exists
-      it.skip('summary for an address (sending and receiving) [waits for the mempool]', function (done) {
+      it('summary for an address (sending and receiving)', function (done) {
         node.getAddressSummary(address, {}, function (err, results) {
           if (err) {
             throw err;
@@ -478,15 +514,78 @@ describe('Node Functionality', function () {
     });
 
     describe('Mempool Index', function () {
-      // waits for the mempool and the node: the original sends a transaction with
-      // node.services.bitcoind.sendTransaction and finds it with getAddressTxids unconfirmed
-      it.skip('will update the mempool index after new tx [waits for the mempool and the node]', function () {});
+      let unspentOutput;
+      before(function (done) {
+        node.getAddressUnspentOutputs(address, false, function (err, results) {
+          if (err) {
+            throw err;
+          }
+          assert.equal(results.length, 1);
+          unspentOutput = results[0];
+          done();
+        });
+      });
+
+      it('will update the mempool index after new tx', function (done) {
+        const memAddress = bitcore.PrivateKey().toAddress(node.network).toString();
+        const tx = new Transaction();
+        tx.from(unspentOutput);
+        tx.to(memAddress, unspentOutput.satoshis - 1000);
+        tx.fee(1000);
+        tx.sign(testKey);
+
+        node.services.bitcoind.sendTransaction(tx.serialize(), function (err, hash) {
+          node.getAddressTxids(memAddress, {}, function (err, txids) {
+            if (err) {
+              return done(err);
+            }
+            assert.equal(txids.length, 1);
+            assert.equal(txids[0], hash);
+            done();
+          });
+        });
+      });
     });
   });
 
   describe('Orphaned Transactions', function () {
-    // waits for the node: the original invalidates the tip with the node's invalidateblock and
-    // expects the transaction of the orphaned block to be found unconfirmed (height -1)
-    it.skip('will not show confirmation count for orphaned transaction [waits for the node and the mempool]', function () {});
+    this.timeout(60000);
+    let orphanedTransaction;
+
+    before(async function () {
+      // sendToAddress, generate(1)
+      await client.sendTx((await miner.sendToAddress(testKey.toAddress(regtest).toString(), 10)).serialize());
+      await client.generate(1);
+      const count = (await client.tip()).height;
+      const invalidatedBlockHash = await client.call('getblockhash', count);
+      orphanedTransaction = (await client.call('getblock', invalidatedBlockHash, 1)).tx[1];
+      assert.ok(orphanedTransaction);
+      // invalidateblock, as btcd can: a second node mines a longer branch from the block
+      // before, which the first takes (submitblock); the orphaned block's transactions go
+      // back to its mempool, and the follower writes them into the index's snapshot
+      const other = btcd.nodes[1];
+      await other.submitBlocks(await client.rawBlocks(1, count - 1));
+      const branch = await other.generate(2);
+      await client.submitBlocks(await other.rawBlocks(count));
+      assert.equal((await client.tip()).hash, branch[1]);
+      assert.ok((await client.call('getrawmempool')).includes(orphanedTransaction));
+      // (the service's own store: the snapshot the follower wrote for the new branch's tip)
+      const store = node.services.bitcoind.store;
+      await waitFor(async () => { const h = await store.getMempoolHead(); return h && h.tip === branch[1]; }, 30000, 'the snapshot of the new branch');
+    });
+
+    it('will not show confirmation count for orphaned transaction', function (done) {
+      // This test verifies that in the situation that the transaction is not in the mempool and
+      // is included in an orphaned block transaction index that the confirmation count will be unconfirmed.
+      node.getDetailedTransaction(orphanedTransaction, function (err, data) {
+        if (err) {
+          return done(err);
+        }
+        assert.ok(data);
+        assert.notEqual(data.height, undefined);
+        assert.equal(data.height, -1);
+        done();
+      });
+    });
   });
 });

@@ -1,4 +1,4 @@
-// A consumer of the published types: compiled (not run) by test/lib/types.test.js with --strict.
+// A consumer of the published types: compiled (not run) by test/lib/entry.test.js with --strict.
 import * as addrindex from '../../../index';
 import { AbstractStore, Summary, HistoryEntry, Stats, StoreError, SyncService, BlocksDirSource } from '../../../index';
 
@@ -14,12 +14,35 @@ async function main(): Promise<void> {
   const rows: number = st.tables.account ? st.tables.account.rows : 0;
   const source = new BlocksDirSource({ dir: '/tmp/blocks', network: addrindex.getNetwork('main') });
   const sync = new SyncService({ source, store, network: 'main', onProgress: (p) => p.phase });
+  const endpoint = addrindex.resolveEndpoint({ rpcUrl: 'http://u:p@127.0.0.1:8332', network: 'main', env: {} });
+  if (endpoint) {
+    const client = addrindex.NodeClient.fromEndpoint(endpoint, { retryMs: 1000 });
+    const fromNode = new addrindex.NodeSource({ client, network: 'main' });
+    const both = new addrindex.CombinedSource({ dir: '/tmp/blocks', client, network: 'main' });
+    const { tip: nodeTip } = await fromNode.scan();
+    await new SyncService({ source: both, store, network: 'main' }).run({ follow: true });
+    console.log(nodeTip.height, fromNode.nodeUrl, client.display);
+  }
   const result = await sync.run({ follow: false });
   const err: unknown = null;
   if (err instanceof StoreError && err.code === 'ERR_WRONG_NETWORK') return;
-  const app = new addrindex.ApiApp({ store, network: 'main', storeKind: 'lmdb' });
+  const app = new addrindex.ApiApp({
+    store, network: 'main', storeKind: 'lmdb', indexKeepsBlocks: store.keepsTransactions, nodeConfigured: true, maxLag: 2,
+    compression: { minBytes: 2048, encodings: ['br'] }, rateLimit: { limit: 100, windowMs: 1000 }, cors: ['*'],
+  });
+  app.setNodeTip({ height: 439, hash: '00'.repeat(32) });
   const server = addrindex.createServer(app);
   await addrindex.closeGracefully(server, app);
+  const node = addrindex.resolveEndpoint({ rpcUrl: 'http://u:p@127.0.0.1:8332', network: 'main' });
+  if (node) {
+    const client = addrindex.NodeClient.fromEndpoint(node, { retryMs: 10000 });
+    const follower = new addrindex.MempoolFollower({ store, client, network: 'main', pollMs: 2000, onPoll: (p) => p.txs });
+    await follower.start();
+    const poll: addrindex.MempoolPoll = await follower.poll();
+    const fees: Record<string, number> = await new addrindex.FeeEstimator(client).estimates();
+    await follower.stop();
+    console.log(poll.outcome, fees['6'], follower.seq);
+  }
   console.log(height, s && s.balance, first && first.txid.length, rows, result.txs, addrindex.READ_METHODS.length);
 }
 

@@ -1,0 +1,231 @@
+'use strict';
+
+const { ParseError } = require('../errors');
+const { parseTransaction } = require('../chain/tx');
+const { toDisplayHex } = require('../chain/hash');
+const { classify, writeOutputScripthash } = require('../chain/script');
+
+/** Input and output flags, as the snapshot stores them (docs/FORMAT.md, `M` rows). */
+const INDEXED = 1;
+const UNCONFIRMED = 2;
+
+/** Where an input's spent output was found (MempoolEntry#state). */
+const ASK = 0; // not known: the index is to be asked
+const CONFIRMED = 1; // unspent in the index, at the pool's tip
+const MISSING = 2; // neither in the index at the pool's tip nor in a held transaction
+const PARENT = 3; // an output of a held transaction (MempoolEntry#refs)
+const UNSPENDABLE = 4; // an output its held parent lacks, or an OP_RETURN one
+
+/**
+ * One transaction of the node's mempool as the follower holds it: its bytes, what it pays
+ * (parsed once, when it arrives), and what each input spends as last resolved. A mempool
+ * holds tens of thousands of these and every poll looks at them, so each keeps a few flat
+ * arrays rather than an object per input or output.
+ */
+class MempoolEntry {
+  /**
+   * @param {Buffer} raw the transaction as the node serializes it (witness included)
+   * @param {number} time first seen, seconds
+   * @param {import('../chain/tx').Tx} tx raw, parsed
+   */
+  constructor(raw, time, tx) {
+    const n = tx.inputs.length;
+    const m = tx.outputs.length;
+    /** display hex: the node's name for it, and the pool's key */
+    this.id = toDisplayHex(tx.txid);
+    this.raw = raw;
+    this.time = time;
+    this.vsize = tx.vsize;
+    this.n = n;
+    this.m = m;
+    /** display hex of the transaction each input spends */
+    this.parents = new Array(n);
+    /** the held transaction each input spends (state PARENT), else null */
+    this.refs = new Array(n).fill(null);
+    /** [vout × n | offset of the input's 36-byte outpoint in raw × n] */
+    this.ins = new Uint32Array(2 * n);
+    /** [output values × m | values of the outputs the inputs spend × n] */
+    this.values = new Float64Array(m + n);
+    /** [output flags × m | input flags × n | input state × n] */
+    this.flags = new Uint8Array(m + 2 * n);
+    /** [txid | output script hashes × m | script hashes of what the inputs spend × n], 32 bytes each */
+    this.hashes = Buffer.allocUnsafe(32 * (1 + m + n)).fill(0);
+    tx.txid.copy(this.hashes, 0);
+    for (let i = 0; i < n; i++) {
+      const input = tx.inputs[i];
+      this.parents[i] = toDisplayHex(input.txid);
+      this.ins[i] = input.vout;
+      this.ins[n + i] = input.txid.byteOffset - raw.byteOffset;
+    }
+    this.outTotal = 0;
+    for (let o = 0; o < m; o++) {
+      const out = tx.outputs[o];
+      this.values[o] = out.value;
+      this.outTotal += out.value;
+      // OP_RETURN: not indexed (flag 0), and never spendable
+      if (writeOutputScripthash(out.script, classify(out.script), this.hashes, 32 * (1 + o))) this.flags[o] = INDEXED;
+    }
+    this.fee = 0;
+    /** in the snapshot: every input resolved, from the index or from an included transaction */
+    this.included = false;
+    /** still in the node's mempool (a removed entry stays referenced by children until they settle) */
+    this.alive = true;
+    /** its encoded part of the snapshot (encodeMempoolTx) while its resolution holds */
+    this.record = null;
+    // the pool's walk, the follower's diff
+    this.mark = 0;
+    this.cursor = 0;
+    this.seen = 0;
+  }
+
+  /** @returns {Buffer} 32 bytes, internal order */
+  get txid() {
+    return this.hashes.subarray(0, 32);
+  }
+
+  /** @param {number} i @returns {number} */
+  state(i) {
+    return this.flags[this.m + this.n + i];
+  }
+
+  /** @param {number} i @param {number} s */
+  setState(i, s) {
+    this.flags[this.m + this.n + i] = s;
+  }
+
+  /**
+   * The outpoint input `i` spends, copied into `dst` at `at` (36 bytes: txid internal, vout LE).
+   * @param {number} i
+   * @param {Buffer} dst
+   * @param {number} at
+   */
+  copyOutpoint(i, dst, at) {
+    const from = this.ins[this.n + i];
+    this.raw.copy(dst, at, from, from + 36);
+  }
+
+  /**
+   * Input `i` spends output `vout` of the held transaction `parent`.
+   * @returns {boolean} whether that output exists and can be spent (not OP_RETURN)
+   */
+  spendParent(i, parent) {
+    const vout = this.ins[i];
+    this.refs[i] = parent;
+    if (vout >= parent.m || !(parent.flags[vout] & INDEXED)) {
+      this.setState(i, UNSPENDABLE);
+      return false;
+    }
+    this.setState(i, PARENT);
+    this._spend(i, parent.values[vout], INDEXED | UNCONFIRMED, parent.hashes, 32 * (1 + vout));
+    return true;
+  }
+
+  /**
+   * Input `i` spends an output the index holds unspent (store.getPrevouts' answer), or,
+   * `prevout` null, one it does not hold.
+   * @param {number} i
+   * @param {{value: number, scripthash: Buffer}|null} prevout  a scripthash of zeros: not indexed
+   */
+  spendConfirmed(i, prevout) {
+    this.refs[i] = null;
+    if (!prevout) {
+      this.setState(i, MISSING);
+      return;
+    }
+    this.setState(i, CONFIRMED);
+    const indexed = !isZero(prevout.scripthash);
+    this._spend(i, prevout.value, indexed ? INDEXED : 0, prevout.scripthash, 0);
+  }
+
+  /** Records what input i spends; the encoded part goes when that changes it. */
+  _spend(i, value, flags, hashes, at) {
+    const m = this.m;
+    const h = 32 * (1 + m + i);
+    const same = this.values[m + i] === value && this.flags[m + i] === flags &&
+      (!(flags & INDEXED) || hashes.compare(this.hashes, h, h + 32, at, at + 32) === 0);
+    if (same) return;
+    this.values[m + i] = value;
+    this.flags[m + i] = flags;
+    if (flags & INDEXED) hashes.copy(this.hashes, h, at, at + 32);
+    this.record = null;
+  }
+
+  /**
+   * Whether every input is resolved: from the index, or from an included, still-held parent
+   * (parents are settled first). Sets the fee; false when it would be negative.
+   * @returns {boolean}
+   */
+  settle() {
+    const { n, m } = this;
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      const s = this.flags[m + n + i];
+      if (s === PARENT) {
+        const p = this.refs[i];
+        if (!p.alive || !p.included) return false;
+      } else if (s !== CONFIRMED) {
+        return false;
+      }
+      total += this.values[m + i];
+    }
+    const fee = total - this.outTotal;
+    if (fee < 0) return false;
+    if (fee !== this.fee) {
+      this.fee = fee;
+      this.record = null;
+    }
+    return true;
+  }
+
+  /**
+   * The transaction as the snapshot codec takes it (lib/codec/mempool.js, MempoolTx): views
+   * into this entry's buffers.
+   * @returns {import('../codec/mempool').MempoolTx}
+   */
+  toMempoolTx() {
+    const { n, m } = this;
+    const inputs = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const at = this.ins[n + i];
+      const flags = this.flags[m + i];
+      inputs[i] = {
+        txid: this.raw.subarray(at, at + 32),
+        vout: this.ins[i],
+        value: this.values[m + i],
+        scripthash: flags & INDEXED ? this.hashes.subarray(32 * (1 + m + i), 32 * (2 + m + i)) : null,
+        unconfirmed: (flags & UNCONFIRMED) !== 0,
+      };
+    }
+    const outputs = new Array(m);
+    for (let o = 0; o < m; o++) {
+      outputs[o] = { value: this.values[o], scripthash: this.flags[o] & INDEXED ? this.hashes.subarray(32 * (1 + o), 32 * (2 + o)) : null };
+    }
+    return { txid: this.txid, time: this.time, fee: this.fee, vsize: this.vsize, raw: this.raw, inputs, outputs };
+  }
+}
+
+/**
+ * A transaction the node returned, checked and parsed: it must be one transaction, not a
+ * coinbase, and hash to the txid it was asked for.
+ * @param {Buffer} raw
+ * @param {number} time first seen, seconds
+ * @param {string} [id] the txid asked for (display hex)
+ * @returns {MempoolEntry}
+ * @throws {ParseError} bytes that are not that transaction
+ */
+function mempoolEntry(raw, time, id) {
+  const tx = parseTransaction(raw);
+  if (tx.coinbase) throw new ParseError('ERR_BAD_TX', 'a coinbase transaction cannot be in a mempool');
+  const entry = new MempoolEntry(raw, time, tx);
+  if (id !== undefined && entry.id !== id) {
+    throw new ParseError('ERR_BAD_TX', `the bytes given for ${id} are transaction ${entry.id}`);
+  }
+  return entry;
+}
+
+function isZero(buf) {
+  for (let i = 0; i < 32; i++) if (buf[i] !== 0) return false;
+  return true;
+}
+
+module.exports = { MempoolEntry, mempoolEntry, INDEXED, UNCONFIRMED, ASK, CONFIRMED, MISSING, PARENT, UNSPENDABLE };

@@ -1,0 +1,355 @@
+'use strict';
+
+const { performance } = require('node:perf_hooks');
+const { decodeMempool } = require('../codec/mempool');
+const { getNetwork } = require('../chain/networks');
+const { ParseError, NodeError } = require('../errors');
+const { MempoolPool } = require('./pool');
+const { mempoolEntry } = require('./entry');
+const { isHash } = require('../node/client');
+
+/**
+ * @typedef {object} MempoolPoll  what one poll did
+ * @property {'written'|'unchanged'|'waiting'|'refused'|'empty'} outcome  written: a new
+ *   snapshot is stored; unchanged: the stored one still holds; waiting: the node's tip is not
+ *   the index's yet (the stored snapshot, of the index's tip, stays); refused: the index's tip
+ *   moved while this poll resolved (polled again at once); empty: the index has no block yet
+ * @property {number} seq       the stored snapshot's seq after the poll (0: none)
+ * @property {string|null} tip  the index's tip the poll resolved against
+ * @property {number} listed    txids the node listed
+ * @property {number} added     transactions fetched and held
+ * @property {number} removed   transactions the node no longer lists, let go
+ * @property {number} missing   listed transactions the node could not give (gone meanwhile)
+ * @property {number} rejected  transactions whose bytes did not parse or hash to their txid
+ * @property {number} asked     inputs looked up in the index
+ * @property {number} txs       transactions in the snapshot (resolved)
+ * @property {number} held      transactions held (resolved or not)
+ * @property {number} vsize     of the snapshot's transactions
+ * @property {number} bytes     of the encoded snapshot (when written)
+ * @property {number} ms        wall time of the poll
+ * @property {number} busyMs    of it, time the main thread was busy (not waiting for the node or
+ *   the store's I/O; whatever else the process runs meanwhile counts too)
+ * @property {number} fetchMs   of it, listing and fetching from the node
+ * @property {number} resolveMs of it, resolving (the index's lookups included)
+ * @property {number} writeMs   of it, encoding and storing the snapshot
+ */
+
+/**
+ * Keeps the index's mempool snapshot (store.putMempool; docs/FORMAT.md, `M` rows) at a
+ * node's mempool, as `sync --follow` runs it beside the block sync, or in any process that
+ * holds a writable store and a node client:
+ *
+ *   const follower = new MempoolFollower({ store, client, network: 'main', pollMs: 2000 });
+ *   await follower.start();       // loads the stored snapshot, then polls in the background
+ *   follower.wake();              // a block was committed: poll now rather than at the next tick
+ *   await follower.stop();
+ *
+ * A poll: `getrawmempool` and `getbestblockhash` in one request; the txids not held are
+ * fetched with batched `getrawtransaction TXID 0` and parsed; those the node no longer lists
+ * are let go (confirmed, evicted, replaced); everything is resolved against the index's tip
+ * (lib/mempool/pool.js) and, when that changes the snapshot, written as a whole with the next
+ * seq. The store refuses a snapshot of a tip that moved meanwhile: the follower polls again
+ * at once, against the new tip.
+ *
+ * The snapshot is written only when the node's best block is the index's tip, so every
+ * stored (tip, snapshot) pair is a mempool the node had at that tip. While the two differ (a
+ * block the sync has not committed yet, a reorg under way) the stored snapshot — of the
+ * index's own tip — stays, unless that lasts longer than `tipGraceMs`: then the index is
+ * behind (a slow sync, or no sync at all in this process) and the snapshot is resolved
+ * against the index's tip as it is, without what spends blocks the index lacks.
+ *
+ * A node that stops answering is retried by its client (`retryMs`); a poll that still fails
+ * (ERR_NODE_UNAVAILABLE, or a node error of that poll alone) is reported (`onError(err,
+ * false)`) and the next poll tries again, the stored snapshot unchanged. Any other error
+ * (credentials, a store failure) stops the follower: `onError(err, true)`, and `stopped`
+ * rejects with it. start() checks that the node is on `network` (ERR_NODE_NETWORK).
+ */
+class MempoolFollower {
+  /**
+   * @param {object} opts
+   * @param {import('../stores/abstract').AbstractStore} opts.store  open, writable
+   * @param {import('../node/client').NodeClient} opts.client  not closed by stop()
+   * @param {string|import('../chain/networks').Network} opts.network
+   * @param {number} [opts.pollMs=2000]     pause between polls
+   * @param {number} [opts.tipGraceMs=10000] how long a node tip the index does not have holds
+   *   the stored snapshot before the follower writes one against the index's tip anyway
+   * @param {(poll: MempoolPoll) => void} [opts.onPoll]
+   * @param {(err: Error, fatal: boolean) => void} [opts.onError]
+   * @param {() => number} [opts.now=Date.now] the clock of first-seen times and of the tip's grace
+   */
+  constructor(opts) {
+    if (!opts || !opts.store || !opts.client) throw new TypeError('MempoolFollower needs a store and a node client');
+    this.store = opts.store;
+    this.client = opts.client;
+    this.network = getNetwork(opts.network);
+    this.pollMs = opts.pollMs === undefined ? 2000 : opts.pollMs;
+    this.tipGraceMs = opts.tipGraceMs === undefined ? 10000 : opts.tipGraceMs;
+    this.onPoll = opts.onPoll || (() => {});
+    this.onError = opts.onError || (() => {});
+    this.now = opts.now || Date.now;
+    this.pool = new MempoolPool();
+    /** the stored snapshot's seq (0: none) */
+    this.seq = 0;
+    /** the index tip of the last resolve, {height, hash} */
+    this.lastTip = null;
+    /** the pool differs from the stored snapshot */
+    this.unwritten = true;
+    /** when the node's tip was first seen to differ from the index's (0: they agree) */
+    this.mismatchSince = 0;
+    /** @type {Map<string, string>} txids whose bytes were refused, why; forgotten when the node stops listing them */
+    this.rejected = new Map();
+    this.epoch = 0;
+    this.stats = { polls: 0, writes: 0, refused: 0, fetched: 0, rejected: 0, failures: 0 };
+    /** @type {MempoolPoll|null} */
+    this.last = null;
+    this.loaded = false;
+    this._running = false;
+    this._again = false;
+    this._wake = null;
+    this._loop = null;
+  }
+
+  /**
+   * Loads the stored snapshot (its transactions are not fetched again, their first-seen times
+   * kept) and starts polling. Resolves once the loop runs; its end is `stopped`.
+   */
+  async start() {
+    if (this._running) return;
+    await this.client.checkNetwork(this.network);
+    await this.load();
+    this._running = true;
+    this._loop = this._run();
+    /** settles when the loop ends: after stop(), or with the error that stopped it */
+    this.stopped = this._loop;
+    this.stopped.catch(() => {});
+  }
+
+  /** Polls at once (the sync committed a block, say), or right after the poll under way. */
+  wake() {
+    this._again = true;
+    if (this._wake) this._wake();
+  }
+
+  /** Stops polling; resolves after the poll under way ends. The store and the client stay open. */
+  async stop() {
+    if (!this._running) return;
+    this._running = false;
+    if (this._wake) this._wake();
+    try {
+      await this._loop;
+    } catch {
+      // reported through onError
+    }
+  }
+
+  /**
+   * Takes the stored snapshot as the starting state (once; start() does it).
+   * @returns {Promise<number>} transactions taken
+   */
+  async load() {
+    if (this.loaded) return 0;
+    this.loaded = true;
+    const head = await this.store.getMempoolHead();
+    if (!head) return 0;
+    this.seq = head.seq;
+    const raw = await this.store.getMempool();
+    if (!raw) return 0;
+    const snap = decodeMempool(raw);
+    this.seq = Math.max(this.seq, snap.seq);
+    for (const t of snap.txs) {
+      try {
+        // copies: the entries outlive the stored value
+        this.pool.add(mempoolEntry(Buffer.from(t.raw), t.time));
+      } catch (err) {
+        if (!(err instanceof ParseError)) throw err;
+      }
+    }
+    return this.pool.size;
+  }
+
+  /**
+   * One poll (the loop's step; tests and benchmarks call it directly).
+   * @returns {Promise<MempoolPoll>}
+   */
+  async poll() {
+    if (!this.loaded) await this.load();
+    const t0 = performance.now();
+    const elu0 = performance.eventLoopUtilization();
+    const tip = await this.store.getTip();
+    const { txids, best } = await this.client.getMempoolAndTip();
+    this.stats.polls++;
+    const res = {
+      outcome: 'unchanged', seq: this.seq, tip: tip ? tip.hash : null, listed: txids.length, added: 0, removed: 0,
+      missing: 0, rejected: 0, asked: 0, txs: 0, held: 0, vsize: 0, bytes: 0, ms: 0, busyMs: 0, fetchMs: 0, resolveMs: 0, writeMs: 0,
+    };
+
+    // the diff: let go of what the node no longer lists, fetch what is new
+    const seen = ++this.epoch;
+    const fresh = [];
+    for (const id of txids) {
+      const e = this.pool.get(id);
+      if (e) {
+        e.seen = seen;
+      } else if (!this.rejected.has(id)) {
+        if (!isHash(id)) throw new NodeError('ERR_NODE_PROTOCOL', `getrawmempool from ${this.client.display}: ${JSON.stringify(id)} is not a txid`);
+        fresh.push(id);
+      }
+    }
+    const gone = [];
+    for (const e of this.pool.entries.values()) if (e.seen !== seen) gone.push(e.id);
+    for (const id of gone) this.pool.delete(id);
+    res.removed = gone.length;
+    if (this.rejected.size) {
+      const listed = new Set(txids);
+      for (const id of this.rejected.keys()) if (!listed.has(id)) this.rejected.delete(id);
+    }
+    // in txid order: the node lists its mempool in no set order (btcd: a Go map's), and the
+    // snapshot is then a function of what was listed, not of how
+    fresh.sort();
+    if (fresh.length) await this._fetch(fresh, res);
+    const t1 = performance.now();
+    res.fetchMs = t1 - t0;
+
+    if (!tip) {
+      res.outcome = 'empty';
+      return this._done(res, t0, elu0);
+    }
+    if (best !== tip.hash) {
+      const now = this.now();
+      if (!this.mismatchSince) this.mismatchSince = now;
+      if (now - this.mismatchSince < this.tipGraceMs) {
+        res.outcome = 'waiting';
+        return this._done(res, t0, elu0);
+      }
+    } else {
+      this.mismatchSince = 0;
+    }
+
+    const extending = await this._extends(tip);
+    const { changed, asked } = await this.pool.resolve(tip.hash, extending, (outpoints) => this.store.getPrevouts(outpoints));
+    this.lastTip = { height: tip.height, hash: tip.hash };
+    res.asked = asked;
+    const t2 = performance.now();
+    res.resolveMs = t2 - t1;
+    if (changed) this.unwritten = true;
+    if (this.unwritten) {
+      const seq = this.seq + 1;
+      const snapshot = this.pool.encode(seq);
+      const stored = await this.store.putMempool(snapshot);
+      res.writeMs = performance.now() - t2;
+      if (stored) {
+        this.seq = seq;
+        this.unwritten = false;
+        this.stats.writes++;
+        res.outcome = 'written';
+        res.bytes = snapshot.length;
+      } else {
+        // a block was committed meanwhile: resolve again, against it
+        this.stats.refused++;
+        this._again = true;
+        res.outcome = 'refused';
+      }
+    }
+    res.seq = this.seq;
+    return this._done(res, t0, elu0);
+  }
+
+  /** Fetches, checks and parses new transactions into the pool. */
+  async _fetch(ids, res) {
+    const raws = await this.client.getRawTransactions(ids);
+    const time = Math.floor(this.now() / 1000);
+    for (let k = 0; k < ids.length; k++) {
+      const raw = raws[k];
+      if (raw === null) {
+        // gone between the list and the fetch (confirmed, evicted, replaced): its descendants
+        // cannot resolve either, and stay out of the snapshot
+        res.missing++;
+        continue;
+      }
+      try {
+        this.pool.add(mempoolEntry(raw, time, ids[k]));
+        res.added++;
+      } catch (err) {
+        if (!(err instanceof ParseError)) throw err;
+        this.rejected.set(ids[k], err.message);
+        res.rejected++;
+        this.stats.rejected++;
+        this.onError(new ParseError(err.code, `the node's mempool transaction ${ids[k]} is left out: ${err.message}`), false);
+      }
+    }
+    this.stats.fetched += res.added;
+  }
+
+  /** Whether `tip` descends from the tip of the last resolve (no block of it reverted). */
+  async _extends(tip) {
+    const last = this.lastTip;
+    if (!last) return false;
+    if (last.hash === tip.hash) return true;
+    if (tip.height <= last.height) return false;
+    return (await this.store.getBlockHash(last.height)) === last.hash;
+  }
+
+  _done(res, t0, elu0) {
+    res.held = this.pool.size;
+    res.txs = this.pool.totals.count;
+    res.vsize = this.pool.totals.vsize;
+    res.ms = performance.now() - t0;
+    res.busyMs = performance.eventLoopUtilization(elu0).active;
+    this.last = res;
+    this.onPoll(res);
+    return res;
+  }
+
+  async _run() {
+    try {
+      await this._polls();
+    } finally {
+      this._running = false;
+    }
+  }
+
+  async _polls() {
+    while (this._running) {
+      this._again = false;
+      try {
+        await this.poll();
+      } catch (err) {
+        // the client's signal aborted (the process is stopping): a stop, not a failure
+        if (err.code === 'ERR_ABORTED') break;
+        this.stats.failures++;
+        if (passing(err)) {
+          // the client retried for its retryMs, or the node answered one poll badly: report,
+          // keep the stored snapshot, poll again
+          this.onError(err, false);
+        } else {
+          this._running = false;
+          this.onError(err, true);
+          throw err;
+        }
+      }
+      if (!this._running) break;
+      if (this._again) continue;
+      await new Promise((resolve) => {
+        const timer = setTimeout(done, this.pollMs);
+        const self = this;
+        function done() {
+          clearTimeout(timer);
+          self._wake = null;
+          resolve();
+        }
+        this._wake = done;
+      });
+    }
+  }
+}
+
+/**
+ * Errors a later poll may not meet: the node unreachable (after the client's retries), a
+ * JSON-RPC error or an answer that is not one. Refused credentials, a node of another
+ * network, a store failure stop the follower.
+ */
+function passing(err) {
+  return err instanceof NodeError && (err.code === 'ERR_NODE_UNAVAILABLE' || err.code === 'ERR_NODE_RPC' || err.code === 'ERR_NODE_PROTOCOL');
+}
+
+module.exports = { MempoolFollower };

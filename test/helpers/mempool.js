@@ -1,0 +1,131 @@
+'use strict';
+
+/**
+ * Mempool snapshots for the reader tests (Electrum, REST), as a follower would write them:
+ * a generated chain whose index holds heights 0..M, and the transactions of blocks M+1..B that
+ * a mempool at tip M can hold, read by bitcore-lib with the reference's outputs (never by
+ * addrindex's parser), encoded and handed to store.putMempool by the test.
+ */
+
+const bitcore = require('bitcore-lib');
+const { makeChain } = require('./chains');
+const { referenceIndex, addressAt, outputScripthash } = require('./reference');
+const { BlocksDirSource } = require('../../lib/sources/blocksdir');
+const { encodeMempool } = require('../../lib/codec/mempool');
+const { fromDisplayHex } = require('../../lib/chain/hash');
+
+/** First-seen time of the snapshot's k-th transaction: later in the pool is newer. */
+const T0 = 1700000000;
+
+/** The raw blocks of a blocks dir, from height 0. */
+async function rawBlocks(dir, network = 'regtest') {
+  const source = new BlocksDirSource({ dir, network });
+  try {
+    await source.scan();
+    const raws = [];
+    for await (const b of source.blocks(0)) raws.push(b.raw);
+    return raws;
+  } finally {
+    await source.close();
+  }
+}
+
+/**
+ * The chain of `seed` to height B and its prefix to M (the index's), with the reference of
+ * the long one.
+ * @returns {Promise<{full: object, part: object, raws: Buffer[], ref: import('./reference').Reference}>}
+ */
+async function mempoolChains(seed, M, B) {
+  const full = await makeChain({ seed, blocks: B });
+  const part = await makeChain({ seed, blocks: M });
+  const raws = await rawBlocks(full.dir);
+  const prefix = await rawBlocks(part.dir);
+  if (prefix.length !== M + 1 || !prefix.every((r, h) => r.equals(raws[h]))) throw new Error('the short chain is not the long one\'s prefix');
+  return { full, part, raws, ref: referenceIndex(raws) };
+}
+
+/**
+ * The transactions of blocks M+1..B that a mempool at tip M can hold (those spending only
+ * outputs confirmed by M or of earlier such transactions: not a coinbase above M), in block
+ * order, each with what a follower resolves: inputs' values and script hashes (internal hex),
+ * outputs' script hashes, fee, vsize.
+ */
+function mempoolOf(ref, M, B) {
+  const confirmed = new Map(ref.outputs.filter((o) => o.height <= M).map((o) => [`${o.txid}:${o.vout}`, o]));
+  const scripts = new Map();
+  for (const block of ref.blocks) for (const tx of block.transactions) tx.outputs.forEach((o, n) => scripts.set(`${tx.hash}:${n}`, o.script.toBuffer()));
+  const created = new Map();
+  const txs = [];
+  for (let h = M + 1; h <= B; h++) {
+    for (const tx of ref.blocks[h].transactions.slice(1)) {
+      const ins = tx.inputs.map((i) => {
+        const txid = i.prevTxId.toString('hex');
+        const key = `${txid}:${i.outputIndex}`;
+        const o = confirmed.get(key) || created.get(key);
+        return o && { key, txid, vout: i.outputIndex, value: o.value, sh: o.sh, script: scripts.get(key), unconfirmed: created.has(key) };
+      });
+      if (ins.some((i) => !i)) continue;
+      const outs = tx.outputs.map((o) => ({ value: o.satoshis, sh: outputScripthash(o.script), script: o.script.toBuffer() }));
+      outs.forEach((o, vout) => created.set(`${tx.hash}:${vout}`, o));
+      const fee = ins.reduce((n, i) => n + i.value, 0) - outs.reduce((n, o) => n + o.value, 0);
+      txs.push({ tx, height: h, ins, outs, fee, vsize: tx.vsize, time: T0 + txs.length });
+    }
+  }
+  return txs;
+}
+
+/** An encoded snapshot of `txs` (from mempoolOf) resolved against the block at `tipHeight`. */
+function snapshot(ref, seq, txs, tipHeight) {
+  return encodeMempool({
+    seq,
+    tip: fromDisplayHex(ref.blockHashes[tipHeight]),
+    txs: txs.map((p) => ({
+      txid: fromDisplayHex(p.tx.hash), time: p.time, fee: p.fee, vsize: p.vsize, raw: p.tx.toBuffer(),
+      inputs: p.ins.map((i) => ({ txid: fromDisplayHex(i.txid), vout: i.vout, value: i.value, scripthash: i.sh && Buffer.from(i.sh, 'hex'), unconfirmed: i.unconfirmed })),
+      outputs: p.outs.map((o) => ({ value: o.value, scripthash: o.sh && Buffer.from(o.sh, 'hex') })),
+    })),
+  });
+}
+
+/**
+ * What the mempool `txs` do to a script hash (internal hex), from the reference alone: its
+ * transactions in pool order, the outputs it gains and loses, the confirmed (at M) outputs no
+ * pool transaction spends and the pool's outputs no other spends.
+ */
+function unconfirmedOf(ref, sh, txs, M) {
+  const at = addressAt(ref, sh, M);
+  const spentBy = new Set(txs.flatMap((p) => p.ins.map((i) => i.key)));
+  const mine = txs.filter((p) => p.ins.some((i) => i.sh === sh) || p.outs.some((o) => o.sh === sh));
+  const stats = { funded_txo_count: 0, funded_txo_sum: 0, spent_txo_count: 0, spent_txo_sum: 0, tx_count: mine.length };
+  const poolUtxos = [];
+  for (const p of mine) {
+    for (const i of p.ins) {
+      if (i.sh !== sh) continue;
+      stats.spent_txo_count++;
+      stats.spent_txo_sum += i.value;
+    }
+    p.outs.forEach((o, vout) => {
+      if (o.sh !== sh) return;
+      stats.funded_txo_count++;
+      stats.funded_txo_sum += o.value;
+      if (!spentBy.has(`${p.tx.hash}:${vout}`)) poolUtxos.push({ p, txid: p.tx.hash, vout, value: o.value });
+    });
+  }
+  const confirmedUtxos = at.utxos.filter((u) => !spentBy.has(`${u.txid}:${u.vout}`));
+  return { at, mine, stats, balance: stats.funded_txo_sum - stats.spent_txo_sum, confirmedUtxos, poolUtxos };
+}
+
+/**
+ * The regtest address of a script hash the reference files under a (mainnet) address, through
+ * bitcore-lib; null when it has none.
+ * @param {import('./reference').Reference} ref
+ * @param {string} sh internal hex
+ */
+function regtestAddress(ref, sh) {
+  const main = ref.addressOf.get(sh);
+  if (!main) return null;
+  const a = bitcore.Address.fromString(main);
+  return new bitcore.Address(a.hashBuffer, 'regtest', a.type).toString();
+}
+
+module.exports = { T0, regtestAddress, rawBlocks, mempoolChains, mempoolOf, snapshot, unconfirmedOf };

@@ -1,0 +1,160 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const { MempoolPool } = require('../../lib/mempool/pool');
+const { mempoolEntry } = require('../../lib/mempool/entry');
+const { encodeMempool, decodeMempool } = require('../../lib/codec/mempool');
+const { fromDisplayHex } = require('../../lib/chain/hash');
+const { Wallet } = require('../helpers/wallet');
+
+/**
+ * The pool's rules on transactions signed by bitcore-lib, without a node: the confirmed
+ * outputs are a table the test writes, answered the way store.getPrevouts answers.
+ */
+
+const wallet = new Wallet('addrindex-pool-tests');
+const TIP = 'aa'.repeat(32);
+const TIP2 = 'bb'.repeat(32);
+
+/** A coin "confirmed in the index": a made-up txid (seeded), paying `label`'s P2WPKH. */
+function coin(n, satoshis = 1e6) {
+  const out = wallet.output('p2wpkh', `coin-${n}`);
+  const txId = crypto.createHash('sha256').update(`coin ${n}`).digest('hex');
+  return { txId, outputIndex: n % 3, satoshis, script: out.script, kind: 'p2wpkh', address: out.address, signer: out.signer };
+}
+
+/** The index as a table of unspent outputs, and how often it was asked. */
+function index(coins) {
+  const table = new Map(coins.map((c) => [`${c.txId}:${c.outputIndex}`, c]));
+  const lookup = async (outpoints) => {
+    lookup.asked += outpoints.length / 36;
+    const out = [];
+    for (let at = 0; at < outpoints.length; at += 36) {
+      const txid = Buffer.from(outpoints.subarray(at, at + 32)).reverse().toString('hex');
+      const c = table.get(`${txid}:${outpoints.readUInt32LE(at + 32)}`);
+      out.push(c ? { value: c.satoshis, scripthash: crypto.createHash('sha256').update(c.script.toBuffer()).digest(), height: 1, txNum: 1 } : null);
+    }
+    return out;
+  };
+  lookup.asked = 0;
+  lookup.table = table;
+  return lookup;
+}
+
+const entry = (made, time = 1000) => mempoolEntry(Buffer.from(made.hex, 'hex'), time, made.txid);
+const ids = (pool) => pool.order.filter((e) => e.included).map((e) => e.id);
+
+describe('the mempool pool (lib/mempool/pool.js): what a snapshot holds, in which order', () => {
+  it('parents before children whatever the arrival order; a child waits for a parent it cannot resolve, with its descendants', async () => {
+    const c = coin(1);
+    const parent = wallet.pay([c], [{ kind: 'p2wpkh', label: 'p', satoshis: 500000 }, { kind: 'p2tr', label: 'p2' }], { fee: 1000 });
+    const child = wallet.pay([parent.coins[0]], [{ kind: 'p2pkh', label: 'ch' }], { fee: 800 });
+    const grand = wallet.pay([child.coins[0]], [{ kind: 'p2wpkh', label: 'g' }], { fee: 700 });
+    const lookup = index([c]);
+    const pool = new MempoolPool();
+    pool.add(entry(grand));
+    pool.add(entry(child));
+    let r = await pool.resolve(TIP, false, lookup);
+    assert.deepEqual(ids(pool), [], 'the parent is unknown: neither is in');
+    assert.equal(r.changed, true, 'a first resolve always writes (the tip is new)');
+    pool.add(entry(parent));
+    r = await pool.resolve(TIP, true, lookup);
+    assert.equal(r.changed, true);
+    assert.deepEqual(ids(pool), [parent.txid, child.txid, grand.txid]);
+    const snap = decodeMempool(pool.encode(3));
+    assert.deepEqual(snap.txs.map((t) => [t.fee, t.vsize]), [parent, child, grand].map((m) => [m.tx._getUnspentValue(), m.tx.vsize]));
+    assert.deepEqual(snap.txs[1].inputs.map((i) => [i.unconfirmed, i.value]), [[true, 500000]]);
+    assert.deepEqual(snap.txs[0].inputs.map((i) => [i.unconfirmed, i.value]), [[false, 1e6]]);
+
+    // the parent leaves (it could no longer be fetched, say): the rest leave with it
+    pool.delete(parent.txid);
+    r = await pool.resolve(TIP, true, lookup);
+    assert.equal(r.changed, true);
+    assert.deepEqual(ids(pool), []);
+  });
+
+  it('the same pool resolved again at the same tip: nothing asked, nothing changed, the same bytes from the same encoded parts', async () => {
+    const cs = [coin(2), coin(3)];
+    const a = wallet.pay([cs[0]], [{ kind: 'p2wpkh', label: 'a' }], { fee: 1000 });
+    const b = wallet.pay([cs[1]], [{ kind: 'p2tr', label: 'b' }], { fee: 2000 });
+    const lookup = index(cs);
+    const pool = new MempoolPool();
+    pool.add(entry(a));
+    pool.add(entry(b));
+    await pool.resolve(TIP, false, lookup);
+    const first = pool.encode(1);
+    const parts = pool.order.map((e) => e.record);
+    assert.equal(lookup.asked, 2);
+    const r = await pool.resolve(TIP, true, lookup);
+    assert.deepEqual(r, { changed: false, asked: 0 });
+    const second = pool.encode(1);
+    assert.deepEqual(second, first);
+    assert.deepEqual(first, encodeMempool({ seq: 1, tip: fromDisplayHex(TIP), txs: pool.order.map((e) => e.toMempoolTx()) }));
+    pool.order.forEach((e, i) => assert.equal(e.record, parts[i], 'kept, not encoded again'));
+  });
+
+  it('a new tip that extends the last asks only what was missing; another tip asks everything again', async () => {
+    const cs = [coin(4), coin(5)];
+    const late = coin(6);
+    const a = wallet.pay([cs[0], cs[1]], [{ kind: 'p2wpkh', label: 'a' }], { fee: 1000 });
+    const waits = wallet.pay([late], [{ kind: 'p2wpkh', label: 'w' }], { fee: 1000 });
+    const lookup = index(cs);
+    const pool = new MempoolPool();
+    pool.add(entry(a));
+    pool.add(entry(waits));
+    await pool.resolve(TIP, false, lookup);
+    assert.deepEqual([lookup.asked, ids(pool)], [3, [a.txid]]);
+    // the block of the late coin arrives
+    lookup.table.set(`${late.txId}:${late.outputIndex}`, late);
+    lookup.asked = 0;
+    await pool.resolve(TIP2, true, lookup);
+    assert.deepEqual([lookup.asked, ids(pool)], [1, [a.txid, waits.txid]]);
+    // a reorg: a's coins are gone from the index
+    lookup.table.delete(`${cs[1].txId}:${cs[1].outputIndex}`);
+    lookup.asked = 0;
+    const r = await pool.resolve(TIP, false, lookup);
+    assert.deepEqual([lookup.asked, ids(pool), r.changed], [3, [waits.txid], true]);
+  });
+
+  it('left out: spending more than the inputs are worth, an output the parent lacks, an OP_RETURN output', async () => {
+    const c = coin(7, 10000);
+    const pool = new MempoolPool();
+    // bitcore-lib builds it; the index says the coin is worth less than what it pays
+    const rich = wallet.pay([{ ...c, satoshis: 50000 }], [{ kind: 'p2wpkh', label: 'rich', satoshis: 40000 }], { fee: 10000 });
+    pool.add(entry(rich));
+    const parent = wallet.pay([coin(8)], [{ kind: 'nulldata', label: 'x' }, { kind: 'p2wpkh', label: 'y' }], { fee: 1000 });
+    const lookup = index([c, coin(8)]);
+    pool.add(entry(parent));
+    const fromData = wallet.pay([{ ...parent.coins[0], outputIndex: 0 }], [{ kind: 'p2wpkh', label: 'z' }], { fee: 1000 });
+    const pastEnd = wallet.pay([{ ...parent.coins[0], outputIndex: 5 }], [{ kind: 'p2wpkh', label: 'z' }], { fee: 1000 });
+    pool.add(entry(fromData));
+    pool.add(entry(pastEnd));
+    await pool.resolve(TIP, false, lookup);
+    assert.deepEqual(ids(pool), [parent.txid]);
+  });
+
+  it('a chain of 50 unconfirmed transactions arriving children first comes out parents first', async () => {
+    const c = coin(9, 1e8);
+    let prev = wallet.pay([c], [{ kind: 'p2wpkh', label: 'chain' }], { fee: 1000 });
+    const made = [prev];
+    for (let k = 1; k < 50; k++) {
+      prev = wallet.pay([prev.coins[0]], [{ kind: 'p2wpkh', label: 'chain' }], { fee: 1000 });
+      made.push(prev);
+    }
+    const pool = new MempoolPool();
+    for (let k = made.length - 1; k >= 0; k--) pool.add(entry(made[k]));
+    await pool.resolve(TIP, false, index([c]));
+    assert.deepEqual(ids(pool), made.map((m) => m.txid));
+    assert.equal(pool.totals.fee, 50 * 1000);
+  });
+
+  it('a transaction the node gives for another txid, a coinbase, bytes past the end: refused', () => {
+    const a = wallet.pay([coin(10)], [{ kind: 'p2wpkh', label: 'a' }], { fee: 1000 });
+    const b = wallet.pay([coin(11)], [{ kind: 'p2wpkh', label: 'b' }], { fee: 1000 });
+    assert.throws(() => mempoolEntry(Buffer.from(a.hex, 'hex'), 1, b.txid), { code: 'ERR_BAD_TX', message: /are transaction/ });
+    assert.throws(() => mempoolEntry(Buffer.concat([Buffer.from(a.hex, 'hex'), Buffer.from([0])]), 1), { code: 'ERR_TRAILING_BYTES' });
+    const cb = Buffer.from('01000000010000000000000000000000000000000000000000000000000000000000000000ffffffff0401650101ffffffff0100f2052a010000001976a914000000000000000000000000000000000000000088ac00000000', 'hex');
+    assert.throws(() => mempoolEntry(cb, 1), { code: 'ERR_BAD_TX', message: /coinbase/ });
+  });
+});
