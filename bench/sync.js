@@ -179,6 +179,7 @@ async function phaseBaseline() {
 function runPhase(phase, extra, execArgv = [], onSpawn) {
   const argv = ['--seed', args.seed, '--txs', args.txs, ...extra];
   for (const k of ['threads', 'batch-blocks', 'batch-mb', 'batch-ms', 'ahead', 'bulk']) if (args[k] !== undefined) argv.push(`--${k}`, args[k]);
+  if (args.compact) argv.push('--compact');
   return runPhaseIn(__filename, phase, argv, execArgv, onSpawn);
 }
 
