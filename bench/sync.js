@@ -132,6 +132,7 @@ async function phaseSync() {
   const ru = process.resourceUsage();
   const io = procIo();
   const stats = await store.stats();
+  const synced = { fileBytes: fileBytes(args.datadir), diskBytes: diskUsage(args.datadir) };
   let compacted = null;
   if (args.compact && store.compact) {
     const tc = process.hrtime.bigint();
@@ -146,7 +147,7 @@ async function phaseSync() {
     maxRss: process.resourceUsage().maxRSS * 1024, rssPeakSampled: rssPeak, rssAnonPeak: anonPeak,
     // at the end: anonymous memory vs file-backed pages (the LMDB map counts in RSS)
     rssAnonEnd: procStatus('RssAnon'), rssFileEnd: procStatus('RssFile'),
-    fileBytes: fileBytes(args.datadir), diskBytes: diskUsage(args.datadir), stats, samples,
+    ...synced, stats, samples,
   };
 }
 
