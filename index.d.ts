@@ -98,9 +98,18 @@ export interface BlockInfo {
 export interface Prevout {
   value: number;
   scripthash: Buffer;
+  /** a P2PK output's own script hash (its `scripthash` is its key's P2PKH one), else null */
+  p2pk: Buffer | null;
   height: number;
   txNum: number;
 }
+
+/**
+ * Which view of a script hash a read answers: 'address' (the default, the REST API's: a P2PK
+ * output counts toward its key's P2PKH script hash) or 'script' (Electrum's: exactly sha256 of
+ * the output script). docs/FORMAT.md, "Two views".
+ */
+export type View = 'address' | 'script';
 
 export interface Summary {
   balance: number;
@@ -130,6 +139,7 @@ export interface HistoryOptions {
   fromHeight?: number;
   toHeight?: number;
   order?: 'asc' | 'desc';
+  view?: View;
 }
 
 export interface Utxo {
@@ -220,7 +230,7 @@ export abstract class AbstractStore {
   getBlockBytes(height: number): Promise<Buffer | null>;
   getSpenders(txid: Buffer): Promise<Spender[] | null>;
   /** the script hashes a block touched, 32 bytes each; null below the undo kept */
-  getTouched(height: number): Promise<Buffer | null>;
+  getTouched(height: number, opts?: { view?: View }): Promise<Buffer | null>;
   /** 36 bytes per outpoint: txid (internal order) + vout (uint32 LE) */
   /** indexed: every outpoint's transaction is known to be in the index (the sync's inputs). */
   getPrevouts(outpoints: Buffer, opts?: { indexed?: boolean }): Promise<Array<Prevout | null>>;
@@ -230,11 +240,11 @@ export abstract class AbstractStore {
   beginBulk(): Promise<void>;
   /** Commits (or with commit: false discards) what beginBulk() opened. */
   endBulk(opts?: { commit?: boolean }): Promise<void>;
-  getSummary(scripthash: Buffer): Promise<Summary | null>;
-  getSummaries(scripthashes: Buffer[]): Promise<Array<Summary | null>>;
+  getSummary(scripthash: Buffer, opts?: { view?: View }): Promise<Summary | null>;
+  getSummaries(scripthashes: Buffer[], opts?: { view?: View }): Promise<Array<Summary | null>>;
   getHistory(scripthash: Buffer, opts?: HistoryOptions): Promise<{ entries: HistoryEntry[]; next: string | null }>;
   getHistories(scripthashes: Buffer[], opts?: HistoryOptions): Promise<{ entries: Array<HistoryEntry & { scripthashes: Buffer[] }>; next: string | null }>;
-  getUtxos(scripthash: Buffer, opts?: { cursor?: string | null; limit?: number }): Promise<{ utxos: Utxo[]; next: string | null }>;
+  getUtxos(scripthash: Buffer, opts?: { cursor?: string | null; limit?: number; view?: View }): Promise<{ utxos: Utxo[]; next: string | null }>;
   getTx(txid: Buffer): Promise<TxLocation | null>;
   getTxid(txNum: number): Promise<Buffer | null>;
   /** replaces the mempool snapshot (lib/codec/mempool.js) while the tip is the one it names */

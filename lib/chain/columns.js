@@ -2,6 +2,7 @@
 
 const { parseBlock, blockWeight } = require('./block');
 const { classify, writeOutputScripthash, ADDR_TYPE_CODE } = require('./script');
+const { sha256Into } = require('./sha256-small');
 
 /**
  * A parsed block reduced to what indexing needs, as flat typed arrays: no per-tx or
@@ -33,6 +34,10 @@ const { classify, writeOutputScripthash, ADDR_TYPE_CODE } = require('./script');
  * @property {Buffer} scripthashes 32 bytes per output: the index key, sha256 of the canonical
  *                                script (internal order; see script.outputScripthash); all zero
  *                                where idType is 0
+ * @property {Uint32Array} p2pkOuts the outputs whose own script hash is not their index key (P2PK),
+ *                                ascending block output indexes
+ * @property {Buffer} p2pkShs     32 bytes per p2pkOuts entry: that output's own script hash
+ *                                (sha256 of the P2PK script, internal order)
  */
 
 /**
@@ -69,6 +74,7 @@ function toColumns(block) {
   const idLen = new Uint8Array(O);
   const idHash = ownedBuffer(32 * O);
   const scripthashes = ownedBuffer(32 * O);
+  const p2pk = [];
   let ii = 0;
   let oo = 0;
   for (let i = 0; i < T; i++) {
@@ -96,6 +102,7 @@ function toColumns(block) {
           c.hash.copy(idHash, 32 * oo);
         }
         writeOutputScripthash(out.script, c, scripthashes, 32 * oo);
+        if (c.type === 'p2pk') p2pk.push(oo, out.script);
       }
     }
   }
@@ -104,9 +111,16 @@ function toColumns(block) {
   txOffsets[T] = block.size;
   const header = ownedBuffer(80);
   block.raw.copy(header);
+  // P2PK outputs are rare after the first years: a short list, not a column per output
+  const p2pkOuts = new Uint32Array(p2pk.length / 2);
+  const p2pkShs = ownedBuffer(16 * p2pk.length);
+  for (let k = 0; k < p2pkOuts.length; k++) {
+    p2pkOuts[k] = p2pk[2 * k];
+    sha256Into(p2pk[2 * k + 1], p2pkShs, 32 * k);
+  }
   return {
     hash: block.hash, prev: block.prev, time: block.time, header, size: block.size, weight: blockWeight(block), txCount: T,
-    txids, inStart, outStart, txOffsets, prevouts, values, idType, idLen, idHash, scripthashes,
+    txids, inStart, outStart, txOffsets, prevouts, values, idType, idLen, idHash, scripthashes, p2pkOuts, p2pkShs,
   };
 }
 
@@ -127,10 +141,29 @@ function parseColumns(raw, opts) {
  */
 function transferList(cols) {
   const list = [];
-  for (const a of [cols.header, cols.txids, cols.inStart, cols.outStart, cols.txOffsets, cols.prevouts, cols.values, cols.idType, cols.idLen, cols.idHash, cols.scripthashes]) {
+  for (const a of [cols.header, cols.txids, cols.inStart, cols.outStart, cols.txOffsets, cols.prevouts, cols.values, cols.idType, cols.idLen, cols.idHash, cols.scripthashes, cols.p2pkOuts, cols.p2pkShs]) {
     if (a.byteLength > 0 && !list.includes(a.buffer)) list.push(a.buffer);
   }
   return list;
 }
 
-module.exports = { toColumns, parseColumns, transferList };
+/**
+ * The own script hash of a block's output when it is a P2PK output, else null.
+ * @param {BlockColumns} cols
+ * @param {number} o block output index
+ * @returns {Buffer|null} a view into cols.p2pkShs
+ */
+function p2pkOf(cols, o) {
+  const outs = cols.p2pkOuts;
+  let lo = 0;
+  let hi = outs.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (outs[mid] === o) return cols.p2pkShs.subarray(32 * mid, 32 * mid + 32);
+    if (outs[mid] < o) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return null;
+}
+
+module.exports = { toColumns, parseColumns, transferList, p2pkOf };

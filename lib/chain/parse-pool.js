@@ -94,7 +94,7 @@ class ParsePool {
 // Buffers cross postMessage as plain Uint8Arrays: give the byte columns their Buffer methods
 // back (a view over the same transferred memory, no copy). The header too: a Uint8Array's
 // toString('hex') is its numbers joined by commas, which the MongoDB store wrote as the header.
-const BUFFER_COLUMNS = ['txids', 'prevouts', 'idHash', 'scripthashes', 'header'];
+const BUFFER_COLUMNS = ['txids', 'prevouts', 'idHash', 'scripthashes', 'p2pkShs', 'header'];
 
 function rewrapBuffers(cols) {
   for (const k of BUFFER_COLUMNS) {

@@ -215,6 +215,22 @@ function writeOutputScripthash(script, c, out, at) {
 }
 
 /**
+ * An output's own script hash (sha256 of the script as written, internal order) when it is not
+ * its index key: only P2PK outputs, whose index key is their key's P2PKH script. Electrum finds
+ * an output under its own script hash; the index keeps a P2PK script's own account beside the
+ * P2PKH account it counts toward (docs/FORMAT.md, "Two views").
+ * @param {Buffer} script
+ * @param {ScriptClass} [c=classify(script)]
+ * @returns {Buffer|null} 32 bytes, or null when the own script hash is the index key
+ */
+function p2pkScripthash(script, c = classify(script)) {
+  if (c.type !== 'p2pk') return null;
+  const out = Buffer.allocUnsafe(32);
+  sha256Into(script, out, 0);
+  return out;
+}
+
+/**
  * @param {Uint8Array} hash 20-byte key hash
  * @returns {Buffer} OP_DUP OP_HASH160 <hash> OP_EQUALVERIFY OP_CHECKSIG
  */
@@ -261,6 +277,6 @@ function witnessVersion(script) {
 }
 
 module.exports = {
-  classify, outputScripthash, writeOutputScripthash, ADDR_TYPE_CODE,
+  classify, outputScripthash, writeOutputScripthash, p2pkScripthash, ADDR_TYPE_CODE,
   p2pkhScript, p2shScript, witnessScript, witnessVersion,
 };

@@ -4,7 +4,7 @@ const { UsageError } = require('../errors');
 const { toDisplayHex } = require('../chain/hash');
 const { intOption, withIndex, storeOptions, storeUsage } = require('./datadir');
 
-const usage = `usage: addrindex query ADDRESS|SCRIPTHASH (--datadir DIR | --store mongo --mongodb-url URL) [--json] [--limit N] [--cursor C]
+const usage = `usage: addrindex query ADDRESS|SCRIPTHASH (--datadir DIR | --store mongo --mongodb-url URL) [--json] [--limit N] [--cursor C] [--view script]
 
 Prints what the index holds for an address (any standard type of the datadir's network) or
 an Electrum script hash (64 hex digits, as Electrum shows it): balance, received, sent, the
@@ -18,6 +18,9 @@ ${storeUsage}  --json               one JSON object:
   --cursor C           the "next" of the previous page
   --utxo-limit N       unspent outputs per page (default 1000)
   --utxo-cursor C      the "utxosNext" of the previous page
+  --view VIEW          address (the default, the REST API's: a P2PKH address or script hash
+                       counts its key's P2PK outputs too) or script (the Electrum server's:
+                       exactly sha256 of the output script, so without them)
 
 Amounts are in satoshis. The genesis coinbase output is not indexed (Bitcoin Core never
 counts it as spendable), so 1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa has no entry from height 0.
@@ -30,18 +33,20 @@ const options = {
   cursor: { type: 'string' },
   'utxo-limit': { type: 'string' },
   'utxo-cursor': { type: 'string' },
+  view: { type: 'string' },
 };
 
 /**
  * The query result in its stable JSON shape.
  * @param {import('../stores/abstract').AbstractStore} store
  * @param {{scripthash: Buffer, address: string|null}} target
- * @param {{limit: number, cursor?: string, utxoLimit: number, utxoCursor?: string}} page
+ * @param {{limit: number, cursor?: string, utxoLimit: number, utxoCursor?: string, view?: 'address'|'script'}} page
  */
 async function queryIndex(store, target, page) {
-  const summary = await store.getSummary(target.scripthash);
-  const hist = await store.getHistory(target.scripthash, { limit: page.limit, cursor: page.cursor });
-  const utx = await store.getUtxos(target.scripthash, { limit: page.utxoLimit, cursor: page.utxoCursor });
+  const view = page.view;
+  const summary = await store.getSummary(target.scripthash, { view });
+  const hist = await store.getHistory(target.scripthash, { limit: page.limit, cursor: page.cursor, view });
+  const utx = await store.getUtxos(target.scripthash, { limit: page.utxoLimit, cursor: page.utxoCursor, view });
   const s = summary || { balance: 0, received: 0, sent: 0, txCount: 0 };
   return {
     address: target.address,
@@ -88,6 +93,7 @@ async function run(positionals, values, io) {
     cursor: values.cursor,
     utxoLimit: intOption(values, 'utxo-limit', 1) || 1000,
     utxoCursor: values['utxo-cursor'],
+    view: values.view,
   };
   const { parseTarget } = require('../chain/address');
   return withIndex(values, 'query', async (store, network) => {

@@ -9,7 +9,7 @@ const { Writer } = require('./io');
  * when its sequence number changes and index it in memory (lib/core/mempool.js); nothing in it
  * is ever mixed into the confirmed rows.
  *
- *   format byte (version 1)
+ *   format byte (version 2)
  *   varint seq                     strictly increasing per index
  *   32 B   tip hash (internal)     the confirmed tip the snapshot was resolved against
  *   varint count
@@ -17,16 +17,24 @@ const { Writer } = require('./io');
  *     32 B txid (internal), varint time (s, first seen), varint fee (sat), varint vsize
  *     varint raw length, raw transaction bytes (as the node serializes it, witness included)
  *     varint inputs; per input: 32 B spent txid, varint vout, varint value,
- *       1 B flags (1: indexed — a 32 B script hash follows; 2: from a mempool transaction),
- *       [32 B script hash]
- *     varint outputs; per output: varint value, 1 B flags (1: indexed), [32 B script hash]
+ *       1 B flags (1: indexed — a 32 B script hash follows; 2: from a mempool transaction;
+ *       4: a P2PK output — its own 32 B script hash follows the script hash),
+ *       [32 B script hash] [32 B own script hash]
+ *     varint outputs; per output: varint value, 1 B flags (1: indexed; 2: P2PK, its own script
+ *       hash follows), [32 B script hash] [32 B own script hash]
+ *
+ * The script hash is the index key (a P2PK output's: its key's P2PKH script's, the address
+ * view); a P2PK output's own script hash is what Electrum asks for (the script view). Version 2
+ * added the own script hashes.
  */
 
-const VERSION = 1;
+const VERSION = 2;
 const HEAD_VERSION = 1;
 const IN_INDEXED = 1;
 const IN_UNCONFIRMED = 2;
+const IN_P2PK = 4;
 const OUT_INDEXED = 1;
+const OUT_P2PK = 2;
 
 /**
  * @typedef {object} MempoolInput
@@ -34,6 +42,8 @@ const OUT_INDEXED = 1;
  * @property {number} vout
  * @property {number} value
  * @property {Buffer|null} scripthash  the spent output's index key, null when not indexed
+ * @property {Buffer|null} [p2pk]   the spent output's own script hash when it is a P2PK output
+ *   (getPrevouts' `p2pk`, or lib/chain/script.js p2pkScripthash of a mempool parent's output)
  * @property {boolean} unconfirmed  it spends an output of another mempool transaction
  */
 
@@ -45,7 +55,8 @@ const OUT_INDEXED = 1;
  * @property {number} vsize
  * @property {Buffer} raw
  * @property {MempoolInput[]} inputs
- * @property {Array<{value: number, scripthash: Buffer|null}>} outputs
+ * @property {Array<{value: number, scripthash: Buffer|null, p2pk?: Buffer|null}>} outputs
+ *   `p2pk`: a P2PK output's own script hash (lib/chain/script.js p2pkScripthash)
  */
 
 /**
@@ -61,7 +72,7 @@ const OUT_INDEXED = 1;
  */
 function encodeMempool(snap) {
   let size = 64;
-  for (const t of snap.txs) size += 64 + t.raw.length + 50 * t.inputs.length + 42 * t.outputs.length;
+  for (const t of snap.txs) size += 64 + t.raw.length + 82 * t.inputs.length + 74 * t.outputs.length;
   const w = new Writer(size);
   w.begin();
   writeHead(w, snap.seq, snap.tip, snap.txs.length);
@@ -122,14 +133,18 @@ function writeTx(w, t) {
     w.bytes(i.txid);
     w.varint(i.vout);
     w.varint(i.value);
-    w.u8((i.scripthash ? IN_INDEXED : 0) | (i.unconfirmed ? IN_UNCONFIRMED : 0));
+    const p2pk = i.scripthash && i.p2pk;
+    w.u8((i.scripthash ? IN_INDEXED : 0) | (i.unconfirmed ? IN_UNCONFIRMED : 0) | (p2pk ? IN_P2PK : 0));
     if (i.scripthash) w.bytes(i.scripthash);
+    if (p2pk) w.bytes(p2pk);
   }
   w.varint(t.outputs.length);
   for (const o of t.outputs) {
+    const p2pk = o.scripthash && o.p2pk;
     w.varint(o.value);
-    w.u8(o.scripthash ? OUT_INDEXED : 0);
+    w.u8((o.scripthash ? OUT_INDEXED : 0) | (p2pk ? OUT_P2PK : 0));
     if (o.scripthash) w.bytes(o.scripthash);
+    if (p2pk) w.bytes(p2pk);
   }
 }
 
@@ -156,16 +171,18 @@ function decodeMempool(buf) {
       const vout = r.varint();
       const value = r.varint();
       const flags = r.u8();
-      if (flags & ~(IN_INDEXED | IN_UNCONFIRMED)) throw r.error('ERR_BAD_VALUE', `input flags ${flags}`);
-      inputs[i] = { txid: itxid, vout, value, scripthash: flags & IN_INDEXED ? hash(r) : null, unconfirmed: (flags & IN_UNCONFIRMED) !== 0 };
+      if (flags & ~(IN_INDEXED | IN_UNCONFIRMED | IN_P2PK) || (flags & IN_P2PK && !(flags & IN_INDEXED))) throw r.error('ERR_BAD_VALUE', `input flags ${flags}`);
+      const scripthash = flags & IN_INDEXED ? hash(r) : null;
+      inputs[i] = { txid: itxid, vout, value, scripthash, p2pk: flags & IN_P2PK ? hash(r) : null, unconfirmed: (flags & IN_UNCONFIRMED) !== 0 };
     }
     const no = r.count(r.varint(), 2);
     const outputs = new Array(no);
     for (let o = 0; o < no; o++) {
       const value = r.varint();
       const flags = r.u8();
-      if (flags & ~OUT_INDEXED) throw r.error('ERR_BAD_VALUE', `output flags ${flags}`);
-      outputs[o] = { value, scripthash: flags & OUT_INDEXED ? hash(r) : null };
+      if (flags & ~(OUT_INDEXED | OUT_P2PK) || (flags & OUT_P2PK && !(flags & OUT_INDEXED))) throw r.error('ERR_BAD_VALUE', `output flags ${flags}`);
+      const scripthash = flags & OUT_INDEXED ? hash(r) : null;
+      outputs[o] = { value, scripthash, p2pk: flags & OUT_P2PK ? hash(r) : null };
     }
     txs[k] = { txid, time, fee, vsize, raw, inputs, outputs };
   }

@@ -4,6 +4,7 @@ const { openValue } = require('./format');
 const { pack } = require('./compress');
 const { writePostings, readPostings } = require('./postings');
 const { PAGE_ENTRIES, INLINE_UTXOS, MAX_TXNUM, sealedCount, utxosInline } = require('../core/rules');
+const { HASHX_LEN } = require('../stores/layout');
 
 /**
  * Schema 2 value encoders and decoders, one pair per record kind. docs/FORMAT.md describes
@@ -16,8 +17,14 @@ const { PAGE_ENTRIES, INLINE_UTXOS, MAX_TXNUM, sealedCount, utxosInline } = requ
  * version changes when its value bytes change; decoders read exactly this version.
  */
 const VERSION = Object.freeze({
-  meta: 2, source: 1, tip: 1, block: 2, body: 1, blockHash: 1, locator: 1, txids: 2, tx: 2, outputs: 2, account: 1, page: 1, utxo: 1, undo: 1, touched: 1,
+  meta: 2, source: 1, tip: 1, block: 2, body: 1, blockHash: 1, locator: 1, txids: 2, tx: 2, outputs: 3, account: 1, page: 1, utxo: 1, undo: 2, touched: 2,
 });
+
+/**
+ * An account that counts P2PK outputs (an address account with P2PK parts, lib/core/p2pk.js)
+ * is written in this version: version 1's bytes, then its parts. Both versions are read.
+ */
+const ACCOUNT_WITH_PARTS = 2;
 
 /** TxNums in one txids row. */
 const TXIDS_PER_ROW = 64;
@@ -332,6 +339,8 @@ function decodeTxNums(buf) {
  * @property {number[]} vouts
  * @property {number[]} values
  * @property {Buffer} scripthashes   32 bytes per unspent output
+ * @property {Map<number, Buffer>|null} p2pk  unspent output k's own script hash when it is a
+ *   P2PK output (null: none is)
  * @property {{count: number, vouts: number[], txNums: number[], vins: number[]}} spent
  *   vin -1: taken by a coinbase that reused the txid (BIP30), no input spent it
  */
@@ -355,11 +364,13 @@ function writeOutputsHead(w, count) {
  * @param {number} value
  * @param {Uint8Array} shs
  * @param {number} at byte offset of the script hash in shs
+ * @param {Uint8Array|null} [own] a P2PK output's own script hash (32 bytes)
  */
-function writeOutput(w, prevVout, vout, value, shs, at) {
-  w.varint(vout - prevVout - 1);
+function writeOutput(w, prevVout, vout, value, shs, at, own = null) {
+  w.varint((vout - prevVout - 1) * 2 + (own ? 1 : 0));
   w.varint(value);
   w.bytes(shs, at, at + 32);
+  if (own) w.bytes(own, 0, 32);
 }
 
 /**
@@ -404,14 +415,20 @@ function decodeOutputs(buf, txNum) {
   const vouts = new Array(count);
   const values = new Array(count);
   const scripthashes = Buffer.allocUnsafe(32 * count);
+  let p2pk = null;
   let prev = -1;
   for (let i = 0; i < count; i++) {
-    prev = prev + 1 + r.varint();
+    const d = r.varint();
+    prev = prev + 1 + Math.floor(d / 2);
     if (prev > 0xffffffff) throw r.error('ERR_BAD_VALUE', 'vout out of range');
     vouts[i] = prev;
     values[i] = r.varint();
     const at = r.skip(32);
     scripthashes.set(r.buf.subarray(at, at + 32), 32 * i);
+    if (d % 2 === 1) {
+      if (!p2pk) p2pk = new Map();
+      p2pk.set(i, r.copy(32));
+    }
   }
   const n = r.count(r.varint(), 3);
   if (count + n === 0) throw r.error('ERR_BAD_VALUE', 'an outputs row with no outputs');
@@ -426,7 +443,7 @@ function decodeOutputs(buf, txNum) {
     if (spent.txNums[i] > MAX_TXNUM || spent.vins[i] > 0xffffffff) throw r.error('ERR_BAD_VALUE', 'spender out of range');
   }
   r.done();
-  return { txNum, count, vouts, values, scripthashes, spent };
+  return { txNum, count, vouts, values, scripthashes, p2pk, spent };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -455,6 +472,8 @@ class Account {
     this.lastHeight = 0;
     this.tailLen = 0;
     this.utxoLen = 0;
+    /** @type {import('../core/p2pk').Parts|null} the P2PK scripts it counts (lib/core/p2pk.js) */
+    this.parts = null;
     return this;
   }
 
@@ -496,7 +515,7 @@ function grow(a, n) {
  */
 function encodeAccount(w, a) {
   w.begin();
-  w.u8(VERSION.account);
+  w.u8(a.parts ? ACCOUNT_WITH_PARTS : VERSION.account);
   w.varint(a.received);
   w.varint(a.sent);
   w.varint(a.txCount);
@@ -514,6 +533,16 @@ function encodeAccount(w, a) {
       w.varint(a.utxoValue[i]);
     }
   }
+  if (a.parts) {
+    // each part by its hashX: the key of its account, all a reader needs of it
+    w.varint(a.parts.p2pk.length);
+    for (const p of a.parts.p2pk) {
+      w.bytes(p.sh, 0, HASHX_LEN);
+      w.varint(p.first);
+    }
+    w.varint(a.parts.both.length);
+    writePostings(w, a.parts.both, 0, a.parts.both.length, 0);
+  }
   return w.end();
 }
 
@@ -523,7 +552,8 @@ function encodeAccount(w, a) {
  * @returns {Account}
  */
 function decodeAccount(buf, a) {
-  const r = openValue(buf, 'account', VERSION.account);
+  const withParts = buf.length > 0 && buf[0] === ACCOUNT_WITH_PARTS;
+  const r = openValue(buf, 'account', withParts ? ACCOUNT_WITH_PARTS : VERSION.account);
   a.received = r.varint();
   a.sent = r.varint();
   a.txCount = r.varint();
@@ -556,8 +586,25 @@ function decodeAccount(buf, a) {
     }
     a.utxoLen = utxos;
   }
+  a.parts = withParts ? readParts(r) : null;
   r.done();
   return a;
+}
+
+/** An account's P2PK parts, after its version 1 bytes (each part's script hash: its hashX). */
+function readParts(r) {
+  const k = r.count(r.varint(), HASHX_LEN + 1);
+  if (k === 0) throw r.error('ERR_BAD_VALUE', 'an account of version 2 with no P2PK part');
+  const p2pk = new Array(k);
+  for (let i = 0; i < k; i++) {
+    p2pk[i] = { sh: r.copy(HASHX_LEN), first: r.varint() };
+    if (i > 0 && Buffer.compare(p2pk[i - 1].sh, p2pk[i].sh) >= 0) throw r.error('ERR_BAD_VALUE', 'P2PK parts out of order');
+    if (p2pk[i].first > MAX_TXNUM) throw r.error('ERR_BAD_VALUE', 'a P2PK part from a TxNum out of range');
+  }
+  const m = r.count(r.varint(), 1);
+  const both = new Array(m);
+  readPostings(r, m, 0, false, both, 0);
+  return { p2pk, both };
 }
 
 /**
@@ -630,6 +677,8 @@ function decodeUtxo(buf) {
 // ---------------------------------------------------------------------------------------
 // undo
 
+const NO_P2PK = new Map();
+
 /**
  * @param {import('./io').Writer} w
  * @param {number} count spent outputs
@@ -639,16 +688,19 @@ function decodeUtxo(buf) {
  * @param {Uint8Array} shs
  * @param {number} shFrom byte offset of the first script hash; they follow at 32-byte strides
  * @param {Array<{position: number, oldTxNum: number}>} dups
+ * @param {Map<number, Uint8Array>} [p2pk] spent output i's own script hash when it was P2PK
  */
-function encodeUndo(w, count, txNums, vouts, values, shs, shFrom, dups) {
+function encodeUndo(w, count, txNums, vouts, values, shs, shFrom, dups, p2pk = NO_P2PK) {
   w.begin();
   w.u8(VERSION.undo);
   w.varint(count);
   for (let i = 0; i < count; i++) {
+    const own = p2pk.size > 0 ? p2pk.get(i) : undefined;
     w.varint(txNums[i]);
-    w.varint(vouts[i]);
+    w.varint(vouts[i] * 2 + (own ? 1 : 0));
     w.varint(values[i]);
     w.bytes(shs, shFrom + 32 * i, shFrom + 32 * i + 32);
+    if (own) w.bytes(own, 0, 32);
   }
   w.varint(dups.length);
   for (const d of dups) {
@@ -669,18 +721,21 @@ function decodeUndo(buf) {
   const vouts = new Array(n);
   const values = new Array(n);
   const shs = Buffer.allocUnsafe(32 * n);
+  const p2pk = new Map();
   for (let i = 0; i < n; i++) {
     txNums[i] = r.varint();
-    vouts[i] = r.varint();
+    const v = r.varint();
+    vouts[i] = Math.floor(v / 2);
     values[i] = r.varint();
     const at = r.skip(32);
     shs.set(r.buf.subarray(at, at + 32), 32 * i);
+    if (v % 2 === 1) p2pk.set(i, r.copy(32));
   }
   const d = r.count(r.varint(), 2);
   const dups = new Array(d);
   for (let i = 0; i < d; i++) dups[i] = { position: r.varint(), oldTxNum: r.varint() };
   r.done();
-  return { count: n, txNums, vouts, values, shs, dups };
+  return { count: n, txNums, vouts, values, shs, p2pk, dups };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -716,31 +771,34 @@ function decodeBody(buf, header) {
 
 /**
  * @param {import('./io').Writer} w
- * @param {Buffer} shs 32 bytes each
+ * @param {{both: Buffer, addressOnly: Buffer}} t 32 bytes each: touched in both views, and in
+ *   the address view only (lib/core/effect.js touchedBy)
  */
-function encodeTouched(w, shs) {
+function encodeTouched(w, t) {
   w.begin();
   w.u8(VERSION.touched);
-  w.varint(shs.length / 32);
   // random hashes: nothing for LZ4 to find
-  w.bytes(shs);
+  for (const shs of [t.both, t.addressOnly]) {
+    w.varint(shs.length / 32);
+    w.bytes(shs);
+  }
   return w.end();
 }
 
 /**
  * @param {Uint8Array} buf
- * @returns {Buffer} 32 bytes each
+ * @returns {{both: Buffer, addressOnly: Buffer}} 32 bytes each
  */
 function decodeTouched(buf) {
   const r = openValue(buf, 'touched', VERSION.touched);
-  const n = r.count(r.varint(), 32);
-  const out = r.copy(32 * n);
+  const both = r.copy(32 * r.count(r.varint(), 32));
+  const addressOnly = r.copy(32 * r.count(r.varint(), 32));
   r.done();
-  return out;
+  return { both, addressOnly };
 }
 
 module.exports = {
-  VERSION, PAGE_ENTRIES, INLINE_UTXOS, TXIDS_PER_ROW, MAX_TXNUM,
+  VERSION, ACCOUNT_WITH_PARTS, PAGE_ENTRIES, INLINE_UTXOS, TXIDS_PER_ROW, MAX_TXNUM,
   encodeMeta, decodeMeta, encodeSource, decodeSource, encodeTip, decodeTip,
   encodeBlock, decodeBlock, encodeBlockHeight, decodeBlockHeight, encodeLocator, decodeLocator, encodeTxids, truncateTxids, readTxidsRow, txidsCount, TXIDS_AT,
   encodeTxNums, decodeTxNums, writeOutputsHead, writeOutput, writeSpentHead, writeSpent, endOutputs, decodeOutputs,

@@ -11,6 +11,11 @@
  *
  * Two script hashes are one slot when their first `keyBytes` bytes agree: a backend that keys
  * accounts by a prefix (the key-value schema's 12-byte hashX) must see them as one account.
+ *
+ * `parts` says, per slot of an address account that a P2PK output joined or left in the batch,
+ * which P2PK scripts it counts (their own script hash, with the TxNum of the first entry the
+ * batch gives them) and its "both" entries: the transactions that touch it through a P2PK
+ * script and through another script, with the flags of the other (lib/core/p2pk.js).
  */
 class Changes {
   /**
@@ -24,6 +29,8 @@ class Changes {
     this.entries = new Links(capacity * 2, 1);
     this.adds = new Links(capacity * 2, 3);
     this.dels = new Links(capacity, 2);
+    /** @type {Map<number, {p2pk: Map<string, {sh: Buffer, first: number}>, both: number[]}>} */
+    this.parts = new Map();
     this.growSlots(capacity);
   }
 
@@ -145,6 +152,36 @@ class Changes {
     const d = this.dels;
     const i = d.push(txNum, vout);
     this.link(this.delHead, this.delTail, d, j, i);
+  }
+
+  /**
+   * Slot j (an address account) counts the P2PK script whose own script hash is `own`, from
+   * TxNum txNum on when the batch had not named it yet.
+   * @param {number} j
+   * @param {Buffer} own 32 bytes
+   * @param {number} txNum
+   */
+  p2pkPart(j, own, txNum) {
+    const p = this.partsOf(j);
+    const k = own.latin1Slice(0, 32);
+    if (!p.p2pk.has(k)) p.p2pk.set(k, { sh: Buffer.from(own), first: txNum });
+  }
+
+  /**
+   * Transaction txNum touches slot j through a P2PK script and, with `flags`, through another.
+   * @param {number} j
+   * @param {number} txNum in chain order, once per transaction
+   * @param {number} flags FUNDED | SPENT
+   */
+  bothEntry(j, txNum, flags) {
+    this.partsOf(j).both.push(txNum * 4 + flags);
+  }
+
+  /** @private */
+  partsOf(j) {
+    let p = this.parts.get(j);
+    if (!p) this.parts.set(j, (p = { p2pk: new Map(), both: [] }));
+    return p;
   }
 
   /** @private */

@@ -132,6 +132,7 @@ function parseHeight(h, what) {
  * @property {number|null} after       TxNum of the cursor's last entry
  * @property {number|null} fromHeight
  * @property {number|null} toHeight
+ * @property {'address'|'script'} view
  */
 
 /**
@@ -147,18 +148,33 @@ function parseQuery(opts = {}) {
     after: opts.cursor === undefined || opts.cursor === null ? null : decodeCursor(opts.cursor, CURSOR_HISTORY).txNum,
     fromHeight: parseHeight(opts.fromHeight, 'fromHeight'),
     toHeight: parseHeight(opts.toHeight, 'toHeight'),
+    view: parseView(opts),
   };
 }
 
 /**
- * @param {{cursor?: string, limit?: number}} [opts]
- * @returns {{limit: number, after: {txNum: number, vout: number}|null}}
+ * @param {{cursor?: string, limit?: number, view?: string}} [opts]
+ * @returns {{limit: number, after: {txNum: number, vout: number}|null, view: 'address'|'script'}}
  */
 function parseUtxoQuery(opts = {}) {
   return {
     limit: parseLimit(opts.limit),
     after: opts.cursor === undefined || opts.cursor === null ? null : decodeCursor(opts.cursor, CURSOR_UTXO),
+    view: parseView(opts),
   };
+}
+
+/**
+ * Which view of a script hash a read answers (lib/core/p2pk.js): 'address' (the default: a
+ * P2PK output counts toward its key's P2PKH script hash, the REST API's rule) or 'script'
+ * (exactly sha256 of the output script, Electrum's).
+ * @param {{view?: string}|undefined|null} opts
+ * @returns {'address'|'script'}
+ */
+function parseView(opts) {
+  const view = opts === undefined || opts === null || opts.view === undefined ? 'address' : opts.view;
+  if (view !== 'address' && view !== 'script') throw new UsageError('ERR_BAD_VIEW', `view is "address" or "script", got ${view}`);
+  return view;
 }
 
 /**
@@ -308,7 +324,7 @@ function corrupt(what, details) {
 module.exports = {
   storeOptions,
   checkHash, checkHashes, checkBlockHash, checkRange, checkOutpoints, checkBlocks, checkRevertHeight, isHeight, isTxNum,
-  parseLimit, parseQuery, parseUtxoQuery, txNumBounds,
+  parseLimit, parseQuery, parseUtxoQuery, parseView, txNumBounds,
   historyCursor, utxoCursor, decodeCursor, CURSOR_HISTORY, CURSOR_UTXO,
   checkMeta, noIndex, notAnIndex, closed, readOnly, concurrentWrite, checkExtends, undoMissing, corrupt,
 };

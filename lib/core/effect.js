@@ -3,6 +3,8 @@
 const { Changes } = require('./changes');
 const { FUNDED, SPENT } = require('./rules');
 const { corrupt } = require('./checks');
+const { TxMix } = require('./p2pk');
+const { p2pkOf } = require('../chain/columns');
 
 /**
  * The effect of applying or reverting blocks, computed once for every backend, as pure
@@ -17,6 +19,9 @@ const { corrupt } = require('./checks');
  *   transaction has takes the txid, and the earlier outputs still unspent leave the UTXO set,
  *   counted as spent by the new coinbase. Undo records the earlier TxNum and those outputs, so
  *   a revert restores both.
+ * - P2PK (lib/core/p2pk.js): an output counts toward its key's P2PKH script hash (the address
+ *   view) and toward its own script's account (the script view), and the address account
+ *   records the P2PK scripts it counts and its "both" entries.
  *
  * A backend reads what the functions need (the unspent outputs of reused txids; on revert, the
  * undo records and the outputs the reverted transactions left unspent), calls them, and only
@@ -30,6 +35,7 @@ const { corrupt } = require('./checks');
  * @property {ArrayLike<number>} vouts        ascending
  * @property {ArrayLike<number>} values
  * @property {Buffer} scripthashes            32 bytes per output
+ * @property {Map<number, Buffer>|null} [p2pk] the own script hash of output k when it is P2PK
  */
 
 /**
@@ -51,6 +57,7 @@ const { corrupt } = require('./checks');
  * @property {ArrayLike<number>} vouts
  * @property {ArrayLike<number>} values
  * @property {Buffer} shs                 32 bytes each (zero: the output was not indexed)
+ * @property {Map<number, Buffer>} p2pk    the own script hash of spent output i when it was P2PK
  * @property {Array<{position: number, oldTxNum: number}>} dups
  * @property {ArrayLike<number>} [heights] height of the block that created each spent output
  * @property {(i: number) => Buffer} [txidOf] the txid of spent output i
@@ -91,6 +98,7 @@ const { corrupt } = require('./checks');
  * @property {Float64Array} values
  * @property {Uint32Array} block        index in `blocks` of the block that created it
  * @property {Uint32Array} at           byte offset of its script hash in that block's `cols.scripthashes`
+ * @property {Map<number, Buffer>} p2pk  the own script hash of created output c when it is P2PK
  */
 
 /**
@@ -112,12 +120,15 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
   const outBase = new Uint32Array(T + 1); // batch tx -> index of its first output in the batch
   const txBlock = new Uint32Array(T);
   const addAt = new Int32Array(O).fill(-1); // batch output -> its UTXO add, to cancel it
+  const ownAt = new Int32Array(O).fill(-1); // batch P2PK output -> its UTXO add in its own script's account
   const gone = new Uint8Array(O); // batch outputs spent (or replaced) within the batch
   const replaced = new Uint8Array(T);
   const coinbases = new Map(); // latin1 txid -> batch tx, for BIP30 within the batch
   const spends = new Map();
   const txidsTaken = [];
   const undo = new Array(blocks.length);
+  const mix = new TxMix(ch);
+  let mixing = false; // the tx being applied touches a P2PK script: its touches are noted
   const spend = (txNum, txid, vout, by, vin) => {
     let s = spends.get(txNum);
     if (!s) spends.set(txNum, (s = { txid, vouts: [], by: [], vins: [], replaced: false }));
@@ -126,16 +137,38 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
     s.vins.push(vin);
     return s;
   };
+  // An output leaves its account, and its P2PK script's own when `own` is given: counters and
+  // history; the caller moves the UTXO (`ownSlot`: the P2PK account's slot, or -1).
+  let ownSlot = -1;
+  const leave = (shs, at, value, own, txNum, height) => {
+    const j = ch.touch(shs, at, height);
+    ch.sent[j] += value;
+    ch.spent[j]++;
+    ch.entry(j, txNum, SPENT);
+    if (mixing) mix.note(j, SPENT, own);
+    ownSlot = -1;
+    if (own) {
+      ownSlot = ch.touch(own, 0, height);
+      ch.sent[ownSlot] += value;
+      ch.spent[ownSlot]++;
+      ch.entry(ownSlot, txNum, SPENT);
+    }
+    return j;
+  };
   let tx = 0;
   let out = 0;
   for (let b = 0; b < blocks.length; b++) {
     const { height, cols, spent, firstTxNum } = blocks[b];
-    const { inStart, outStart, idType, values, prevouts } = cols;
+    const { inStart, outStart, idType, values, prevouts, p2pkOuts, p2pkShs } = cols;
+    const spentOwn = spent.p2pk && spent.p2pk.size > 0 ? spent.p2pk : null;
+    let pk = 0; // the next of the block's P2PK outputs
     const u = new UndoBuilder();
     for (let t = 0; t < cols.txCount; t++, tx++) {
       const txNum = firstTxNum + t;
       outBase[tx] = out + outStart[t];
       txBlock[tx] = b;
+      mixing = pk < p2pkOuts.length && p2pkOuts[pk] < outStart[t + 1];
+      for (let i = inStart[t]; spentOwn && !mixing && i < inStart[t + 1]; i++) mixing = spentOwn.has(i);
       if (t === 0 && height !== 0) {
         const name = cols.txids.latin1Slice(0, 32);
         const earlier = coinbases.get(name);
@@ -144,16 +177,17 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
           // the txid of a transaction of this batch: its outputs were never written
           const e = blocks[txBlock[earlier]];
           const ec = e.cols;
+          for (let o = ec.outStart[0]; o < ec.outStart[1] && !mixing; o++) mixing = p2pkOf(ec, o) !== null;
+          if (mixing) mix.begin();
           for (let o = ec.outStart[0]; o < ec.outStart[1]; o++) {
             const g = outBase[earlier] + o;
             if (ec.idType[o] === 0 || gone[g] || e.height === 0) continue;
             gone[g] = 1;
             ch.cancelUtxo(addAt[g]);
-            const j = ch.touch(ec.scripthashes, 32 * o, height);
-            ch.sent[j] += ec.values[o];
-            ch.spent[j]++;
-            ch.entry(j, txNum, SPENT);
-            u.push(e.firstTxNum, o, ec.values[o], ec.scripthashes, 32 * o, e.height, ec.txids.subarray(0, 32));
+            const own = p2pkOf(ec, o);
+            leave(ec.scripthashes, 32 * o, ec.values[o], own, txNum, height);
+            if (own) ch.cancelUtxo(ownAt[g]);
+            u.push(e.firstTxNum, o, ec.values[o], ec.scripthashes, 32 * o, e.height, ec.txids.subarray(0, 32), own);
             spend(e.firstTxNum, ec.txids.subarray(0, 32), o, txNum, -1).replaced = true;
           }
           replaced[earlier] = 1;
@@ -163,46 +197,61 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
           const r = reused.get(name);
           const before = spends.get(r.txNum);
           const rec = r.outputs;
+          if (rec && rec.p2pk && rec.p2pk.size > 0) mixing = true;
+          if (mixing) mix.begin();
           for (let k = 0; rec && k < rec.count; k++) {
             if (before && before.vouts.includes(rec.vouts[k])) continue;
-            const j = ch.touch(rec.scripthashes, 32 * k, height);
-            ch.sent[j] += rec.values[k];
-            ch.spent[j]++;
-            ch.entry(j, txNum, SPENT);
+            const own = (rec.p2pk && rec.p2pk.get(k)) || null;
+            const j = leave(rec.scripthashes, 32 * k, rec.values[k], own, txNum, height);
             ch.delUtxo(j, r.txNum, rec.vouts[k]);
-            u.push(r.txNum, rec.vouts[k], rec.values[k], rec.scripthashes, 32 * k, r.height, cols.txids.subarray(0, 32));
+            if (own) ch.delUtxo(ownSlot, r.txNum, rec.vouts[k]);
+            u.push(r.txNum, rec.vouts[k], rec.values[k], rec.scripthashes, 32 * k, r.height, cols.txids.subarray(0, 32), own);
             spend(r.txNum, cols.txids.subarray(0, 32), rec.vouts[k], txNum, -1);
           }
           if (spends.has(r.txNum)) spends.get(r.txNum).replaced = true;
           txidsTaken.push({ txid: cols.txids.subarray(0, 32), txNum: r.txNum });
           u.dups.push({ position: 0, oldTxNum: r.txNum });
+        } else if (mixing) {
+          mix.begin();
         }
+      } else if (mixing) {
+        mix.begin();
       }
       for (let i = inStart[t]; i < inStart[t + 1]; i++) {
         const prev = spent.txNums[i];
         const vout = prevouts.readUInt32LE(36 * i + 32);
-        const j = ch.touch(spent.scripthashes, 32 * i, height);
-        ch.sent[j] += spent.values[i];
-        ch.spent[j]++;
-        ch.entry(j, txNum, SPENT);
+        const own = spentOwn ? spentOwn.get(i) || null : null;
+        const j = leave(spent.scripthashes, 32 * i, spent.values[i], own, txNum, height);
         spend(prev, prevouts.subarray(36 * i, 36 * i + 32), vout, txNum, i - inStart[t]);
         if (prev >= first) {
           const o = outBase[prev - first] + vout;
           gone[o] = 1;
           if (addAt[o] >= 0) ch.cancelUtxo(addAt[o]);
+          if (ownAt[o] >= 0) ch.cancelUtxo(ownAt[o]);
         } else {
           ch.delUtxo(j, prev, vout);
+          if (own) ch.delUtxo(ownSlot, prev, vout);
         }
       }
       if (height === 0) continue; // the genesis outputs are not spendable: filed nowhere
       for (let o = outStart[t]; o < outStart[t + 1]; o++) {
+        const own = pk < p2pkOuts.length && p2pkOuts[pk] === o ? p2pkShs.subarray(32 * pk, 32 * pk++ + 32) : null;
         if (idType[o] === 0) continue;
         const j = ch.touch(cols.scripthashes, 32 * o, height);
         ch.received[j] += values[o];
         ch.funded[j]++;
         ch.entry(j, txNum, FUNDED);
         addAt[out + o] = ch.addUtxo(j, txNum, o - outStart[t], values[o]);
+        if (mixing) mix.note(j, FUNDED, own);
+        if (own) {
+          const jp = ch.touch(own, 0, height);
+          ch.received[jp] += values[o];
+          ch.funded[jp]++;
+          ch.entry(jp, txNum, FUNDED);
+          ownAt[out + o] = ch.addUtxo(jp, txNum, o - outStart[t], values[o]);
+        }
       }
+      if (mixing) mix.end(txNum);
     }
     undo[b] = u.finish(blocks[b]);
     out += outStart[cols.txCount];
@@ -213,7 +262,7 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
   let n = 0;
   for (let k = 0; k < O; k++) if (addAt[k] >= 0 && !gone[k]) n++;
   const created = {
-    n, txNums: new Float64Array(n), vouts: new Uint32Array(n), values: new Float64Array(n), block: new Uint32Array(n), at: new Uint32Array(n),
+    n, txNums: new Float64Array(n), vouts: new Uint32Array(n), values: new Float64Array(n), block: new Uint32Array(n), at: new Uint32Array(n), p2pk: new Map(),
   };
   let c = 0;
   tx = 0;
@@ -230,6 +279,7 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
         created.values[c] = values[o];
         created.block[c] = b;
         created.at[c] = 32 * o;
+        if (ownAt[base + o] >= 0) created.p2pk.set(c, p2pkOf(cols, o));
         c++;
       }
     }
@@ -250,7 +300,7 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
  * @param {Iterable<TxOutputs & {txNum: number, height: number}>} input.created  the outputs
  *   of reverted transactions still unspent
  * @param {number} [input.keyBytes=32]
- * @returns {{changes: Changes, restore: Map<number, Array<{vout: number, value: number, shs: Buffer, at: number, undo: number, index: number}>>,
+ * @returns {{changes: Changes, restore: Map<number, Array<{vout: number, value: number, shs: Buffer, at: number, undo: number, index: number, own: Buffer|null}>>,
  *   txidsReleased: number[], txidsReturned: Array<{at: number, txNum: number}>}}
  *   restore: outputs of earlier transactions that are unspent again, by TxNum (`undo`/`index`
  *   name the record they come from); txidsReleased: offsets in `txids` whose TxNums go;
@@ -275,13 +325,16 @@ function revertEffect({ cutoff, end, fromHeight, undos, firstTxNums, txids, crea
 
   // per script hash: outputs the reverted txs created (still unspent, or spent within the
   // reverted blocks), and outputs they spent
+  // (a P2PK output the same way in its own script's account)
   const ch = new Changes(1024, keyBytes);
   for (const rec of created) {
     for (let o = 0; o < rec.count; o++) {
-      const j = ch.touch(rec.scripthashes, 32 * o, rec.height);
-      ch.received[j] -= rec.values[o];
-      ch.funded[j]--;
-      ch.delUtxo(j, rec.txNum, rec.vouts[o]);
+      const own = (rec.p2pk && rec.p2pk.get(o)) || null;
+      for (const j of slots(ch, rec.scripthashes, 32 * o, own, rec.height)) {
+        ch.received[j] -= rec.values[o];
+        ch.funded[j]--;
+        ch.delUtxo(j, rec.txNum, rec.vouts[o]);
+      }
     }
   }
   const restore = new Map();
@@ -289,17 +342,21 @@ function revertEffect({ cutoff, end, fromHeight, undos, firstTxNums, txids, crea
     const u = undos[k];
     for (let i = 0; i < u.count; i++) {
       const prev = u.txNums[i];
-      const j = ch.touch(u.shs, 32 * i, fromHeight + k);
-      ch.sent[j] -= u.values[i];
-      ch.spent[j]--;
-      if (prev >= cutoff) {
-        ch.received[j] -= u.values[i]; // created and spent within the reverted blocks
-        ch.funded[j]--;
-      } else {
-        ch.addUtxo(j, prev, u.vouts[i], u.values[i]);
+      const own = u.p2pk.get(i) || null;
+      for (const j of slots(ch, u.shs, 32 * i, own, fromHeight + k)) {
+        ch.sent[j] -= u.values[i];
+        ch.spent[j]--;
+        if (prev >= cutoff) {
+          ch.received[j] -= u.values[i]; // created and spent within the reverted blocks
+          ch.funded[j]--;
+        } else {
+          ch.addUtxo(j, prev, u.vouts[i], u.values[i]);
+        }
+      }
+      if (prev < cutoff) {
         let list = restore.get(prev);
         if (!list) restore.set(prev, (list = []));
-        list.push({ vout: u.vouts[i], value: u.values[i], shs: u.shs, at: 32 * i, undo: k, index: i });
+        list.push({ vout: u.vouts[i], value: u.values[i], shs: u.shs, at: 32 * i, undo: k, index: i, own });
       }
     }
   }
@@ -312,6 +369,12 @@ function revertEffect({ cutoff, end, fromHeight, undos, firstTxNums, txids, crea
   return { changes: ch, restore, txidsReleased, txidsReturned };
 }
 
+/** The slots an output counts toward: its account's, and its P2PK script's own when it has one. */
+function slots(ch, shs, at, own, height) {
+  const j = ch.touch(shs, at, height);
+  return own ? [j, ch.touch(own, 0, height)] : [j];
+}
+
 /**
  * One block's undo record: the outputs BIP30 takes (met one by one, rare), then every input's
  * spent output, which the block's own columns already hold.
@@ -322,9 +385,9 @@ class UndoBuilder {
     this.dups = [];
   }
 
-  /** An output a coinbase's BIP30 replacement takes. */
-  push(txNum, vout, value, shs, at, height, txid) {
-    this.extra.push({ txNum, vout, value, sh: shs.subarray(at, at + 32), height, txid });
+  /** An output a coinbase's BIP30 replacement takes (`own`: its P2PK script's hash, or null). */
+  push(txNum, vout, value, shs, at, height, txid, own) {
+    this.extra.push({ txNum, vout, value, sh: shs.subarray(at, at + 32), height, txid, own });
   }
 
   /**
@@ -337,10 +400,13 @@ class UndoBuilder {
     const vouts = new Float64Array(x + I);
     for (let i = 0; i < I; i++) vouts[x + i] = cols.prevouts.readUInt32LE(36 * i + 32);
     const inputTxid = (i) => cols.prevouts.subarray(36 * i, 36 * i + 32);
+    const p2pk = new Map();
+    this.extra.forEach((e, k) => { if (e.own) p2pk.set(k, e.own); });
+    if (spent.p2pk) for (const [i, own] of spent.p2pk) p2pk.set(x + i, own);
     if (x === 0) {
       return {
         count: I, txNums: spent.txNums.subarray(0, I), vouts, values: spent.values.subarray(0, I),
-        shs: spent.scripthashes.subarray(0, 32 * I), dups: this.dups, heights: spent.heights.subarray(0, I), txidOf: inputTxid,
+        shs: spent.scripthashes.subarray(0, 32 * I), p2pk, dups: this.dups, heights: spent.heights.subarray(0, I), txidOf: inputTxid,
       };
     }
     const cat = (A, pick, from) => {
@@ -359,6 +425,7 @@ class UndoBuilder {
       vouts,
       values: cat(Float64Array, (e) => e.value, spent.values),
       shs,
+      p2pk,
       dups: this.dups,
       heights: cat(Uint32Array, (e) => e.height, spent.heights),
       txidOf: (i) => (i < x ? this.extra[i].txid : inputTxid(i - x)),
@@ -369,24 +436,39 @@ class UndoBuilder {
 /**
  * The script hashes a block touched — its outputs' and those of the outputs its inputs spent —
  * each once: whose history, balance or UTXOs the block changed (what a subscriber is told).
+ * `both`: changed in both views (a P2PK output's own script hash among them); `addressOnly`:
+ * changed in the address view only — a key's P2PKH script hash that the block touched only
+ * through its P2PK script (the address account changed, the P2PKH script's own view did not).
  * @param {import('../stores/abstract').BlockDelta} block
  * @param {BlockUndo} undo the block's own
- * @returns {Buffer} 32 bytes each, internal order
+ * @returns {{both: Buffer, addressOnly: Buffer}} 32 bytes each, internal order
  */
 function touchedBy(block, undo) {
   const seen = new Set();
-  const add = (buf, at) => {
+  const viaP2pk = new Set();
+  const add = (buf, at, own) => {
     for (let k = 0; k < 32; k++) {
       if (buf[at + k] !== 0) {
-        seen.add(buf.latin1Slice(at, at + 32));
+        const sh = buf.latin1Slice(at, at + 32);
+        if (!own) seen.add(sh);
+        else {
+          viaP2pk.add(sh);
+          seen.add(own.latin1Slice(0, 32));
+        }
         return;
       }
     }
   };
   const { cols } = block;
-  if (block.height !== 0) for (let o = 0; o < cols.outStart[cols.txCount]; o++) if (cols.idType[o] !== 0) add(cols.scripthashes, 32 * o);
-  for (let i = 0; i < undo.count; i++) add(undo.shs, 32 * i);
-  return Buffer.from([...seen].join(''), 'latin1');
+  if (block.height !== 0) {
+    for (let o = 0, pk = 0; o < cols.outStart[cols.txCount]; o++) {
+      const own = pk < cols.p2pkOuts.length && cols.p2pkOuts[pk] === o ? cols.p2pkShs.subarray(32 * pk, 32 * pk++ + 32) : null;
+      if (cols.idType[o] !== 0) add(cols.scripthashes, 32 * o, own);
+    }
+  }
+  for (let i = 0; i < undo.count; i++) add(undo.shs, 32 * i, undo.p2pk.get(i) || null);
+  const addressOnly = [...viaP2pk].filter((sh) => !seen.has(sh));
+  return { both: Buffer.from([...seen].join(''), 'latin1'), addressOnly: Buffer.from(addressOnly.join(''), 'latin1') };
 }
 
 /**

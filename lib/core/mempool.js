@@ -10,6 +10,10 @@ const { StoreError } = require('../errors');
  * pay or spend it and its unconfirmed balance and outputs; which confirmed outputs a mempool
  * transaction spends; fee statistics. Built from a decoded snapshot (lib/codec/mempool.js),
  * never written anywhere: the confirmed rows know nothing of it.
+ *
+ * Per script hash in either view of the index (lib/core/p2pk.js), as the confirmed reads
+ * answer: in the address view (the default) a P2PK output counts toward its key's P2PKH script
+ * hash and its own script hash; in the script view (Electrum's) toward its own only.
  */
 
 /** Vsize per fee-histogram bin, as electrs bins it. */
@@ -37,10 +41,10 @@ class MempoolView {
     this.txs = snap.txs;
     /** @type {Map<string, import('../codec/mempool').MempoolTx>} by latin1 txid */
     this.byTxid = new Map();
+    /** @type {{address: Map<string, MempoolEntry[]>, script: Map<string, MempoolEntry[]>}} by view, then latin1 script hash, in snapshot order */
+    this.byView = { address: new Map(), script: new Map() };
     /** @type {Map<import('../codec/mempool').MempoolTx, number>} each transaction's place in the snapshot */
     this.position = new Map();
-    /** @type {Map<string, MempoolEntry[]>} by latin1 script hash, in snapshot order */
-    this.byScripthash = new Map();
     /** @type {Map<string, {tx: import('../codec/mempool').MempoolTx, vin: number}>} by latin1 txid + ':' + vout */
     this.spenders = new Map();
     let vsize = 0;
@@ -50,35 +54,46 @@ class MempoolView {
       this.position.set(tx, this.position.size);
       vsize += tx.vsize;
       fee += tx.fee;
-      const mine = new Map();
-      const entry = (sh) => {
-        const k = sh.latin1Slice(0, 32);
-        let e = mine.get(k);
-        if (!e) {
-          e = { tx, funded: false, spent: false, received: 0, sent: 0, fundedCount: 0, spentCount: 0 };
-          mine.set(k, e);
-        }
-        return e;
+      const mine = { address: new Map(), script: new Map() };
+      const entries = (sh, p2pk) => {
+        const out = [];
+        const add = (view, key) => {
+          const k = key.latin1Slice(0, 32);
+          let e = mine[view].get(k);
+          if (!e) {
+            e = { tx, funded: false, spent: false, received: 0, sent: 0, fundedCount: 0, spentCount: 0 };
+            mine[view].set(k, e);
+          }
+          out.push(e);
+        };
+        add('address', sh);
+        if (p2pk) add('address', p2pk);
+        add('script', p2pk || sh);
+        return out;
       };
       tx.inputs.forEach((i, vin) => {
         this.spenders.set(`${i.txid.latin1Slice(0, 32)}:${i.vout}`, { tx, vin });
         if (!i.scripthash) return;
-        const e = entry(i.scripthash);
-        e.spent = true;
-        e.sent += i.value;
-        e.spentCount++;
+        for (const e of entries(i.scripthash, i.p2pk)) {
+          e.spent = true;
+          e.sent += i.value;
+          e.spentCount++;
+        }
       });
       for (const o of tx.outputs) {
         if (!o.scripthash) continue;
-        const e = entry(o.scripthash);
-        e.funded = true;
-        e.received += o.value;
-        e.fundedCount++;
+        for (const e of entries(o.scripthash, o.p2pk)) {
+          e.funded = true;
+          e.received += o.value;
+          e.fundedCount++;
+        }
       }
-      for (const [k, e] of mine) {
-        let list = this.byScripthash.get(k);
-        if (!list) this.byScripthash.set(k, (list = []));
-        list.push(e);
+      for (const view of ['address', 'script']) {
+        for (const [k, e] of mine[view]) {
+          let list = this.byView[view].get(k);
+          if (!list) this.byView[view].set(k, (list = []));
+          list.push(e);
+        }
       }
     }
     this.vsize = vsize;
@@ -114,10 +129,11 @@ class MempoolView {
   /**
    * The unconfirmed transactions touching a script hash, in snapshot order (parents first).
    * @param {Buffer} scripthash
+   * @param {'address'|'script'} [view='address']
    * @returns {MempoolEntry[]}
    */
-  entries(scripthash) {
-    return this.byScripthash.get(scripthash.latin1Slice(0, 32)) || [];
+  entries(scripthash, view = 'address') {
+    return this.byView[view].get(scripthash.latin1Slice(0, 32)) || [];
   }
 
   /**
@@ -149,10 +165,11 @@ class MempoolView {
   /**
    * A script hash's unconfirmed totals (Esplora's mempool_stats; insight's unconfirmed balance).
    * @param {Buffer} scripthash
+   * @param {'address'|'script'} [view='address']
    */
-  summary(scripthash) {
+  summary(scripthash, view = 'address') {
     const s = { txCount: 0, received: 0, sent: 0, fundedCount: 0, spentCount: 0, balance: 0 };
-    for (const e of this.entries(scripthash)) {
+    for (const e of this.entries(scripthash, view)) {
       s.txCount++;
       s.received += e.received;
       s.sent += e.sent;
@@ -166,14 +183,18 @@ class MempoolView {
   /**
    * Outputs paying a script hash that no mempool transaction spends.
    * @param {Buffer} scripthash
+   * @param {'address'|'script'} [view='address']
    * @returns {Array<{tx: import('../codec/mempool').MempoolTx, vout: number, value: number}>}
    */
-  utxos(scripthash) {
+  utxos(scripthash, view = 'address') {
     const out = [];
-    for (const e of this.entries(scripthash)) {
+    for (const e of this.entries(scripthash, view)) {
       if (!e.funded) continue;
       e.tx.outputs.forEach((o, vout) => {
-        if (o.scripthash && o.scripthash.equals(scripthash) && !this.spender(e.tx.txid, vout)) out.push({ tx: e.tx, vout, value: o.value });
+        if (!o.scripthash || this.spender(e.tx.txid, vout)) return;
+        const pays = view === 'script' ? (o.p2pk || o.scripthash).equals(scripthash)
+          : o.scripthash.equals(scripthash) || Boolean(o.p2pk && o.p2pk.equals(scripthash));
+        if (pays) out.push({ tx: e.tx, vout, value: o.value });
       });
     }
     return out;

@@ -128,4 +128,43 @@ function checkAccount(problems, name, acc, hist, utxos, heightOf) {
   if (sum !== acc.received - acc.sent) p(`balance ${acc.received - acc.sent}, its UTXOs sum to ${sum}`);
 }
 
-module.exports = { Problems, BlockChainCheck, checkAccount };
+/**
+ * An address account's P2PK parts (lib/core/p2pk.js) against its history and their accounts:
+ * each part's history is within the account's (every entry a transaction of the account, its
+ * flags among the account's) and starts at the TxNum the part names; the "both" entries are
+ * entries of a part whose other flags the account has too; and what the parts hold leaves the
+ * P2PKH script counters that can be (its script view, lib/core/script-view.js).
+ * @param {Problems} problems
+ * @param {string} name
+ * @param {{received: number, sent: number, fundedCount: number, spentCount: number, parts: import('./p2pk').Parts}} acc
+ * @param {number[]} hist the account's postings, in chain order
+ * @param {Array<{sh: string, first: number, summary: import('../stores/abstract').Summary, hist: number[]}>} parts
+ *   each part's account as found (script hash in display hex)
+ */
+function checkParts(problems, name, acc, hist, parts) {
+  const p = (msg) => problems.add(`${name}: ${msg}`);
+  const flagsOf = new Map();
+  for (const e of hist) flagsOf.set(Math.floor(e / 4), e % 4);
+  const inParts = new Set();
+  const left = { received: acc.received, sent: acc.sent, fundedCount: acc.fundedCount, spentCount: acc.spentCount };
+  for (const part of parts) {
+    for (const k of Object.keys(left)) left[k] -= part.summary[k];
+    if (part.hist.length === 0 || Math.floor(part.hist[0] / 4) !== part.first) p(`its P2PK part ${part.sh} names TxNum ${part.first} as its first entry`);
+    for (const e of part.hist) {
+      const t = Math.floor(e / 4);
+      inParts.add(t);
+      const f = flagsOf.get(t);
+      if (f === undefined || (f & e % 4) !== e % 4) p(`its P2PK part ${part.sh} has an entry at TxNum ${t} that it does not`);
+    }
+  }
+  for (const e of acc.parts.both) {
+    const t = Math.floor(e / 4);
+    const f = flagsOf.get(t);
+    if (!inParts.has(t) || f === undefined || (f & e % 4) !== e % 4) p(`a "both" entry at TxNum ${t} that is not an entry of it and of a part`);
+  }
+  if (left.sent < 0 || left.spentCount < 0 || left.sent > left.received || left.spentCount > left.fundedCount) {
+    p('its P2PK parts hold more than it does');
+  }
+}
+
+module.exports = { Problems, BlockChainCheck, checkAccount, checkParts };

@@ -34,6 +34,13 @@ const { MempoolReader } = require('../mempool/reader');
  * @property {number} height  0 for a mempool output
  */
 
+/**
+ * The view of the index every Electrum read asks for (lib/core/p2pk.js): a script hash means
+ * exactly sha256 of the output script, as on every Electrum server — a P2PK output is found
+ * under its own script's hash and not under its key's P2PKH script hash.
+ */
+const VIEW = 'script';
+
 /** Reads repeated when a commit landed between their parts, before giving up. */
 const READ_ATTEMPTS = 4;
 
@@ -56,13 +63,8 @@ class StoreReader {
   constructor({ store, blocks = null }) {
     this.store = store;
     this.blocks = blocks;
-    /**
-     * Whether a script hash means exactly sha256 of the output script. The store files P2PK
-     * outputs under their key's P2PKH script hash (the REST API's address rule) and keeps no
-     * second view yet, so over this reader a P2PK output is found under the P2PKH script
-     * hash and not under its own.
-     */
-    this.exactScripthash = false;
+    /** A script hash means exactly sha256 of the output script: every read asks the store's script view. */
+    this.exactScripthash = true;
     this.hasRawTx = Boolean(blocks && (blocks.dir || blocks.fetchFromNode || blocks.fromIndex));
     /** the snapshot and the one pairing rule every reader uses (lib/mempool/reader.js) */
     this.mempoolReader = new MempoolReader(store);
@@ -221,7 +223,7 @@ class StoreReader {
    *   hash the answer belongs to, when known (see withMempool)
    */
   async history(scripthash, limit) {
-    const { value: page, view, tip } = await this.withMempool(() => this.store.getHistory(scripthash, { limit: limit + 1 }));
+    const { value: page, view, tip } = await this.withMempool(() => this.store.getHistory(scripthash, { limit: limit + 1, view: VIEW }));
     const mempool = view ? mempoolEntries(view, scripthash) : [];
     const more = page.entries.length + mempool.length > limit;
     if (more) return { entries: [], mempool: [], more, tip };
@@ -234,8 +236,8 @@ class StoreReader {
    * @returns {Promise<{confirmed: number, unconfirmed: number}>}
    */
   async balance(scripthash) {
-    const { value: s, view } = await this.withMempool(() => this.store.getSummary(scripthash));
-    return { confirmed: s ? s.balance : 0, unconfirmed: view ? view.summary(scripthash).balance : 0 };
+    const { value: s, view } = await this.withMempool(() => this.store.getSummary(scripthash, { view: VIEW }));
+    return { confirmed: s ? s.balance : 0, unconfirmed: view ? view.summary(scripthash, VIEW).balance : 0 };
   }
 
   /**
@@ -244,12 +246,12 @@ class StoreReader {
    * @returns {Promise<{utxos: ElectrumUtxo[], more: boolean}>}
    */
   async utxos(scripthash, limit) {
-    const { value: page, view } = await this.withMempool(() => this.store.getUtxos(scripthash, { limit: limit + 1 }));
+    const { value: page, view } = await this.withMempool(() => this.store.getUtxos(scripthash, { limit: limit + 1, view: VIEW }));
     let utxos = page.utxos.map((u) => ({ txid: u.txid, vout: u.vout, value: u.value, height: u.height }));
     if (view) {
       // a page cut at limit + 1 is too long whatever the mempool spends of it: `more` holds
       if (utxos.length <= limit) utxos = utxos.filter((u) => !view.spender(u.txid, u.vout));
-      for (const u of view.utxos(scripthash)) utxos.push({ txid: u.tx.txid, vout: u.vout, value: u.value, height: 0 });
+      for (const u of view.utxos(scripthash, VIEW)) utxos.push({ txid: u.tx.txid, vout: u.vout, value: u.value, height: 0 });
     }
     const more = page.utxos.length > limit || utxos.length > limit;
     return { utxos: more ? [] : utxos, more };
@@ -282,7 +284,7 @@ class StoreReader {
    * @returns {Promise<number[]>}
    */
   async lastHeights(scripthashes) {
-    const summaries = await this.store.getSummaries(scripthashes);
+    const summaries = await this.store.getSummaries(scripthashes, { view: VIEW });
     return summaries.map((s) => (s && s.txCount > 0 ? s.lastHeight : -1));
   }
 
@@ -300,7 +302,7 @@ class StoreReader {
     if (tip.height - forkHeight > MAX_TOUCHED_BLOCKS) return null;
     const sets = [];
     for (let h = tip.height; h > forkHeight; h--) {
-      const set = await this.store.getTouched(h);
+      const set = await this.store.getTouched(h, { view: VIEW });
       if (!set) return null;
       sets.push(set);
     }
@@ -344,9 +346,9 @@ class StoreReader {
   }
 }
 
-/** The mempool entries of a script hash as Electrum lists them. */
+/** The mempool entries of a script hash as Electrum lists them (the script view). */
 function mempoolEntries(view, scripthash) {
-  return view.entries(scripthash).map((e) => ({ txid: e.tx.txid, height: view.hasUnconfirmedInputs(e.tx) ? -1 : 0, fee: e.tx.fee }));
+  return view.entries(scripthash, VIEW).map((e) => ({ txid: e.tx.txid, height: view.hasUnconfirmedInputs(e.tx) ? -1 : 0, fee: e.tx.fee }));
 }
 
 function moving() {
@@ -374,4 +376,4 @@ function createReader({ store, network, blocksDir = null, indexKeepsBlocks = fal
   return new StoreReader({ store, blocks });
 }
 
-module.exports = { StoreReader, createReader, mempoolEntries, MAX_TOUCHED_BLOCKS };
+module.exports = { StoreReader, createReader, mempoolEntries, MAX_TOUCHED_BLOCKS, VIEW };

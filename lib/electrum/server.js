@@ -118,10 +118,8 @@ class ElectrumApp {
 
 function defaultBanner(app) {
   const lines = [`${app.serverVersion}: an Electrum server over an address index of ${app.network.name}.`];
-  if (!app.reader.exactScripthash) {
-    lines.push('This index files P2PK outputs under the script hash of their key\'s P2PKH script (the bitcore/insight rule), '
-      + 'not under the P2PK script\'s own hash.');
-  }
+  lines.push('A script hash means exactly sha256 of the output script: a P2PK output is found under its own script\'s hash, '
+    + 'not under its key\'s P2PKH script hash (which the REST API counts it toward).');
   if (!app.node) {
     lines.push('No node behind this server: no fee estimates and no broadcast. Unconfirmed transactions are answered while '
       + 'the index\'s follower keeps its mempool snapshot.');

@@ -2,7 +2,7 @@
 
 const { statusHash } = require('./status');
 const { tooLarge, badRequest } = require('./errors');
-const { mempoolEntries } = require('./reader');
+const { mempoolEntries, VIEW } = require('./reader');
 
 /** Script hashes whose last heights are read per store call when touched sets are not kept. */
 const CHUNK = 2000;
@@ -215,13 +215,14 @@ class Subscriptions {
     const check = new Set(this.withMempool);
     if (view) {
       // from the smaller side: the view's script hashes, or the subscriptions
-      if (view.byScripthash.size < this.byKey.size) {
-        for (const k of view.byScripthash.keys()) {
+      const touched = view.byView[VIEW];
+      if (touched.size < this.byKey.size) {
+        for (const k of touched.keys()) {
           const e = this.byKey.get(k);
           if (e) check.add(e);
         }
       } else {
-        for (const e of this.entries.values()) if (view.byScripthash.has(e.key)) check.add(e);
+        for (const e of this.entries.values()) if (touched.has(e.key)) check.add(e);
       }
     }
     const out = [];

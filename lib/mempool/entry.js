@@ -3,7 +3,7 @@
 const { ParseError } = require('../errors');
 const { parseTransaction } = require('../chain/tx');
 const { toDisplayHex } = require('../chain/hash');
-const { classify, writeOutputScripthash } = require('../chain/script');
+const { classify, writeOutputScripthash, p2pkScripthash } = require('../chain/script');
 
 /** Input and output flags, as the snapshot stores them (docs/FORMAT.md, `M` rows). */
 const INDEXED = 1;
@@ -51,6 +51,12 @@ class MempoolEntry {
     /** [txid | output script hashes × m | script hashes of what the inputs spend × n], 32 bytes each */
     this.hashes = Buffer.allocUnsafe(32 * (1 + m + n)).fill(0);
     tx.txid.copy(this.hashes, 0);
+    /**
+     * [a P2PK output's own script hash × m | that of the P2PK output an input spends × n]
+     * (the script view's key, beside the index key in `hashes`); null until there is one
+     * @type {Array<Buffer|null>|null}
+     */
+    this.own = null;
     for (let i = 0; i < n; i++) {
       const input = tx.inputs[i];
       this.parents[i] = toDisplayHex(input.txid);
@@ -63,7 +69,9 @@ class MempoolEntry {
       this.values[o] = out.value;
       this.outTotal += out.value;
       // OP_RETURN: not indexed (flag 0), and never spendable
-      if (writeOutputScripthash(out.script, classify(out.script), this.hashes, 32 * (1 + o))) this.flags[o] = INDEXED;
+      const c = classify(out.script);
+      if (writeOutputScripthash(out.script, c, this.hashes, 32 * (1 + o))) this.flags[o] = INDEXED;
+      this.setOwn(o, p2pkScripthash(out.script, c));
     }
     this.fee = 0;
     /** in the snapshot: every input resolved, from the index or from an included transaction */
@@ -117,6 +125,7 @@ class MempoolEntry {
     }
     this.setState(i, PARENT);
     this._spend(i, parent.values[vout], INDEXED | UNCONFIRMED, parent.hashes, 32 * (1 + vout));
+    this.setOwn(this.m + i, parent.ownAt(vout));
     return true;
   }
 
@@ -124,7 +133,8 @@ class MempoolEntry {
    * Input `i` spends an output the index holds unspent (store.getPrevouts' answer), or,
    * `prevout` null, one it does not hold.
    * @param {number} i
-   * @param {{value: number, scripthash: Buffer}|null} prevout  a scripthash of zeros: not indexed
+   * @param {{value: number, scripthash: Buffer, p2pk?: Buffer|null}|null} prevout  a scripthash
+   *   of zeros: not indexed
    */
   spendConfirmed(i, prevout) {
     this.refs[i] = null;
@@ -135,6 +145,24 @@ class MempoolEntry {
     this.setState(i, CONFIRMED);
     const indexed = !isZero(prevout.scripthash);
     this._spend(i, prevout.value, indexed ? INDEXED : 0, prevout.scripthash, 0);
+    this.setOwn(this.m + i, indexed && prevout.p2pk ? prevout.p2pk : null);
+  }
+
+  /**
+   * Slot k of `own`. An outpoint fixes the script it spends, so an input's own hash changes
+   * only with what _spend compares: the encoded part needs no other reset.
+   * @param {number} k
+   * @param {Buffer|null} hash
+   */
+  setOwn(k, hash) {
+    if (!hash && !this.own) return;
+    if (!this.own) this.own = new Array(this.m + this.n).fill(null);
+    this.own[k] = hash ? Buffer.from(hash) : null;
+  }
+
+  /** @param {number} k @returns {Buffer|null} */
+  ownAt(k) {
+    return this.own ? this.own[k] : null;
   }
 
   /** Records what input i spends; the encoded part goes when that changes it. */
@@ -193,12 +221,14 @@ class MempoolEntry {
         vout: this.ins[i],
         value: this.values[m + i],
         scripthash: flags & INDEXED ? this.hashes.subarray(32 * (1 + m + i), 32 * (2 + m + i)) : null,
+        p2pk: flags & INDEXED ? this.ownAt(m + i) : null,
         unconfirmed: (flags & UNCONFIRMED) !== 0,
       };
     }
     const outputs = new Array(m);
     for (let o = 0; o < m; o++) {
-      outputs[o] = { value: this.values[o], scripthash: this.flags[o] & INDEXED ? this.hashes.subarray(32 * (1 + o), 32 * (2 + o)) : null };
+      const indexed = this.flags[o] & INDEXED;
+      outputs[o] = { value: this.values[o], scripthash: indexed ? this.hashes.subarray(32 * (1 + o), 32 * (2 + o)) : null, p2pk: indexed ? this.ownAt(o) : null };
     }
     return { txid: this.txid, time: this.time, fee: this.fee, vsize: this.vsize, raw: this.raw, inputs, outputs };
   }

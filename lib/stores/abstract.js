@@ -11,6 +11,12 @@ const { storeOptions } = require('../core/checks');
  * order: sha256 of the canonical scriptPubKey; P2PK counts as its key's P2PKH script). Address
  * strings are decoded to that hash before they reach a store; stores never see addresses.
  *
+ * Views: the per-script-hash reads answer in one of two views (`opts.view`, lib/core/p2pk.js).
+ * 'address' (the default, the REST API's): a P2PKH script hash counts the P2PK outputs of its
+ * key too. 'script' (Electrum's): a script hash means exactly sha256 of the output script, so a
+ * P2PKH script hash answers without them. A P2PK script's own hash answers its own outputs in
+ * both; every other script hash answers the same in both.
+ *
  * TxNum: every transaction of the best chain has a global number in chain order (genesis
  * coinbase = 0). History and UTXO rows hold TxNums, never 32-byte txids.
  */
@@ -35,6 +41,8 @@ const { storeOptions } = require('../core/checks');
  * @typedef {object} SpentOutputs
  * @property {Float64Array} values        satoshis
  * @property {Buffer} scripthashes        32 bytes per input; all zero when the spent output was not indexed
+ * @property {Map<number, Buffer>} [p2pk] by input: the spent output's own script hash when it is a
+ *   P2PK output (absent or empty: none is)
  * @property {Uint32Array} heights        height of the block that created the spent output
  * @property {Float64Array} txNums        TxNum of the transaction that created it
  */
@@ -44,6 +52,7 @@ const { storeOptions } = require('../core/checks');
  * @typedef {object} Prevout
  * @property {number} value
  * @property {Buffer} scripthash   32 bytes (zero when the output is not indexed)
+ * @property {Buffer|null} p2pk    a P2PK output's own script hash (its scripthash is the key's P2PKH one), else null
  * @property {number} height
  * @property {number} txNum
  */
@@ -86,6 +95,7 @@ const { storeOptions } = require('../core/checks');
  * @property {number} [fromHeight]  inclusive
  * @property {number} [toHeight]    inclusive
  * @property {'asc'|'desc'} [order='asc']  chain order or newest first
+ * @property {'address'|'script'} [view='address']  see "Views" above
  */
 
 /**
@@ -227,12 +237,15 @@ class AbstractStore {
   async getSpenders(txid) { throw new Error('Abstract method.'); }
 
   /**
-   * The script hashes a block touched (its outputs' and those its inputs spent), kept for the
-   * blocks whose undo is kept; null for a block below them or above the tip.
+   * The script hashes a block touched (its outputs' and those its inputs spent) whose answers in
+   * the view asked it changed, kept for the blocks whose undo is kept; null for a block below
+   * them or above the tip. In the script view, a P2PK output touches its own script hash and not
+   * its key's P2PKH one; in the address view, both.
    * @param {number} height
+   * @param {{view?: 'address'|'script'}} [opts]
    * @returns {Promise<Buffer|null>} 32 bytes each, internal order
    */
-  async getTouched(height) { throw new Error('Abstract method.'); }
+  async getTouched(height, opts) { throw new Error('Abstract method.'); }
 
   /**
    * Looks up unspent outputs by outpoint, for resolving inputs during sync.
@@ -282,15 +295,17 @@ class AbstractStore {
 
   /**
    * @param {Buffer} scripthash
-   * @returns {Promise<Summary|null>} null when the script hash was never seen
+   * @param {{view?: 'address'|'script'}} [opts]
+   * @returns {Promise<Summary|null>} null when the script hash has no history (in that view)
    */
-  async getSummary(scripthash) { throw new Error('Abstract method.'); }
+  async getSummary(scripthash, opts) { throw new Error('Abstract method.'); }
 
   /**
    * @param {Buffer[]} scripthashes
+   * @param {{view?: 'address'|'script'}} [opts]
    * @returns {Promise<Array<Summary|null>>}
    */
-  async getSummaries(scripthashes) { throw new Error('Abstract method.'); }
+  async getSummaries(scripthashes, opts) { throw new Error('Abstract method.'); }
 
   /**
    * One page of a script hash's history in chain order (or reversed).
@@ -312,7 +327,7 @@ class AbstractStore {
   /**
    * Unspent outputs of a script hash in chain order.
    * @param {Buffer} scripthash
-   * @param {{cursor?: string, limit?: number}} [opts]
+   * @param {{cursor?: string, limit?: number, view?: 'address'|'script'}} [opts]
    * @returns {Promise<{utxos: Utxo[], next: string|null}>}
    */
   async getUtxos(scripthash, opts) { throw new Error('Abstract method.'); }

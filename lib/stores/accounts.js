@@ -4,6 +4,7 @@ const { CodecError } = require('../errors');
 const layout = require('./layout');
 const { PAGE_ENTRIES, sealedCount, utxosInline, countersHold } = require('../core/rules');
 const { corrupt: damaged } = require('../core/checks');
+const { addParts, cutParts } = require('../core/p2pk');
 const { toDisplayHex } = require('../chain/hash');
 const {
   Account, encodeAccount, decodeAccount, encodePage, decodePage, encodeUtxo, decodeUtxo,
@@ -13,9 +14,9 @@ const {
  * Rewrites the account rows a batch touched — the one step apply and revert share.
  *
  * For each script hash: decode its row, add the counters, change the history (apply appends
- * entries and seals full pages; revert drops entries from a TxNum on and unseals pages), change
- * the UTXO set (inline up to INLINE_UTXOS, in utxo rows above), and write the row back, or
- * delete it when no history is left. Every layout decision (which entries are sealed, where
+ * entries and seals full pages; revert drops entries from a TxNum on and unseals pages), its
+ * P2PK parts (lib/core/p2pk.js), the UTXO set (inline up to INLINE_UTXOS, in utxo rows above),
+ * and write the row back, or delete it when no history is left. Every layout decision (which entries are sealed, where
  * UTXOs live) is a function of the resulting counts only, so the bytes do not depend on how
  * the blocks were batched or whether they were reverted and applied again.
  *
@@ -56,6 +57,7 @@ async function updateAccounts(ctx, ch, rows, keys, cutoff) {
     if (!countersHold(acc)) throw corrupt(ch.shs, at, 'its spends would exceed its receipts');
     if (cutoff === undefined) appendHistory(ctx, acc, ch, j);
     else await cutHistory(ctx, acc, ch, j, cutoff);
+    acc.parts = cutoff === undefined ? addParts(acc.parts, ch.parts.get(j), ch.keyBytes) : cutParts(acc.parts, cutoff);
     await updateUtxos(ctx, acc, ch, j, oldUtxos, work);
     if (acc.txCount > 0) {
       batch.put(key, encodeAccount(writer, acc));

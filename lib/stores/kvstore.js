@@ -19,7 +19,7 @@ const walk = require('./walk');
 const { META_KEY, TIP_KEY } = layout;
 
 /** Version of the whole key-value schema (layout.js + lib/codec); stored in the meta row. */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 /**
  * The schema of docs/FORMAT.md over any ordered key-value engine. A backend (lmdb.js,
@@ -138,15 +138,23 @@ class KvStore extends AbstractStore {
     this.assertOpen();
     const snap = await this.kv.snapshot();
     try {
-      const tipRaw = await snap.get(TIP_KEY);
-      const tip = tipRaw ? decodeRow(decodeTip, tipRaw, TIP_KEY) : null;
-      const heights = await this.heights.follow(snap, tip);
-      this.heights = heights;
-      return { snap, tip, tipRaw, heights };
+      return await this.viewOf(snap);
     } catch (err) {
       snap.release();
       throw err;
     }
+  }
+
+  /**
+   * view() over a snapshot already open (the caller releases it).
+   * @private
+   */
+  async viewOf(snap) {
+    const tipRaw = await snap.get(TIP_KEY);
+    const tip = tipRaw ? decodeRow(decodeTip, tipRaw, TIP_KEY) : null;
+    const heights = await this.heights.follow(snap, tip);
+    this.heights = heights;
+    return { snap, tip, tipRaw, heights };
   }
 
   /** @private */
@@ -273,6 +281,7 @@ class KvStore extends AbstractStore {
         out[i] = at < 0 ? null : {
           value: rec.values[at],
           scripthash: rec.scripthashes.subarray(32 * at, 32 * at + 32),
+          p2pk: (rec.p2pk && rec.p2pk.get(at)) || null,
           height: v.heights.heightOf(txNum),
           txNum,
         };
@@ -402,12 +411,15 @@ class KvStore extends AbstractStore {
     }
   }
 
-  async getTouched(height) {
+  async getTouched(height, opts) {
     this.assertOpen();
+    const view = C.parseView(opts);
     if (!C.isHeight(height)) return null;
     const key = layout.touchedKey(height);
     const raw = await this.kv.get(key);
-    return raw ? decodeRow(decodeTouched, raw, key) : null;
+    if (!raw) return null;
+    const t = decodeRow(decodeTouched, raw, key);
+    return view === 'script' ? t.both : Buffer.concat([t.both, t.addressOnly]);
   }
 
   async getSpenders(txid) {
@@ -436,21 +448,29 @@ class KvStore extends AbstractStore {
   // -------------------------------------------------------------------------------------
   // summaries, history, UTXOs
 
-  async getSummary(scripthash) {
-    return (await this.getSummaries([scripthash]))[0];
+  async getSummary(scripthash, opts) {
+    return (await this.getSummaries([scripthash], opts))[0];
   }
 
-  async getSummaries(scripthashes) {
+  async getSummaries(scripthashes, opts) {
     this.assertOpen();
     const keys = C.checkHashes(scripthashes, 'getSummaries').map((sh) => layout.accountKey(sh, 0));
+    const script = C.parseView(opts) === 'script';
     const out = new Array(keys.length).fill(null);
     // one scratch Account per store: each row is decoded and copied out in one synchronous step
     const acc = this.scratchAccount || (this.scratchAccount = new Account());
+    const mixed = []; // script view: accounts with P2PK parts, derived from the same snapshot after the pass
     const snap = await this.kv.snapshot();
     try {
       await query.eachValue(snap, keys, (i, row) => {
-        if (row) out[i] = accountSummary(decodeRow(decodeAccount, row, keys[i], acc));
+        if (!row) return;
+        decodeRow(decodeAccount, row, keys[i], acc);
+        if (script && acc.parts) mixed.push(i);
+        else out[i] = accountSummary(acc);
       });
+      if (mixed.length) {
+        await query.scriptSummaries(await this.viewOf(snap), mixed.map((i) => scripthashes[i]), (k, summary) => { out[mixed[k]] = summary; });
+      }
     } finally {
       snap.release();
     }
@@ -482,10 +502,10 @@ class KvStore extends AbstractStore {
 
   async getUtxos(scripthash, opts) {
     C.checkHash(scripthash, 'script hash');
-    const { limit, after } = C.parseUtxoQuery(opts);
+    const { limit, after, view } = C.parseUtxoQuery(opts);
     const v = await this.view();
     try {
-      return await query.utxos(v, scripthash, limit, after);
+      return await query.utxos(v, scripthash, limit, after, view);
     } finally {
       v.snap.release();
     }

@@ -10,7 +10,8 @@ const { Database } = require('./mongo/bulk');
 const { Reads } = require('./mongo/reads');
 const { Writer } = require('./mongo/writer');
 const { verifyIndex } = require('./mongo/verify');
-const { HistoryWalk, mergeWalks } = require('./mongo/history');
+const { HistoryWalk, ListWalk, mergeWalks } = require('./mongo/history');
+const { scriptEntries, scriptUtxos, scriptSummary } = require('../core/script-view');
 const { redactUrl, withRetry } = require('./mongo/retry');
 const { mempoolHead } = require('../codec/mempool');
 
@@ -226,14 +227,17 @@ class MongoStore extends AbstractStore {
     return { store: 'mongo', server: this.serverVersion, database: this.database.db.databaseName };
   }
 
-  async getTouched(height) {
+  async getTouched(height, opts) {
     this.assertOpen();
+    const view = C.parseView(opts);
     const tip = await this.reads.committedTip();
     if (!tip || !C.isHeight(height) || height > tip.height) return null;
     const docs = await this.database.retry('getTouched', () => this.database.coll(COLL.undo)
       .find({ _id: { $gte: D.undoId(height, 0), $lt: D.undoId(height + 1, 0) } }).toArray());
     if (docs.length === 0 || docs.length !== docs[0].parts) return null;
-    return Buffer.concat(docs.sort((a, b) => a.part - b.part).flatMap((d) => d.touched.map(D.hashFromHex)));
+    docs.sort((a, b) => a.part - b.part);
+    const both = docs.flatMap((d) => d.touched.map(D.hashFromHex));
+    return Buffer.concat(view === 'script' ? both : [...both, ...docs.flatMap((d) => d.touchedAddress.map(D.hashFromHex))]);
   }
 
   async getPrevouts(outpoints) {
@@ -249,23 +253,63 @@ class MongoStore extends AbstractStore {
       const d = found.get(id);
       if (!d) return null;
       const o = D.fromUtxoDoc(d);
-      return { value: o.value, scripthash: D.hashFromHex(o.sh), height: o.height, txNum: o.txNum };
+      return { value: o.value, scripthash: D.hashFromHex(o.sh), p2pk: o.p2pk ? D.hashFromHex(o.p2pk) : null, height: o.height, txNum: o.txNum };
     });
   }
 
-  async getSummary(scripthash) {
-    const [s] = await this.getSummaries([scripthash]);
+  async getSummary(scripthash, opts) {
+    const [s] = await this.getSummaries([scripthash], opts);
     return s;
   }
 
-  async getSummaries(scripthashes) {
+  async getSummaries(scripthashes, opts) {
     const ids = C.checkHashes(scripthashes, 'getSummaries').map(D.hashHex);
+    const script = C.parseView(opts) === 'script';
     this.assertOpen();
-    const { accounts } = await this.reads.accountsAt([...new Set(ids)]);
-    return ids.map((id) => {
+    const { tip, accounts } = await this.reads.accountsAt([...new Set(ids)]);
+    const out = [];
+    for (const id of ids) {
       const a = accounts.get(id);
-      return a ? D.summaryOf(a) : null;
+      if (a && script && a.parts) {
+        const { account, parts } = await this.scriptReaders(id, a, tip);
+        out.push(await scriptSummary(account, parts, a.parts.both, id));
+      } else {
+        out.push(a ? D.summaryOf(a) : null);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * AccountReaders (lib/core/script-view.js) of an address account with P2PK parts and of its
+   * parts' accounts, as of `tip`.
+   * @private
+   */
+  async scriptReaders(sh, a, tip) {
+    const shs = [...new Set(a.parts.p2pk.map((p) => D.hashHex(p.sh)))];
+    const { accounts } = await this.reads.accountsAt(shs);
+    const reader = (id, acc) => ({
+      summary: D.summaryOf(acc),
+      entries: async (lo, hi, desc, want) => {
+        const walk = new HistoryWalk(this.reads, id, 0, acc, lo, Math.min(hi, tip.nextTxNum), desc);
+        await walk.start();
+        const list = [];
+        while (walk.head && list.length < want) {
+          list.push({ ...walk.head, flags: (walk.head.funded ? 1 : 0) + (walk.head.spent ? 2 : 0) });
+          await walk.advance();
+        }
+        return list;
+      },
+      utxos: (after, want) => this.reads.utxos(id, acc, tip, after && [after.txNum, after.vout], want),
     });
+    return {
+      account: reader(sh, a),
+      parts: shs.map((id) => {
+        const p = accounts.get(id);
+        if (!p) throw C.corrupt(`script hash ${sh} counts the P2PK script ${id}, which has no account`);
+        return reader(id, p);
+      }),
+    };
   }
 
   async getHistory(scripthash, opts) {
@@ -291,10 +335,18 @@ class MongoStore extends AbstractStore {
     const hi = Math.min(bounds.hi, tip.nextTxNum);
     if (lo >= hi) return { entries: [], next: null };
     const walks = [];
-    uniq.forEach((sh, i) => {
+    for (const [i, sh] of uniq.entries()) {
       const a = accounts.get(sh);
-      if (a && a.txCount > 0) walks.push(new HistoryWalk(this.reads, sh, i, a, lo, hi, q.desc));
-    });
+      if (!a || a.txCount === 0) continue;
+      if (q.view === 'script' && a.parts) {
+        // the P2PKH script alone: its entries worked out first (at most limit + 1 are needed)
+        const { account, parts } = await this.scriptReaders(sh, a, tip);
+        const list = await scriptEntries(account, parts, a.parts.both, lo, hi, q.desc, q.limit + 1);
+        walks.push(new ListWalk(i, list.map((e) => ({ ...e, funded: (e.flags & 1) !== 0, spent: (e.flags & 2) !== 0 }))));
+      } else {
+        walks.push(new HistoryWalk(this.reads, sh, i, a, lo, hi, q.desc));
+      }
+    }
     const { entries, more } = await mergeWalks(walks, q.limit, q.desc);
     const out = entries.map((e) => ({
       txNum: e.txNum, txid: D.hashFromHex(e.txid), height: e.height, funded: e.funded, spent: e.spent,
@@ -305,12 +357,18 @@ class MongoStore extends AbstractStore {
 
   async getUtxos(scripthash, opts) {
     const sh = D.hashHex(C.checkHash(scripthash, 'script hash'));
-    const { limit, after } = C.parseUtxoQuery(opts);
+    const { limit, after, view } = C.parseUtxoQuery(opts);
     this.assertOpen();
     const { tip, accounts } = await this.reads.accountsAt([sh]);
     const a = accounts.get(sh);
     if (!tip || !a) return { utxos: [], next: null };
-    const list = await this.reads.utxos(sh, a, tip, after && [after.txNum, after.vout], limit + 1);
+    let list;
+    if (view === 'script' && a.parts) {
+      const { account, parts } = await this.scriptReaders(sh, a, tip);
+      list = await scriptUtxos(account, parts, after, limit + 1);
+    } else {
+      list = await this.reads.utxos(sh, a, tip, after && [after.txNum, after.vout], limit + 1);
+    }
     const utxos = list.slice(0, limit).map((o) => ({ txid: D.hashFromHex(o.txid), vout: o.vout, value: o.value, height: o.height, txNum: o.txNum }));
     const last = utxos[utxos.length - 1];
     return { utxos, next: list.length > limit ? C.utxoCursor(last.txNum, last.vout) : null };

@@ -1,9 +1,13 @@
 'use strict';
 
 const layout = require('./layout');
-const { TXIDS_PER_ROW, TXIDS_AT, Account, txidsCount, readTxidsRow, decodeAccount, decodePage, decodeUtxo } = require('../codec/records');
+const {
+  TXIDS_PER_ROW, TXIDS_AT, Account, txidsCount, readTxidsRow, decodeAccount, decodePage, decodeUtxo, accountSummary,
+} = require('../codec/records');
 const { FUNDED, SPENT, PAGE_ENTRIES, MAX_TXNUM, utxosInline } = require('../core/rules');
 const { txNumBounds, historyCursor, utxoCursor, corrupt } = require('../core/checks');
+const { scriptEntries, scriptUtxos, scriptSummary } = require('../core/script-view');
+const { toDisplayHex } = require('../chain/hash');
 const { decodeRow, withKey } = require('./accounts');
 
 const { P } = layout;
@@ -18,7 +22,7 @@ const ACCOUNT_KEY_LEN = layout.accountKey(Buffer.alloc(32), 0).length;
  */
 
 /**
- * One page of a script hash's history.
+ * One page of a script hash's history, in the view asked (`q.view`).
  * @param {{snap: object, heights: import('./heights').HeightIndex}} v
  * @param {Buffer} scripthash
  * @param {import('../core/checks').HistoryQuery} q
@@ -30,7 +34,12 @@ async function history(v, scripthash, q) {
   const acc = decodeRow(decodeAccount, row, key, new Account());
   const { lo, hi } = txNumBounds(q, (h) => v.heights.firstTxNum(h));
   const got = new PostingList();
-  await collect(v.snap, scripthash, acc, lo, hi, q.desc, q.limit + 1, got, 0);
+  if (q.view === 'script' && acc.parts) {
+    const entries = await scriptEntries(rowsReader(v, scripthash, acc), await partReaders(v, acc, scripthash), acc.parts.both, lo, hi, q.desc, q.limit + 1);
+    for (const e of entries) got.push(e.txNum * 4 + e.flags, 0);
+  } else {
+    await collect(v.snap, scripthash, acc, lo, hi, q.desc, q.limit + 1, got, 0);
+  }
   const n = Math.min(got.n, q.limit);
   const txNums = new Float64Array(n);
   for (let i = 0; i < n; i++) txNums[i] = Math.floor(got.p[i] / 4);
@@ -68,6 +77,7 @@ async function histories(v, list, q) {
   // address would be most of the garbage of a large merge.
   const long = [];
   const longRows = [];
+  const script = q.view === 'script';
   if (lo < hi) {
     const key = Buffer.allocUnsafeSlow(ACCOUNT_KEY_LEN);
     key[0] = P.account;
@@ -84,7 +94,7 @@ async function histories(v, list, q) {
       } catch (err) {
         throw withKey(err, Buffer.from(key));
       }
-      if (inTail(acc, lo)) {
+      if (inTail(acc, lo) && !(script && acc.parts)) {
         pushTail(acc, lo, hi, q.desc, q.limit + 1, got, order[i]);
       } else {
         long.push(order[i]);
@@ -95,7 +105,14 @@ async function histories(v, list, q) {
   for (let k = 0; k < long.length; k++) {
     const s = long[k];
     decodeAccount(longRows[k], acc); // decoded once already, in the pass above
-    await collect(v.snap, shs[s], acc, lo, hi, q.desc, q.limit + 1, got, s);
+    if (script && acc.parts) {
+      const own = new Account();
+      decodeAccount(longRows[k], own);
+      const entries = await scriptEntries(rowsReader(v, shs[s], own), await partReaders(v, own, shs[s]), own.parts.both, lo, hi, q.desc, q.limit + 1);
+      for (const e of entries) got.push(e.txNum * 4 + e.flags, s);
+    } else {
+      await collect(v.snap, shs[s], acc, lo, hi, q.desc, q.limit + 1, got, s);
+    }
   }
   // one entry per distinct tx, with every script hash it touches, in the order asked:
   // the sorted positions [start[u], end[u]) hold the u-th TxNum
@@ -159,51 +176,126 @@ async function histories(v, list, q) {
 }
 
 /**
- * One page of a script hash's UTXOs, from their account row or their utxo rows.
+ * One page of a script hash's UTXOs in the view asked, from their account row or their utxo rows.
  * @param {{snap: object, heights: import('./heights').HeightIndex}} v
  * @param {Buffer} scripthash
  * @param {number} limit
  * @param {{txNum: number, vout: number}|null} after
+ * @param {'address'|'script'} [view='address']
  */
-async function utxos(v, scripthash, limit, after) {
+async function utxos(v, scripthash, limit, after, view = 'address') {
   const key = layout.accountKey(scripthash, 0);
   const row = await v.snap.get(key);
   if (!row) return { utxos: [], next: null };
   const acc = decodeRow(decodeAccount, row, key, new Account());
-  const tx = [];
-  const vout = [];
-  const value = [];
-  if (utxosInline(acc.utxoCount)) {
-    for (let i = 0; i < acc.utxoLen && tx.length <= limit; i++) {
-      if (after && (acc.utxoTx[i] < after.txNum || (acc.utxoTx[i] === after.txNum && acc.utxoVout[i] <= after.vout))) continue;
-      tx.push(acc.utxoTx[i]);
-      vout.push(acc.utxoVout[i]);
-      value.push(acc.utxoValue[i]);
-    }
-  } else {
-    const all = layout.scan(P.utxo, scripthash, 0);
-    const gte = after ? Buffer.concat([layout.utxoKey(scripthash, 0, after.txNum, after.vout), Buffer.from([0])]) : all.gte;
-    for await (const { key: k, value: val } of v.snap.range({ gte, lt: all.lt, limit: limit + 1 })) {
-      const id = layout.parseUtxoKey(k);
-      if (!id) throw corrupt(`malformed utxo key ${k.toString('hex')}`);
-      tx.push(id.txNum);
-      vout.push(id.vout);
-      value.push(decodeRow(decodeUtxo, val, k));
-    }
-  }
-  const n = Math.min(tx.length, limit);
-  const txids = await readTxidsOf(v.snap, tx, n);
-  const utxos = new Array(n);
+  const list = view === 'script' && acc.parts
+    ? await scriptUtxos(rowsReader(v, scripthash, acc), await partReaders(v, acc, scripthash), after, limit + 1)
+    : await utxoList(v, scripthash, acc, limit + 1, after);
+  const n = Math.min(list.length, limit);
+  const txids = await readTxidsOf(v.snap, list.map((u) => u.txNum), n);
+  const out = new Array(n);
   for (let i = 0; i < n; i++) {
-    utxos[i] = {
+    out[i] = {
       txid: txids.subarray(32 * i, 32 * i + 32),
-      vout: vout[i],
-      value: value[i],
-      height: v.heights.heightOf(tx[i]),
-      txNum: tx[i],
+      vout: list[i].vout,
+      value: list[i].value,
+      height: v.heights.heightOf(list[i].txNum),
+      txNum: list[i].txNum,
     };
   }
-  return { utxos, next: tx.length > limit ? utxoCursor(tx[n - 1], vout[n - 1]) : null };
+  return { utxos: out, next: list.length > limit ? utxoCursor(list[n - 1].txNum, list[n - 1].vout) : null };
+}
+
+/**
+ * Up to `want` of an account's unspent outputs after `after`, in (TxNum, vout) order.
+ * @param {{snap: object}} v
+ * @param {Buffer} scripthash
+ * @param {Account} acc its row, decoded
+ * @param {number} want
+ * @param {{txNum: number, vout: number}|null} after
+ * @returns {Promise<Array<{txNum: number, vout: number, value: number}>>}
+ */
+async function utxoList(v, scripthash, acc, want, after) {
+  const out = [];
+  if (utxosInline(acc.utxoCount)) {
+    for (let i = 0; i < acc.utxoLen && out.length < want; i++) {
+      if (after && (acc.utxoTx[i] < after.txNum || (acc.utxoTx[i] === after.txNum && acc.utxoVout[i] <= after.vout))) continue;
+      out.push({ txNum: acc.utxoTx[i], vout: acc.utxoVout[i], value: acc.utxoValue[i] });
+    }
+    return out;
+  }
+  const all = layout.scan(P.utxo, scripthash, 0);
+  const gte = after ? Buffer.concat([layout.utxoKey(scripthash, 0, after.txNum, after.vout), Buffer.from([0])]) : all.gte;
+  for await (const { key: k, value: val } of v.snap.range({ gte, lt: all.lt, limit: want })) {
+    const id = layout.parseUtxoKey(k);
+    if (!id) throw corrupt(`malformed utxo key ${k.toString('hex')}`);
+    out.push({ txNum: id.txNum, vout: id.vout, value: decodeRow(decodeUtxo, val, k) });
+  }
+  return out;
+}
+
+// the script view (lib/core/script-view.js) over rows
+
+/**
+ * Summaries in the script view of address accounts with P2PK parts: their P2PKH scripts'
+ * alone, derived from each account and its parts (every other account's is its own).
+ * @param {{snap: object, heights: import('./heights').HeightIndex}} v
+ * @param {Buffer[]} list script hashes of such accounts
+ * @param {(k: number, summary: import('./abstract').Summary|null) => void} put the k-th one's
+ */
+async function scriptSummaries(v, list, put) {
+  for (let k = 0; k < list.length; k++) {
+    const key = layout.accountKey(list[k], 0);
+    const acc = decodeRow(decodeAccount, await v.snap.get(key), key, new Account());
+    put(k, await scriptSummary(rowsReader(v, list[k], acc), await partReaders(v, acc, list[k]), acc.parts.both, toDisplayHex(list[k])));
+  }
+}
+
+/**
+ * An AccountReader (lib/core/script-view.js) over one account's rows.
+ * @param {{snap: object, heights: import('./heights').HeightIndex}} v
+ * @param {Buffer} scripthash
+ * @param {Account} acc its row, decoded (kept by the reader)
+ * @returns {import('../core/script-view').AccountReader}
+ */
+function rowsReader(v, scripthash, acc) {
+  return {
+    summary: accountSummary(acc),
+    entries: async (lo, hi, desc, want) => {
+      const got = new PostingList();
+      await collect(v.snap, scripthash, acc, lo, hi, desc, want, got, 0);
+      const out = new Array(got.n);
+      for (let i = 0; i < got.n; i++) {
+        const txNum = Math.floor(got.p[i] / 4);
+        out[i] = { txNum, flags: got.p[i] % 4, height: v.heights.heightOf(txNum) };
+      }
+      return out;
+    },
+    utxos: (after, want) => utxoList(v, scripthash, acc, want, after),
+  };
+}
+
+/**
+ * Readers of the accounts of an address account's P2PK parts, each account once.
+ * @param {{snap: object, heights: import('./heights').HeightIndex}} v
+ * @param {Account} acc
+ * @param {Buffer} scripthash the address account's, for errors
+ */
+async function partReaders(v, acc, scripthash) {
+  const seen = new Set();
+  const shs = [];
+  for (const p of acc.parts.p2pk) {
+    const k = p.sh.latin1Slice(0, layout.HASHX_LEN);
+    if (seen.has(k)) continue;
+    seen.add(k);
+    shs.push(p.sh);
+  }
+  const keys = shs.map((sh) => layout.accountKey(sh, 0));
+  const rows = await v.snap.getMany(keys);
+  return shs.map((sh, i) => {
+    if (!rows[i]) throw corrupt(`script hash ${toDisplayHex(scripthash)} counts the P2PK script …${toDisplayHex(sh)} (its hashX), which has no account`);
+    return rowsReader(v, sh, decodeRow(decodeAccount, rows[i], keys[i], new Account()));
+  });
 }
 
 // txids by TxNum
@@ -575,4 +667,4 @@ function distinct(shs) {
   return out;
 }
 
-module.exports = { history, histories, utxos, txidAt, txPlace, readTxids, readTxidsOf, eachValue };
+module.exports = { history, histories, utxos, scriptSummaries, txidAt, txPlace, readTxids, readTxidsOf, eachValue };

@@ -57,7 +57,7 @@ async function applyBlocks(store, v, blocks, batch, w) {
     writeOutputsHead(w, b - a);
     if (b > a) {
       const shs = blocks[cr.block[a]].cols.scripthashes;
-      for (let k = a; k < b; k++) writeOutput(w, k === a ? -1 : cr.vouts[k - 1], cr.vouts[k], cr.values[k], shs, cr.at[k]);
+      for (let k = a; k < b; k++) writeOutput(w, k === a ? -1 : cr.vouts[k - 1], cr.vouts[k], cr.values[k], shs, cr.at[k], cr.p2pk.get(k));
     }
     writeSpends(w, txNum, null, n < news.length && news[n] === txNum ? e.spends.get(news[n++]) : null);
     batch.put(layout.outputsKey(txNum), endOutputs(w));
@@ -107,7 +107,7 @@ async function applyBlocks(store, v, blocks, batch, w) {
     }
     if (height > topHeight - store.undoDepth) {
       const u = e.undo[b];
-      batch.put(layout.undoKey(height), encodeUndo(w, u.count, u.txNums, u.vouts, u.values, u.shs, 0, u.dups));
+      batch.put(layout.undoKey(height), encodeUndo(w, u.count, u.txNums, u.vouts, u.values, u.shs, 0, u.dups, u.p2pk));
       batch.put(layout.touchedKey(height), encodeTouched(w, touchedBy(blocks[b], u)));
     }
   }
@@ -250,13 +250,13 @@ async function restoreOutputs(snap, restore, cutoff, batch, w) {
     if (!rec) throw corrupt(`undo puts back outputs of TxNum ${txNum}, which has no outputs row`);
     const back = restore.get(txNum);
     const outs = [];
-    for (let k = 0; k < rec.count; k++) outs.push({ vout: rec.vouts[k], value: rec.values[k], shs: rec.scripthashes, at: 32 * k });
+    for (let k = 0; k < rec.count; k++) outs.push({ vout: rec.vouts[k], value: rec.values[k], shs: rec.scripthashes, at: 32 * k, own: rec.p2pk && rec.p2pk.get(k) });
     for (const o of back) outs.push(o);
     outs.sort((a, b) => a.vout - b.vout);
     writeOutputsHead(w, outs.length);
     for (let k = 0; k < outs.length; k++) {
       if (k > 0 && outs[k].vout === outs[k - 1].vout) throw corrupt(`undo puts back output ${txNum}:${outs[k].vout}, which is unspent`);
-      writeOutput(w, k === 0 ? -1 : outs[k - 1].vout, outs[k].vout, outs[k].value, outs[k].shs, outs[k].at);
+      writeOutput(w, k === 0 ? -1 : outs[k - 1].vout, outs[k].vout, outs[k].value, outs[k].shs, outs[k].at, outs[k].own);
     }
     // the spends the revert takes back are exactly those by reverted transactions
     const sp = rec.spent;
@@ -300,7 +300,7 @@ function writeOutputsSpent(w, rec, s) {
   let prev = -1;
   for (let k = 0; k < rec.count; k++) {
     if (drop.has(rec.vouts[k])) continue;
-    writeOutput(w, prev, rec.vouts[k], rec.values[k], rec.scripthashes, 32 * k);
+    writeOutput(w, prev, rec.vouts[k], rec.values[k], rec.scripthashes, 32 * k, rec.p2pk && rec.p2pk.get(k));
     prev = rec.vouts[k];
   }
   writeSpends(w, rec.txNum, rec.spent, s);

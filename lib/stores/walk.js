@@ -11,7 +11,7 @@ const {
 } = require('../codec/records');
 const { decodeMempool, decodeMempoolHead } = require('../codec/mempool');
 const { sha256d } = require('../chain/hash');
-const { Problems, BlockChainCheck, checkAccount } = require('../core/verify');
+const { Problems, BlockChainCheck, checkAccount, checkParts } = require('../core/verify');
 const { decodeRow } = require('./accounts');
 const { findTxNums } = require('./update');
 const { txidAt } = require('./query');
@@ -107,7 +107,9 @@ async function verify(v, opts) {
   const { snap, tip, heights } = v;
   const problems = new Problems(opts.maxProblems);
   const problem = (msg) => problems.add(msg);
-  const checked = { blocks: 0, blockHashes: 0, txids: 0, txRows: 0, outputRows: 0, accounts: 0, historyEntries: 0, pages: 0, utxos: 0, utxoRows: 0, undo: 0 };
+  const checked = {
+    blocks: 0, blockHashes: 0, txids: 0, txRows: 0, outputRows: 0, accounts: 0, historyEntries: 0, pages: 0, utxos: 0, utxoRows: 0, p2pkParts: 0, undo: 0,
+  };
   const next = tip ? tip.nextTxNum : 0;
 
   const chain = new BlockChainCheck(problems);
@@ -173,7 +175,8 @@ async function verify(v, opts) {
     const txNum = layout.readU40(key, 1);
     const rec = decodeRow(decodeOutputs, value, key, txNum);
     checked.outputRows++;
-    txOutputs += rec.count;
+    // a P2PK output is unspent in its key's account and in its own script's
+    txOutputs += rec.count + (rec.p2pk ? rec.p2pk.size : 0);
     if (txNum >= next) problem(`outputs: row for TxNum ${txNum}, past the tip`);
     for (let i = 0; i < rec.spent.count; i++) {
       if (rec.spent.txNums[i] >= next) problem(`outputs: ${txNum}:${rec.spent.vouts[i]} spent by TxNum ${rec.spent.txNums[i]}, past the tip`);
@@ -206,17 +209,10 @@ async function verify(v, opts) {
     for await (const row of snap.range(layout.scan(P.utxo, sh, 0))) rows.push(row);
     const name = `account ${await accountName(sh, acc, rows, outputsOf)}`;
     // history: sealed pages in key order, then the tail
-    const hist = [];
     const pagesWanted = (acc.txCount - acc.tailLen) / PAGE_ENTRIES;
     pagesExpected += pagesWanted;
-    let pages = 0;
-    for await (const row of snap.range(layout.scan(P.history, sh, 0))) {
-      decodeRow(decodePage, row.value, row.key, layout.pageKeyTxNum(row.key), page, 0);
-      for (let i = 0; i < PAGE_ENTRIES; i++) hist.push(page[i]);
-      pages++;
-    }
+    const { hist, pages } = await historyOf(snap, sh, acc, page);
     if (pages !== pagesWanted) problem(`${name}: ${pages} history pages, expected ${pagesWanted}`);
-    for (let i = 0; i < acc.tailLen; i++) hist.push(acc.tail[i]);
     checked.historyEntries += hist.length;
     // UTXOs: inline or rows
     const utxos = [];
@@ -234,14 +230,33 @@ async function verify(v, opts) {
     accountUtxos += utxos.length;
     checked.utxos += utxos.length;
     checkAccount(problems, name, acc, hist, utxos, heightOf);
-    // each UTXO is the unspent output its outputs row says
+    // each UTXO is the unspent output its outputs row says (a P2PK script's own account: by
+    // its own script hash)
     for (const [txNum, vout, val] of utxos) {
       const rec = await outputsOf(txNum);
       const at = rec ? rec.vouts.indexOf(vout) : -1;
+      const own = at >= 0 && rec.p2pk ? rec.p2pk.get(at) : undefined;
       if (at < 0) problem(`${name}: UTXO ${txNum}:${vout} is not in the outputs row of its tx`);
-      else if (rec.values[at] !== val || !rec.scripthashes.subarray(32 * at, 32 * at + sh.length).equals(sh)) {
+      else if (rec.values[at] !== val || !(rec.scripthashes.subarray(32 * at, 32 * at + sh.length).equals(sh) || (own && own.subarray(0, sh.length).equals(sh)))) {
         problem(`${name}: UTXO ${txNum}:${vout} differs from the outputs row of its tx`);
       }
+    }
+    if (acc.parts) {
+      // the P2PK scripts it counts: their accounts, within this one
+      const parts = [];
+      for (const p of acc.parts.p2pk) {
+        const pkey = layout.accountKey(p.sh, 0);
+        const prow = await snap.get(pkey);
+        // a part is stored by its hashX: named by the end of its display hex, as accountName does
+        if (!prow) {
+          problem(`${name}: counts the P2PK script …${toDisplayHex(p.sh)}, which has no account`);
+          continue;
+        }
+        const pacc = decodeRow(decodeAccount, prow, pkey, new Account());
+        parts.push({ sh: `…${toDisplayHex(p.sh)}`, first: p.first, summary: records.accountSummary(pacc), hist: (await historyOf(snap, pkey.subarray(1), pacc, page)).hist });
+      }
+      checked.p2pkParts += parts.length;
+      checkParts(problems, name, acc, hist, parts);
     }
   }
   if (accountUtxos !== txOutputs) problem(`UTXOs: accounts hold ${accountUtxos}, outputs rows ${txOutputs}`);
@@ -277,6 +292,26 @@ async function verify(v, opts) {
 }
 
 /**
+ * An account's history: its sealed pages in key order, then its tail.
+ * @param {object} snap
+ * @param {Buffer} hashX
+ * @param {Account} acc its row, decoded
+ * @param {Float64Array} page scratch
+ * @returns {Promise<{hist: number[], pages: number}>} postings, and the pages read
+ */
+async function historyOf(snap, hashX, acc, page) {
+  const hist = [];
+  let pages = 0;
+  for await (const row of snap.range(layout.scan(P.history, hashX, 0))) {
+    decodeRow(decodePage, row.value, row.key, layout.pageKeyTxNum(row.key), page, 0);
+    for (let i = 0; i < PAGE_ENTRIES; i++) hist.push(page[i]);
+    pages++;
+  }
+  for (let i = 0; i < acc.tailLen; i++) hist.push(acc.tail[i]);
+  return { hist, pages };
+}
+
+/**
  * How verify names an account: the display hex of its script hash, which the key holds only
  * the first bytes of; the whole of it comes from the outputs row of one of its UTXOs. An
  * account with none is named by its key bytes in display order: the end of the display hex.
@@ -287,8 +322,10 @@ async function accountName(hashX, acc, rows, outputsOf) {
   else if (rows.length > 0) id = layout.parseUtxoKey(rows[0].key);
   const rec = id ? await outputsOf(id.txNum) : null;
   const at = rec ? rec.vouts.indexOf(id.vout) : -1;
-  const sh = at >= 0 ? rec.scripthashes.subarray(32 * at, 32 * at + 32) : null;
-  return sh && sh.subarray(0, hashX.length).equals(hashX) ? toDisplayHex(sh) : `…${toDisplayHex(hashX)}`;
+  for (const sh of at < 0 ? [] : [rec.scripthashes.subarray(32 * at, 32 * at + 32), rec.p2pk && rec.p2pk.get(at)]) {
+    if (sh && sh.subarray(0, hashX.length).equals(hashX)) return toDisplayHex(sh);
+  }
+  return `…${toDisplayHex(hashX)}`;
 }
 
 /**

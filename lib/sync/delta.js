@@ -2,6 +2,7 @@
 
 const { SyncError } = require('../errors');
 const { toDisplayHex } = require('../chain/hash');
+const { p2pkOf } = require('../chain/columns');
 
 /**
  * Turns a batch of parsed blocks into BlockDeltas: assigns TxNums and resolves every input to
@@ -46,6 +47,7 @@ async function buildDeltas(blocks, store, firstTxNum) {
         scripthashes: Buffer.alloc(32 * I),
         heights: new Uint32Array(I),
         txNums: new Float64Array(I),
+        p2pk: new Map(),
       },
     };
     spentHere[b] = new Uint8Array(cols.outStart[cols.txCount]);
@@ -72,6 +74,10 @@ async function buildDeltas(blocks, store, firstTxNum) {
         spentHere[sb][o] = 1;
         sp.values[i] = d.cols.values[o];
         copyBytes(d.cols.scripthashes, 32 * o, sp.scripthashes, 32 * i, 32);
+        if (d.cols.p2pkOuts.length > 0) {
+          const own = p2pkOf(d.cols, o);
+          if (own) sp.p2pk.set(i, own);
+        }
         sp.heights[i] = d.height;
         sp.txNums[i] = d.firstTxNum + st;
         resolved[b][i] = 1;
@@ -198,6 +204,7 @@ async function resolveFromStore(deltas, resolved, store, count) {
     const sp = d.spent;
     sp.values[i] = p.value;
     copyBytes(p.scripthash, 0, sp.scripthashes, 32 * i, 32);
+    if (p.p2pk) sp.p2pk.set(i, Buffer.from(p.p2pk));
     sp.heights[i] = p.height;
     sp.txNums[i] = p.txNum;
   }

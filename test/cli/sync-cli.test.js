@@ -131,6 +131,19 @@ describe('addrindex sync / status / verify / query on the first 439 mainnet bloc
     assert.deepEqual({ ...byHash, address: PAYEE }, byAddress);
   });
 
+  it('--view script: the P2PK output under its own script hash, not under the payee\'s P2PKH address', async () => {
+    const own = toDisplayHex(sha256(Buffer.from(`41${'04ae1a62fe09c5f51b13905f07f06b99a2f7159b2225f374cd378d71302fa28414e7aab37397f554a7df5f142c21c1b7303b8a0626f1baded5c72a704f7e6cd84c'}ac`, 'hex')));
+    const byAddress = await runJson(['query', PAYEE, '--datadir', datadir, '--view', 'script']);
+    assert.deepEqual([byAddress.balance, byAddress.txCount, byAddress.history, byAddress.utxos], [0, 0, [], []]);
+    for (const view of ['script', 'address']) {
+      const byOwn = await runJson(['query', own, '--datadir', datadir, '--view', view]);
+      assert.deepEqual([byOwn.balance, byOwn.history], [10e8, [{ txid: TX170, height: 170 }]], view);
+    }
+    const bad = await runCli(['query', PAYEE, '--datadir', datadir, '--view', 'exact']);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /view is "address" or "script", got exact/);
+  });
+
   it('verify passes', async () => {
     const r = await runCli(['verify', '--datadir', datadir]);
     assert.equal(r.code, 0, r.stderr);

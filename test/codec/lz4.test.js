@@ -24,6 +24,9 @@ function undo(n, distinct, seed = 1) {
   return { n, txNums, vouts, values, shs };
 }
 
+/** An undo's format byte when it is stored LZ4-compressed. */
+const UNDO_LZ4 = 0x80 | r.VERSION.undo;
+
 function encode(u) {
   return Buffer.from(r.encodeUndo(w, u.n, u.txNums, u.vouts, u.values, u.shs, 0, []));
 }
@@ -41,7 +44,7 @@ describe('codec: LZ4 framing', () => {
   it('stores a value compressed only when allowed, above the threshold and smaller', () => {
     const rep = undo(200, 5);
     const packed = encode(rep);
-    assert.equal(packed[0], 0x81);
+    assert.equal(packed[0], UNDO_LZ4);
     assert.ok(packed.length < 0.6 * 200 * 32, `${packed.length} bytes`);
     assert.deepEqual(r.decodeUndo(packed).shs, rep.shs);
     // every script hash different, few spends: LZ4 would not be smaller, so it stays raw
@@ -51,16 +54,16 @@ describe('codec: LZ4 framing', () => {
     few.shs = Buffer.from(Array.from({ length: 32 * 8 }, () => Math.floor(bytes() * 256)));
     const rand = encode(few);
     assert.ok(rand.length >= compress.DEFAULT_THRESHOLDS.undo);
-    assert.equal(rand[0], 0x01);
+    assert.equal(rand[0], r.VERSION.undo);
     assert.ok(lz4.compressSync(rand.subarray(1)).length + 1 >= rand.length);
     // off: raw, and both forms decode to the same
     compress.configure({ enabled: false });
     const raw = encode(rep);
-    assert.equal(raw[0], 0x01);
+    assert.equal(raw[0], r.VERSION.undo);
     assert.deepEqual(r.decodeUndo(raw), r.decodeUndo(packed));
     // a threshold above the value: raw
     compress.configure({ enabled: true, thresholds: { undo: raw.length + 1 } });
-    assert.equal(encode(rep)[0], 0x01);
+    assert.equal(encode(rep)[0], r.VERSION.undo);
     assert.equal(compress.pack(w, Buffer.from([1, 2, 3]), 'no such kind')[0], 1);
   });
 
@@ -74,7 +77,7 @@ describe('codec: LZ4 framing', () => {
     const real = packed.readUInt32LE(1);
     // a size that is wrong but within the bound: the block does not decode to it
     for (const size of [real - 1, real + 1, 2 * real]) assert.throws(() => r.decodeUndo(withSize(packed, size)), code('ERR_BAD_LZ4'), `size ${size}`);
-    assert.throws(() => r.decodeUndo(Buffer.from([0x81, 1, 0, 0])), code('ERR_BAD_LZ4'));
+    assert.throws(() => r.decodeUndo(Buffer.from([UNDO_LZ4, 1, 0, 0])), code('ERR_BAD_LZ4'));
   });
 
   it('refuses LZ4 on kinds never compressed, and bodies that are not LZ4', () => {
@@ -84,7 +87,7 @@ describe('codec: LZ4 framing', () => {
       assert.throws(() => r.decodeTxNums(Buffer.concat([Buffer.from([f]), body])), code('ERR_UNKNOWN_FORMAT'));
     }
     // a valid LZ4 block of bytes that are not an undo: decompresses, then the undo decoder refuses it
-    assert.throws(() => r.decodeUndo(Buffer.concat([Buffer.from([0x81]), body])), (err) => err instanceof CodecError);
+    assert.throws(() => r.decodeUndo(Buffer.concat([Buffer.from([UNDO_LZ4]), body])), (err) => err instanceof CodecError);
     assert.throws(() => openValue(Buffer.concat([Buffer.from([0x81]), Buffer.alloc(40, 0xff)]), 'x', 1, true), code('ERR_BAD_LZ4'));
   });
 
@@ -93,7 +96,7 @@ describe('codec: LZ4 framing', () => {
     const values = [];
     for (let k = 0; k < 20; k++) {
       const v = encode(undo(50 + 37 * k, 2 + (k % 6), k + 1));
-      if (v[0] === 0x81) values.push(v);
+      if (v[0] === UNDO_LZ4) values.push(v);
     }
     assert.ok(values.length >= 15);
     const random = prng(99);

@@ -10,7 +10,7 @@ const { CodecError } = require('../../lib/errors');
 const layout = require('../../lib/stores/layout');
 const { decodeRecord } = require('../../lib/stores/walk');
 const { openStore } = require('../../lib/stores');
-const { generatedChain, mainnetChain, syncBlocks } = require('../stores/data');
+const { generatedChain, mainnetChain, p2pkChain, syncBlocks } = require('../stores/data');
 const { tempDir } = require('../helpers/tmp');
 
 const w = new Writer();
@@ -42,11 +42,19 @@ function account(n, u) {
   return a;
 }
 
+/** The account with two P2PK parts and three "both" entries (lib/core/p2pk.js). */
+function withParts(a) {
+  a.parts = { p2pk: [{ sh: hash(21), first: 1e9 }, { sh: hash(22), first: 1e9 + 6 }], both: [posting(1e9 + 3, FUNDED), posting(1e9 + 9, SPENT), posting(2 ** 39, FUNDED | SPENT)] };
+  return a;
+}
+
 function plainAccount(a) {
   return {
     ...r.accountSummary(a),
     tail: [...a.tail.subarray(0, a.tailLen)],
     utxos: [...a.utxoTx.subarray(0, a.utxoLen)].map((t, i) => [t, a.utxoVout[i], a.utxoValue[i]]),
+    // a part is stored by its hashX (the first 12 bytes of its script hash)
+    parts: a.parts && { p2pk: a.parts.p2pk.map((p) => ({ sh: p.sh.subarray(0, 12), first: p.first })), both: a.parts.both },
   };
 }
 
@@ -68,7 +76,7 @@ function samples() {
   add(layout.txKey(hash(1), 0), r.encodeTxNums(w, [5, 2 ** 33 + 5]));
   r.writeOutputsHead(w, 3);
   r.writeOutput(w, -1, 0, 0, hash(2), 0);
-  r.writeOutput(w, 0, 7, 2.1e15, hash(3), 0);
+  r.writeOutput(w, 0, 7, 2.1e15, hash(3), 0, hash(13));
   r.writeOutput(w, 7, 70000, 546, hash(4), 0);
   r.writeSpentHead(w, 2);
   r.writeSpent(w, -1, 1, 77, 78, 0);
@@ -78,14 +86,15 @@ function samples() {
   r.writeSpentHead(w, 1);
   r.writeSpent(w, -1, 0, 80, 90, 3);
   add(layout.outputsKey(80), w.end());
-  add(layout.touchedKey(9), r.encodeTouched(w, Buffer.concat([hash(1), hash(2)])));
+  add(layout.touchedKey(9), r.encodeTouched(w, { both: Buffer.concat([hash(1), hash(2)]), addressOnly: hash(3) }));
   for (const [n, u] of [[1, 0], [64, 16], [65, 1], [200, 17]]) add(layout.accountKey(hash(n), 0), r.encodeAccount(w, account(n, u)));
+  add(layout.accountKey(hash(99), 0), r.encodeAccount(w, withParts(account(70, 3))));
   const page = new Float64Array(64);
   for (let i = 0; i < 64; i++) page[i] = posting(5000 + 11 * i, i % 5 === 0 ? FUNDED | SPENT : FUNDED);
   add(layout.pageKey(hash(8), 0, 5000), r.encodePage(w, page, 0));
   add(layout.utxoKey(hash(8), 0, 5000, 300), r.encodeUtxo(w, 99));
   const shs = Buffer.concat([hash(1), hash(2)]);
-  add(layout.undoKey(9), r.encodeUndo(w, 2, [1, 2 ** 36], [0, 5], [50e8, 1], shs, 0, [{ position: 0, oldTxNum: 3 }]));
+  add(layout.undoKey(9), r.encodeUndo(w, 2, [1, 2 ** 36], [0, 5], [50e8, 1], shs, 0, [{ position: 0, oldTxNum: 3 }], new Map([[1, hash(14)]])));
   add(layout.undoKey(10), bigUndo());
   return out;
 }
@@ -109,7 +118,7 @@ function versionOf(key) {
   return r.VERSION[table === 'history' ? 'page' : table];
 }
 
-describe('codec: schema 3 records', () => {
+describe('codec: schema 4 records', () => {
   it('round-trips every kind', () => {
     for (const txstore of [false, true]) {
       assert.deepEqual(r.decodeMeta(r.encodeMeta(w, { schemaVersion: 3, network: 'regtest', txstore })), { schemaVersion: 3, network: 'regtest', txstore });
@@ -137,30 +146,34 @@ describe('codec: schema 3 records', () => {
     assert.deepEqual(both.subarray(r.TXIDS_AT, r.TXIDS_AT + 32 * 64), txids.subarray(0, 32 * 64));
     assert.deepEqual(r.readTxidsRow(both), { count: 64, offsets: offs.slice(0, 64) });
     assert.deepEqual(r.readTxidsRow(r.truncateTxids(w, Buffer.from(both), 7)), { count: 7, offsets: offs.slice(0, 7) });
-    assert.deepEqual(r.decodeTouched(r.encodeTouched(w, Buffer.concat([hash(1), hash(2)]))), Buffer.concat([hash(1), hash(2)]));
+    assert.deepEqual(r.decodeTouched(r.encodeTouched(w, { both: Buffer.concat([hash(1), hash(2)]), addressOnly: Buffer.alloc(0) })),
+      { both: Buffer.concat([hash(1), hash(2)]), addressOnly: Buffer.alloc(0) });
     assert.deepEqual(r.decodeTxNums(r.encodeTxNums(w, [2 ** 40 - 1])), [2 ** 40 - 1]);
     assert.deepEqual(r.decodeTxNums(r.encodeTxNums(w, [0, 1, 70, 2 ** 39])), [0, 1, 70, 2 ** 39]);
     const big = bigUndo();
-    assert.equal(big[0], 0x81, 'a large repetitive undo is stored LZ4-compressed');
+    assert.equal(big[0], 0x80 | r.VERSION.undo, 'a large repetitive undo is stored LZ4-compressed');
     const u = r.decodeUndo(big);
     assert.equal(u.count, 40);
     assert.deepEqual(u.shs.subarray(32 * 4, 32 * 5), hash(2));
     assert.deepEqual(u.values.slice(0, 3), [5000, 5001, 5002]);
     r.writeOutputsHead(w, 2);
     r.writeOutput(w, -1, 3, 10, hash(5), 0);
-    r.writeOutput(w, 3, 4, 0, hash(6), 0);
+    r.writeOutput(w, 3, 4, 0, hash(6), 0, hash(7));
     r.writeSpentHead(w, 2);
     r.writeSpent(w, -1, 0, 42, 43, 0);
     r.writeSpent(w, 0, 9, 42, 2 ** 40 - 1, -1);
     assert.deepEqual(r.decodeOutputs(w.end(), 42), {
-      txNum: 42, count: 2, vouts: [3, 4], values: [10, 0], scripthashes: Buffer.concat([hash(5), hash(6)]),
+      txNum: 42, count: 2, vouts: [3, 4], values: [10, 0], scripthashes: Buffer.concat([hash(5), hash(6)]), p2pk: new Map([[1, hash(7)]]),
       spent: { count: 2, vouts: [0, 9], txNums: [43, 2 ** 40 - 1], vins: [0, -1] },
     });
     for (const [n, u] of [[1, 0], [2, 1], [64, 16], [65, 3], [128, 0], [129, 17], [1000, 100]]) {
-      const a = account(n, u);
-      const back = r.decodeAccount(r.encodeAccount(w, a), new r.Account());
-      assert.deepEqual(plainAccount(back), plainAccount(a), `account ${n}/${u}`);
-      assert.equal(back.tailLen, n === 0 ? 0 : ((n - 1) % 64) + 1);
+      for (const a of [account(n, u), withParts(account(n, u))]) {
+        const value = r.encodeAccount(w, a);
+        assert.equal(value[0], a.parts ? 2 : 1, 'version 2 only for an account with P2PK parts');
+        const back = r.decodeAccount(value, new r.Account());
+        assert.deepEqual(plainAccount(back), plainAccount(a), `account ${n}/${u}`);
+        assert.equal(back.tailLen, n === 0 ? 0 : ((n - 1) % 64) + 1);
+      }
     }
     const page = new Float64Array(70);
     for (let i = 0; i < 70; i++) page[i] = posting(2 ** 39 + i * 1000, 1 + (i % 3));
@@ -169,8 +182,8 @@ describe('codec: schema 3 records', () => {
     assert.deepEqual([...out], [...page.subarray(3, 67)]);
     assert.equal(r.decodeUtxo(r.encodeUtxo(w, 2.1e15)), 2.1e15);
     const shs = Buffer.concat([Buffer.alloc(5), hash(1), hash(2)]);
-    assert.deepEqual(r.decodeUndo(r.encodeUndo(w, 2, [7, 8], [1, 2 ** 32 - 1], [3, 4], shs, 5, [])), {
-      count: 2, txNums: [7, 8], vouts: [1, 2 ** 32 - 1], values: [3, 4], shs: Buffer.concat([hash(1), hash(2)]), dups: [],
+    assert.deepEqual(r.decodeUndo(r.encodeUndo(w, 2, [7, 8], [1, 2 ** 32 - 1], [3, 4], shs, 5, [], new Map([[0, hash(9)]]))), {
+      count: 2, txNums: [7, 8], vouts: [1, 2 ** 32 - 1], values: [3, 4], shs: Buffer.concat([hash(1), hash(2)]), p2pk: new Map([[0, hash(9)]]), dups: [],
     });
   });
 
@@ -196,6 +209,8 @@ describe('codec: schema 3 records', () => {
       for (let f = 0; f < 256; f++) {
         if ((f & 0x7f) === version && (f === value[0] || mayCompress)) continue;
         if (kind === 'meta' && f === 1) continue; // the older format, still read (and refused for its trailing flags byte below)
+        // both versions of an account are read: one of the other version is refused for its bytes, not its format byte
+        if (kind === 'account' && (f === 1 || f === r.ACCOUNT_WITH_PARTS)) continue;
         const bad = Buffer.from(value);
         bad[0] = f;
         assert.throws(() => decodeRecord(key, bad), (err) => isCodec(err) && err.code === 'ERR_UNKNOWN_FORMAT', `${kind} format ${f}`);
@@ -225,8 +240,8 @@ describe('codec: schema 3 records', () => {
   it('checks counts against the bytes left before allocating', () => {
     const huge = (prefix) => Buffer.concat([Buffer.from(prefix), Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f])]);
     const t0 = Date.now();
-    assert.throws(() => r.decodeUndo(huge([0x01])), (err) => err.code === 'ERR_BAD_COUNT');
-    assert.throws(() => r.decodeOutputs(huge([0x02]), 1), (err) => err.code === 'ERR_BAD_COUNT');
+    assert.throws(() => r.decodeUndo(huge([0x02])), (err) => err.code === 'ERR_BAD_COUNT');
+    assert.throws(() => r.decodeOutputs(huge([0x03]), 1), (err) => err.code === 'ERR_BAD_COUNT');
     assert.throws(() => r.decodeMeta(huge([0x01, 0x01])), (err) => err.code === 'ERR_BAD_COUNT');
     // an account claiming 2^53 - 1 entries
     assert.throws(() => r.decodeAccount(Buffer.concat([Buffer.from([0x01, 5, 0]), huge([]).subarray(0), Buffer.from([1, 0, 0, 0])]), new r.Account()), isCodec);
@@ -238,8 +253,9 @@ describe('codec: schema 3 records', () => {
     const dir = tempDir('fuzz');
     try {
       const rows = samples();
-      for (const [network, chain] of [['main', mainnetChain()], ['regtest', generatedChain()]]) {
-        const s = await openStore({ datadir: path.join(dir, network), network, undoDepth: 20 });
+      // real rows: the mainnet blocks', a generated chain's, and one whose accounts count P2PK parts
+      for (const [network, chain, name] of [['main', mainnetChain(), 'main'], ['regtest', generatedChain(), 'generated'], ['regtest', p2pkChain(), 'p2pk']]) {
+        const s = await openStore({ datadir: path.join(dir, name), network, undoDepth: 20 });
         await syncBlocks(s, chain.blocks, 0, chain.blocks.length - 1, [50]);
         for await (const { key, value } of s.kv.range({})) rows.push({ key: Buffer.from(key), value: Buffer.from(value) });
         await s.close();

@@ -14,18 +14,19 @@ const id = (n) => Buffer.alloc(32, 0x80 + n);
 /**
  * A parent paying A and B from a confirmed output of C, and a child spending the parent's
  * output to A: every case a view must get right (a spent unconfirmed output, an unconfirmed
- * input, two entries for one script hash).
+ * input, two entries for one script hash). C's output and the one to B are P2PK outputs (own
+ * script hashes 13 and 12; index keys 3 and 2, their keys' P2PKH script hashes).
  */
 function sample() {
   const parent = {
     txid: id(1), time: 100, fee: 1000, vsize: 200, raw: Buffer.from('parent'),
-    inputs: [{ txid: id(9), vout: 3, value: 51000, scripthash: sh(3), unconfirmed: false }],
-    outputs: [{ value: 30000, scripthash: sh(1) }, { value: 20000, scripthash: sh(2) }, { value: 0, scripthash: null }],
+    inputs: [{ txid: id(9), vout: 3, value: 51000, scripthash: sh(3), p2pk: sh(13), unconfirmed: false }],
+    outputs: [{ value: 30000, scripthash: sh(1), p2pk: null }, { value: 20000, scripthash: sh(2), p2pk: sh(12) }, { value: 0, scripthash: null, p2pk: null }],
   };
   const child = {
     txid: id(2), time: 105, fee: 500, vsize: 100, raw: Buffer.from('child'),
-    inputs: [{ txid: id(1), vout: 0, value: 30000, scripthash: sh(1), unconfirmed: true }],
-    outputs: [{ value: 29500, scripthash: sh(1) }],
+    inputs: [{ txid: id(1), vout: 0, value: 30000, scripthash: sh(1), p2pk: null, unconfirmed: true }],
+    outputs: [{ value: 29500, scripthash: sh(1), p2pk: null }],
   };
   return { seq: 7, tip: id(30), txs: [parent, child] };
 }
@@ -72,6 +73,19 @@ describe('the mempool snapshot (lib/codec/mempool.js) and its view (lib/core/mem
     assert.deepEqual(v.summary(sh(4)), { txCount: 0, received: 0, sent: 0, fundedCount: 0, spentCount: 0, balance: 0 });
     assert.deepEqual(v.utxos(sh(1)).map((u) => [u.tx.txid[0], u.vout, u.value]), [[0x82, 0, 29500]], "the parent's output to it is spent by the child");
     assert.deepEqual(v.utxos(sh(2)).map((u) => [u.tx.txid[0], u.vout]), [[0x81, 1]]);
+    // P2PK: the address view counts an output toward its key's P2PKH script hash and its own,
+    // the script view (Electrum's) toward its own only
+    for (const [key, own, balance] of [[sh(2), sh(12), 20000], [sh(3), sh(13), -51000]]) {
+      assert.equal(v.summary(key).balance, balance);
+      assert.equal(v.summary(own).balance, balance);
+      assert.equal(v.summary(own, 'script').balance, balance);
+      assert.deepEqual(v.summary(key, 'script'), { txCount: 0, received: 0, sent: 0, fundedCount: 0, spentCount: 0, balance: 0 });
+      assert.deepEqual(v.entries(key, 'script'), []);
+    }
+    assert.deepEqual(v.utxos(sh(12), 'script').map((u) => [u.tx.txid[0], u.vout]), [[0x81, 1]]);
+    assert.deepEqual(v.utxos(sh(12)).map((u) => [u.tx.txid[0], u.vout]), [[0x81, 1]]);
+    assert.deepEqual(v.utxos(sh(2), 'script'), []);
+    assert.deepEqual(v.utxos(sh(1), 'script').map((u) => [u.tx.txid[0], u.vout]), [[0x82, 0]], 'the same for other scripts');
     assert.equal(v.spender(id(9), 3).tx.txid[0], 0x81, 'a confirmed output spent in the mempool');
     assert.equal(v.spender(id(9), 2), null);
     assert.equal(v.hasUnconfirmedInputs(v.get(id(2))), true);

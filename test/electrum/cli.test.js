@@ -4,12 +4,11 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
-const bitcore = require('bitcore-lib');
 const { syncedFixture, referenceIndex, SATOSHI } = require('../api/helpers');
 const { MAINNET_439 } = require('../helpers/fixtures');
 const { startCli, runCli } = require('../helpers/cli');
 const { tempDir } = require('../helpers/tmp');
-const { connectClient, scripthashOf } = require('./helpers');
+const { connectClient, toElectrum } = require('./helpers');
 
 describe('electrum: addrindex serve --electrum-port with clustered workers', function () {
   this.timeout(60000);
@@ -41,7 +40,9 @@ describe('electrum: addrindex serve --electrum-port with clustered workers', fun
 
   it('every worker answers and notifies its own connections when a sync process adds blocks', async () => {
     const ref = referenceIndex();
-    const sh = scripthashOf(bitcore.Script.fromAddress(SATOSHI).toBuffer());
+    // the height-9 coinbase's P2PK script (its key's address is SATOSHI)
+    const own = referenceIndex('script').p2pkOf(SATOSHI);
+    const sh = toElectrum(own);
     // connections are spread over both workers (round robin): each must hear the new tip
     const clients = [];
     for (let i = 0; i < 4; i++) clients.push(await connectClient(i % 2 ? tlsPort : tcp, i % 2 ? 'tls' : 'tcp'));
@@ -51,7 +52,7 @@ describe('electrum: addrindex serve --electrum-port with clustered workers', fun
     for (const c of clients) {
       assert.equal((await c.server_version('cli-test', '1.4'))[1], '1.4');
       assert.equal((await c.blockchainHeaders_subscribe()).height, 299);
-      assert.equal((await c.blockchainScripthash_getBalance(sh)).confirmed, ref.at(SATOSHI, 299).summary.balance);
+      assert.equal((await c.blockchainScripthash_getBalance(sh)).confirmed, referenceIndex('script').at(own, 299).summary.balance);
     }
     const blk = path.join(fixture.blocksDir, 'blk00000.dat');
     fs.appendFileSync(blk, fs.readFileSync(MAINNET_439).subarray(fs.statSync(blk).size));
@@ -59,7 +60,7 @@ describe('electrum: addrindex serve --electrum-port with clustered workers', fun
     assert.equal(r.code, 0, r.stderr);
     for (const h of await Promise.all(heard)) assert.equal(h.hex, ref.blocks[438].header.toBuffer().toString('hex'));
     for (const c of clients) {
-      assert.equal((await c.blockchainScripthash_getBalance(sh)).confirmed, ref.at(SATOSHI).summary.balance);
+      assert.equal((await c.blockchainScripthash_getBalance(sh)).confirmed, referenceIndex('script').at(own).summary.balance);
       c.close();
     }
   });
@@ -118,7 +119,9 @@ describe('electrum: addrindex serve --electrum-port without --blocks-dir', funct
       assert.equal(sync.code, 0, sync.stderr);
       const ref = referenceIndex();
       const tx = ref.blocks[170].transactions[1];
-      const sh = scripthashOf(bitcore.Script.fromAddress(SATOSHI).toBuffer());
+      const sref = referenceIndex('script');
+      const own = sref.p2pkOf(SATOSHI);
+      const sh = toElectrum(own);
 
       let { client, txs } = await start();
       assert.equal(txs, `transactions from ${path.resolve(fixture.blocksDir)}`);
@@ -131,8 +134,8 @@ describe('electrum: addrindex serve --electrum-port without --blocks-dir', funct
       await assert.rejects(client.blockchainTransaction_get(tx.hash),
         (e) => e.code === 2 && e.message === `transaction ${tx.hash} is confirmed but its bytes cannot be read: this server reads no blocks (no blocks dir, no node)`);
       // headers, histories, balances and merkle proofs come from the index alone
-      assert.equal((await client.blockchainScripthash_getBalance(sh)).confirmed, ref.at(SATOSHI, 199).summary.balance);
-      assert.deepEqual(await client.blockchainScripthash_getHistory(sh), ref.at(SATOSHI, 199).history.map((e) => ({ tx_hash: e.txid, height: e.height })));
+      assert.equal((await client.blockchainScripthash_getBalance(sh)).confirmed, sref.at(own, 199).summary.balance);
+      assert.deepEqual(await client.blockchainScripthash_getHistory(sh), sref.at(own, 199).history.map((e) => ({ tx_hash: e.txid, height: e.height })));
       assert.deepEqual(await client.blockchainHeaders_subscribe(), { hex: ref.blocks[199].header.toBuffer().toString('hex'), height: 199 });
       assert.equal(await client.request('blockchain.block.header', [170]), ref.blocks[170].header.toBuffer().toString('hex'));
       const m = await client.blockchainTransaction_getMerkle(tx.hash, 170);
@@ -165,9 +168,11 @@ describe('electrum: addrindex serve --store level --electrum-port (reads forward
       const [, port] = await serve.waitFor(/electrum tcp 127\.0\.0\.1:(\d+)/);
       const ref = referenceIndex();
       const c = await connectClient(Number(port));
-      const sh = scripthashOf(bitcore.Script.fromAddress(SATOSHI).toBuffer());
-      assert.equal((await c.blockchainScripthash_getBalance(sh)).confirmed, ref.at(SATOSHI, 199).summary.balance);
-      assert.deepEqual(await c.blockchainScripthash_getHistory(sh), ref.at(SATOSHI, 199).history.map((e) => ({ tx_hash: e.txid, height: e.height })));
+      const sref = referenceIndex('script');
+      const own = sref.p2pkOf(SATOSHI);
+      const sh = toElectrum(own);
+      assert.equal((await c.blockchainScripthash_getBalance(sh)).confirmed, sref.at(own, 199).summary.balance);
+      assert.deepEqual(await c.blockchainScripthash_getHistory(sh), sref.at(own, 199).history.map((e) => ({ tx_hash: e.txid, height: e.height })));
       assert.deepEqual(await c.blockchainHeaders_subscribe(), { hex: ref.blocks[199].header.toBuffer().toString('hex'), height: 199 });
       const m = await c.blockchainTransaction_getMerkle(ref.blocks[170].transactions[1].hash, 170);
       assert.deepEqual([m.pos, m.merkle], [1, [ref.blocks[170].transactions[0].hash]]);

@@ -4,33 +4,8 @@ const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const bitcore = require('bitcore-lib');
 const { syncedFixture, startServer, request, referenceIndex, HAL, SATOSHI, TX170 } = require('../api/helpers');
-const { startElectrum, connectClient, scripthashOf, expectedStatus } = require('./helpers');
+const { startElectrum, connectClient, scripthashOf, toElectrum, expectedStatus, rootOf, plainMerkleRoot } = require('./helpers');
 const { NETWORKS } = require('../../lib/chain/networks');
-
-const sha256d = (b) => crypto.createHash('sha256').update(crypto.createHash('sha256').update(b).digest()).digest();
-const rev = (hex) => Buffer.from(hex, 'hex').reverse();
-
-/** The root a branch leads to from a leaf (all display hex), as a client checks it. */
-function rootOf(leafHex, pos, branchHex) {
-  let h = rev(leafHex);
-  for (const sibHex of branchHex) {
-    const sib = rev(sibHex);
-    h = sha256d(Buffer.concat(pos & 1 ? [sib, h] : [h, sib]));
-    pos >>= 1;
-  }
-  return Buffer.from(h).reverse().toString('hex');
-}
-
-/** Bitcoin's merkle root over display-hex hashes, written out here for the check. */
-function plainMerkleRoot(hashesHex) {
-  let level = hashesHex.map(rev);
-  while (level.length > 1) {
-    const next = [];
-    for (let i = 0; i < level.length; i += 2) next.push(sha256d(Buffer.concat([level[i], level[i + 1] || level[i]])));
-    level = next;
-  }
-  return Buffer.from(level[0]).reverse().toString('hex');
-}
 
 const scripthashOfAddress = (a) => scripthashOf(bitcore.Script.fromAddress(a).toBuffer());
 
@@ -41,6 +16,7 @@ describe('electrum: @mempool/electrum-client against the bundled mainnet blocks'
   let rest;
   let client;
   let ref;
+  let sref; // the reference in the script view: script hashes mean sha256 of the output script
 
   before(async () => {
     fixture = await syncedFixture();
@@ -48,6 +24,7 @@ describe('electrum: @mempool/electrum-client against the bundled mainnet blocks'
     rest = await startServer(fixture.datadir);
     client = await connectClient(srv.port);
     ref = referenceIndex();
+    sref = referenceIndex('script');
   });
   after(async () => {
     if (client) client.close();
@@ -70,47 +47,62 @@ describe('electrum: @mempool/electrum-client against the bundled mainnet blocks'
     assert.deepEqual(f.hosts, { '127.0.0.1': { tcp_port: srv.port, ssl_port: null } });
   });
 
-  it('balances, histories and unspent outputs equal the REST answers and the bitcore reference, for every address', async () => {
+  it('balances, histories and unspent outputs of every output script equal the bitcore reference of the script view', async () => {
+    const shs = sref.scripthashes();
+    assert.ok(shs.length > 400);
+    for (const hex of shs) {
+      const sh = toElectrum(hex);
+      const want = sref.at(hex);
+      const [bal, hist, utxos] = await Promise.all([
+        client.blockchainScripthash_getBalance(sh), client.blockchainScripthash_getHistory(sh), client.blockchainScripthash_listunspent(sh)]);
+      assert.deepEqual(bal, { confirmed: want.summary.balance, unconfirmed: 0 }, sh);
+      assert.deepEqual(hist, want.history.map((e) => ({ tx_hash: e.txid, height: e.height })), sh);
+      assert.deepEqual(utxos, want.utxos.map((u) => ({ tx_hash: u.txid, tx_pos: u.vout, height: u.height, value: u.value })), sh);
+    }
+  });
+
+  it('a P2PK output is found under its own script hash, not its key\'s P2PKH one; the REST address routes still count it (both said in the banner)', async () => {
+    // height 170 pays Hal Finney with a P2PK output
+    const tx = ref.blocks[170].transactions.find((t) => t.hash === TX170);
+    const p2pk = tx.outputs[0].script;
+    assert.ok(p2pk.isPublicKeyOut());
+    assert.equal(srv.reader.exactScripthash, true);
+    assert.equal(sref.p2pkOf(HAL), crypto.createHash('sha256').update(p2pk.toBuffer()).digest().toString('hex'));
+    assert.deepEqual(await client.blockchainScripthash_getHistory(scripthashOf(p2pk.toBuffer())), [{ tx_hash: TX170, height: 170 }]);
+    assert.deepEqual(await client.blockchainScripthash_getBalance(scripthashOf(p2pk.toBuffer())), { confirmed: 10 * 1e8, unconfirmed: 0 });
+    assert.match(await client.server_banner(), /a P2PK output is found under its own script's hash, not under its key's P2PKH script hash/);
+    // every address of these blocks is a P2PK key's: its P2PKH script hash answers nothing over
+    // Electrum, and the key's P2PK outputs over the REST address routes
     const addresses = ref.addresses();
     assert.ok(addresses.length > 400);
     for (const a of addresses) {
       const sh = scripthashOfAddress(a);
-      const want = ref.at(a);
-      const [bal, hist, utxos] = await Promise.all([
-        client.blockchainScripthash_getBalance(sh), client.blockchainScripthash_getHistory(sh), client.blockchainScripthash_listunspent(sh)]);
-      const [rSum, rHist, rUtxo] = await Promise.all([
-        request(`${rest.url}/api/v1/scripthash/${sh}`), request(`${rest.url}/api/v1/scripthash/${sh}/history?limit=1000`),
-        request(`${rest.url}/api/v1/scripthash/${sh}/utxos?limit=1000`)]);
-      assert.deepEqual(bal, { confirmed: rSum.json.balance, unconfirmed: 0 }, a);
-      assert.equal(bal.confirmed, want.summary.balance, a);
-      assert.deepEqual(hist, rHist.json.entries.map((e) => ({ tx_hash: e.txid, height: e.height })), a);
-      assert.deepEqual(hist, want.history.map((e) => ({ tx_hash: e.txid, height: e.height })), a);
-      assert.deepEqual(utxos, rUtxo.json.utxos.map((u) => ({ tx_hash: u.txid, tx_pos: u.vout, height: u.height, value: u.value })), a);
-      assert.deepEqual(utxos, want.utxos.map((u) => ({ tx_hash: u.txid, tx_pos: u.vout, height: u.height, value: u.value })), a);
+      const [bal, hist, utxos, answer] = await Promise.all([client.blockchainScripthash_getBalance(sh), client.blockchainScripthash_getHistory(sh),
+        client.blockchainScripthash_listunspent(sh), client.request('blockchain.scripthash.subscribe', [sh])]);
+      // (the client hands back the whole message when the result is null)
+      assert.deepEqual([bal, hist, utxos, answer.result], [{ confirmed: 0, unconfirmed: 0 }, [], [], null], a);
+      const own = sref.at(sref.p2pkOf(a));
+      const [rSum, rHist] = await Promise.all([request(`${rest.url}/api/v1/address/${a}`), request(`${rest.url}/api/v1/address/${a}/history?limit=1000`)]);
+      assert.equal(rSum.json.balance, ref.at(a).summary.balance, a);
+      assert.equal(rSum.json.balance, own.summary.balance, a);
+      assert.deepEqual(rHist.json.entries.map((e) => e.txid), own.history.map((e) => e.txid), a);
+      // the P2PK script's own hash: the same outputs over REST's script hash route
+      const rOwn = await request(`${rest.url}/api/v1/scripthash/${toElectrum(sref.p2pkOf(a))}`);
+      assert.equal(rOwn.json.balance, own.summary.balance, a);
+      await client.request('blockchain.scripthash.unsubscribe', [sh]);
     }
   });
 
   it('subscribe answers the status recomputed from the reference history (null for an unused script hash)', async () => {
-    for (const a of [HAL, SATOSHI, ...ref.busiest(10)]) {
-      const status = await client.blockchainScripthash_subscribe(scripthashOfAddress(a));
-      assert.equal(status, expectedStatus(ref.at(a).history), a);
+    for (const hex of [sref.p2pkOf(HAL), sref.p2pkOf(SATOSHI), ...sref.busiest(10)]) {
+      const status = await client.blockchainScripthash_subscribe(toElectrum(hex));
+      assert.equal(status, expectedStatus(sref.at(hex).history), hex);
     }
     const unused = scripthashOf(Buffer.from('76a914000000000000000000000000000000000000000088ac', 'hex'));
     // the client hands back the whole message when the result is null
     const answer = await client.blockchainScripthash_subscribe(unused);
     assert.equal(answer && typeof answer === 'object' ? answer.result : answer, null);
     assert.deepEqual(await client.blockchainScripthash_getHistory(unused), []);
-  });
-
-  it('P2PK: outputs are found under the key\'s P2PKH script hash, not the P2PK script\'s own (this index\'s rule, stated in the banner)', async () => {
-    // height 170 pays Hal Finney with a P2PK output; the REST API counts it for his P2PKH address
-    const tx = ref.blocks[170].transactions.find((t) => t.hash === TX170);
-    const p2pk = tx.outputs[0].script;
-    assert.ok(p2pk.isPublicKeyOut());
-    assert.equal(srv.reader.exactScripthash, false);
-    assert.deepEqual(await client.blockchainScripthash_getHistory(scripthashOf(p2pk.toBuffer())), []);
-    assert.deepEqual(await client.blockchainScripthash_getHistory(scripthashOfAddress(HAL)), [{ tx_hash: TX170, height: 170 }]);
-    assert.match(await client.server_banner(), /P2PK outputs under the script hash of their key's P2PKH script/);
   });
 
   it('get_merkle and id_from_pos: every branch leads to the merkle root in the block header', async () => {
@@ -167,15 +159,15 @@ describe('electrum: @mempool/electrum-client against the bundled mainnet blocks'
   });
 
   it('batches: BlueWallet-style arrays of get_balance and listunspent answer each item', async () => {
-    const addrs = ref.busiest(25);
-    const shs = addrs.map(scripthashOfAddress);
+    const hexes = sref.busiest(25);
+    const shs = hexes.map(toElectrum);
     const balances = await client.blockchainScripthash_getBalanceBatch(shs);
     assert.equal(balances.length, 25);
     for (const r of balances) {
-      assert.deepEqual(r.result, { confirmed: ref.at(addrs[shs.indexOf(r.param)]).summary.balance, unconfirmed: 0 });
+      assert.deepEqual(r.result, { confirmed: sref.at(hexes[shs.indexOf(r.param)]).summary.balance, unconfirmed: 0 });
     }
     const unspent = await client.blockchainScripthash_listunspentBatch(shs);
-    for (const r of unspent) assert.equal(r.result.length, ref.at(addrs[shs.indexOf(r.param)]).utxos.length);
+    for (const r of unspent) assert.equal(r.result.length, sref.at(hexes[shs.indexOf(r.param)]).utxos.length);
   });
 
   it('transaction.get: the raw bytes bitcore-lib serializes; verbose gets Esplora\'s error text', async () => {
@@ -195,7 +187,7 @@ describe('electrum: @mempool/electrum-client against the bundled mainnet blocks'
     assert.equal(await client.blockchainEstimatefee(2), -1);
     assert.equal(await client.blockchain_relayfee(), 0.00001);
     assert.deepEqual(await client.mempool_getFeeHistogram(), []);
-    assert.deepEqual(await client.blockchainScripthash_getMempool(scripthashOfAddress(SATOSHI)), []);
+    assert.deepEqual(await client.blockchainScripthash_getMempool(toElectrum(sref.p2pkOf(SATOSHI))), []);
     assert.deepEqual(await client.serverPeers_subscribe(), []);
     assert.match(await client.server_banner(), /No node behind this server/);
     await assert.rejects(client.blockchainTransaction_broadcast('0100'), (e) => e.code === 2 && /no node/.test(e.message));

@@ -102,10 +102,40 @@ function scripthashOf(script) {
   return toDisplayHex(crypto.createHash('sha256').update(script).digest());
 }
 
+/** A script hash in the tests' internal-order hex (the references' keys) as Electrum shows it. */
+function toElectrum(hex) {
+  return Buffer.from(hex, 'hex').reverse().toString('hex');
+}
+
 /** The status a client computes from a history: sha256 of "txid:height:" in order. */
 function expectedStatus(history) {
   if (history.length === 0) return null;
   return crypto.createHash('sha256').update(history.map((e) => `${e.txid}:${e.height}:`).join('')).digest('hex');
 }
 
-module.exports = { startElectrum, connectClient, rawClient, scripthashOf, expectedStatus };
+const sha256d = (b) => crypto.createHash('sha256').update(crypto.createHash('sha256').update(b).digest()).digest();
+const rev = (hex) => Buffer.from(hex, 'hex').reverse();
+
+/** The root a merkle branch leads to from a leaf (all display hex), as a client checks it. */
+function rootOf(leafHex, pos, branchHex) {
+  let h = rev(leafHex);
+  for (const sibHex of branchHex) {
+    const sib = rev(sibHex);
+    h = sha256d(Buffer.concat(pos & 1 ? [sib, h] : [h, sib]));
+    pos >>= 1;
+  }
+  return Buffer.from(h).reverse().toString('hex');
+}
+
+/** Bitcoin's merkle root over display-hex hashes, written out here for the check. */
+function plainMerkleRoot(hashesHex) {
+  let level = hashesHex.map(rev);
+  while (level.length > 1) {
+    const next = [];
+    for (let i = 0; i < level.length; i += 2) next.push(sha256d(Buffer.concat([level[i], level[i + 1] || level[i]])));
+    level = next;
+  }
+  return Buffer.from(level[0]).reverse().toString('hex');
+}
+
+module.exports = { startElectrum, connectClient, rawClient, scripthashOf, toElectrum, expectedStatus, rootOf, plainMerkleRoot };

@@ -5,12 +5,13 @@ const fs = require('node:fs');
 const path = require('node:path');
 const tls = require('node:tls');
 const { execFileSync } = require('node:child_process');
-const bitcore = require('bitcore-lib');
 const { syncedFixture, referenceIndex, SATOSHI } = require('../api/helpers');
-const { startElectrum, connectClient, rawClient, scripthashOf } = require('./helpers');
+const { startElectrum, connectClient, rawClient, toElectrum } = require('./helpers');
 const { tempDir } = require('../helpers/tmp');
 
-const SATOSHI_SH = scripthashOf(bitcore.Script.fromAddress(SATOSHI).toBuffer());
+// the height-9 coinbase's P2PK script (its key's address is SATOSHI): what Electrum finds it under
+const SATOSHI_P2PK = referenceIndex('script').p2pkOf(SATOSHI);
+const SATOSHI_SH = toElectrum(SATOSHI_P2PK);
 
 /** A self-signed certificate for 127.0.0.1, made by openssl. */
 function selfSignedCert() {
@@ -79,7 +80,7 @@ describe('electrum: bad input, slow readers, limits and TLS', function () {
     assert.equal((await c.call('blockchain.transaction.id_from_pos', [1, 0, 'yes'])).error.code, 1);
     // named parameters, as the protocol names them
     const byName = await c.call('blockchain.scripthash.get_balance', { scripthash: SATOSHI_SH });
-    assert.equal(byName.result.confirmed, referenceIndex().at(SATOSHI).summary.balance);
+    assert.equal(byName.result.confirmed, referenceIndex('script').at(SATOSHI_P2PK).summary.balance);
     c.socket.end();
   });
 
@@ -131,15 +132,15 @@ describe('electrum: bad input, slow readers, limits and TLS', function () {
     } finally {
       tight.app.limits = limits;
     }
-    const small = referenceIndex().addresses().find((a) => referenceIndex().at(a).history.length === 2);
-    assert.equal((await c.blockchainScripthash_getHistory(scripthashOf(bitcore.Script.fromAddress(small).toBuffer()))).length, 2);
+    const sref = referenceIndex('script');
+    const small = sref.scripthashes().find((sh) => sref.at(sh).history.length === 2);
+    assert.equal((await c.blockchainScripthash_getHistory(toElectrum(small))).length, 2);
     c.close();
   });
 
   it('subscriptions per connection are bounded; unsubscribe frees a place', async () => {
     const c = await rawClient(tight.port);
-    const shs = referenceIndex().busiest(40).map((a) => scripthashOf(bitcore.Script.fromAddress(a).toBuffer()))
-      .filter((sh, i, all) => all.indexOf(sh) === i);
+    const shs = referenceIndex('script').busiest(40).map(toElectrum);
     const few = [];
     for (const sh of shs) {
       const r = await c.call('blockchain.scripthash.get_history', [sh]);
@@ -223,7 +224,7 @@ describe('electrum: bad input, slow readers, limits and TLS', function () {
   it('TLS with a self-signed certificate: the real client over SSL, and the certificate is the one configured', async () => {
     const c = await connectClient(srv.tlsPort, 'tls');
     assert.equal((await c.server_version('tls-test', '1.4'))[1], '1.4');
-    assert.equal((await c.blockchainScripthash_getBalance(SATOSHI_SH)).confirmed, referenceIndex().at(SATOSHI).summary.balance);
+    assert.equal((await c.blockchainScripthash_getBalance(SATOSHI_SH)).confirmed, referenceIndex('script').at(SATOSHI_P2PK).summary.balance);
     c.close();
     // trusting only that certificate: the handshake succeeds, so the server presents it
     const socket = tls.connect({ port: srv.tlsPort, host: '127.0.0.1', ca: cert.cert });

@@ -62,9 +62,10 @@ describe('electrum: the mempool snapshot in answers and notifications', function
   let current; // internal hex → the status last told to the client
 
   before(async () => {
-    const { part, ref: r } = await mempoolChains(SEED, M, B);
+    // Electrum's script hashes: the script view
+    const { part, ref: r } = await mempoolChains(SEED, M, B, { view: 'script' });
     ref = r;
-    pool = mempoolOf(ref, M, B);
+    pool = mempoolOf(ref, M, B, 'script');
     // the cases a view must get right are all in it
     assert.ok(pool.length > 30, `${pool.length} mempool transactions`);
     assert.ok(pool.some((p) => p.ins.some((i) => i.unconfirmed)), 'a transaction spending a mempool output (height -1)');

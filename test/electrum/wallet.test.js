@@ -1,13 +1,13 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const http = require('node:http');
 const path = require('node:path');
-const { execFileSync, execFile } = require('node:child_process');
 const { makeChain, addBranch, waitFor } = require('../helpers/chains');
-const { runCli } = require('../helpers/cli');
+const { runCli, startCli } = require('../helpers/cli');
 const { tempDir } = require('../helpers/tmp');
+const { installElectrum, startWalletDaemon, sats } = require('../helpers/electrum-wallet');
+const { useBtcd } = require('../helpers/btcd');
+const { nodeWallet } = require('../helpers/node-chain');
 const { BlocksDirSource } = require('../../lib/sources/blocksdir');
 const { parseBlock } = require('../../lib/chain/block');
 const { describeOutput } = require('../../lib/chain/describe');
@@ -15,20 +15,6 @@ const { decodeAddress } = require('../../lib/chain/address');
 const { NETWORKS } = require('../../lib/chain/networks');
 const { toDisplayHex } = require('../../lib/chain/hash');
 const { startElectrum } = require('./helpers');
-
-const ROOT = path.join(__dirname, '..', '..');
-
-/** "395.78715825" → 39578715825 (satoshis, exactly). */
-function sats(btc) {
-  const [whole, frac = ''] = String(btc).split('.');
-  return Number(whole) * 1e8 + Number(frac.padEnd(8, '0'));
-}
-
-function electrum(args, env) {
-  return new Promise((resolve, reject) => {
-    execFile('electrum', args, { env, timeout: 60000 }, (err, stdout, stderr) => (err ? reject(new Error(`electrum ${args.join(' ')}: ${err.message}\n${stderr}`)) : resolve(stdout)));
-  });
-}
 
 /**
  * The real Electrum wallet (Debian's package, 4.3.4 on bookworm; installed by
@@ -45,15 +31,13 @@ describe('electrum: the Electrum wallet daemon (watching-only) against the serve
   let chain;
   let datadir;
   let srv;
-  let home;
-  let env;
-  let daemonPid = null;
+  let daemon;
   let addresses;
   let rpc;
 
   before(async function () {
     this.timeout(600000); // the first run may install the wallet with apt-get
-    execFileSync(path.join(ROOT, 'scripts', 'install-electrum.sh'), { stdio: 'pipe', timeout: 590000 });
+    installElectrum();
     chain = await makeChain({ seed, blocks: 30 });
     datadir = tempDir('electrum-wallet-index');
     assert.equal((await runCli(['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest', '--threads', '0', '--quiet'])).code, 0);
@@ -83,49 +67,16 @@ describe('electrum: the Electrum wallet daemon (watching-only) against the serve
     }
     assert.equal(addresses.length, 20);
 
-    home = tempDir('electrum-home');
-    env = { ...process.env, HOME: home };
-    const dir = path.join(home, 'electrum');
-    await electrum(['--regtest', '-D', dir, '--offline', 'restore', addresses.join(' ')], env);
-    const out = await electrum(['daemon', '-d', '--regtest', '-D', dir, '--oneserver', '--server', `127.0.0.1:${srv.port}:t`,
-      '--rpcuser', 'addrindex', '--rpcpassword', 'test'], env);
-    daemonPid = Number((out.match(/PID (\d+)/) || [])[1]) || null;
-    const socketPath = path.join(dir, 'regtest', 'daemon_rpc_socket');
-    rpc = (method, params = {}) => new Promise((resolve, reject) => {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
-      const req = http.request({ socketPath, path: '/', method: 'POST', auth: 'addrindex:test',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        let s = '';
-        res.on('data', (d) => { s += d; });
-        res.on('end', () => {
-          const msg = JSON.parse(s);
-          if (msg.error) reject(new Error(`${method}: ${JSON.stringify(msg.error)}`));
-          else resolve(msg.result);
-        });
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
-    await waitFor(() => fs.existsSync(socketPath), 30000, 'the Electrum daemon\'s RPC socket');
-    await rpc('load_wallet');
+    daemon = await startWalletDaemon(srv.port, addresses);
+    rpc = daemon.rpc;
   });
 
   after(async () => {
-    if (rpc) await rpc('stop').catch(() => {});
-    if (daemonPid) {
-      await waitFor(() => { try { process.kill(daemonPid, 0); return false; } catch (e) { return true; } }, 20000, 'the daemon to stop')
-        .catch(() => process.kill(daemonPid, 'SIGKILL'));
-    }
+    if (daemon) await daemon.stop();
     if (srv) await srv.close();
   });
 
-  /** The wallet has caught up with the index at `height`. */
-  async function synced(height) {
-    await waitFor(async () => {
-      const info = await rpc('getinfo');
-      return info.connected && info.blockchain_height === height && info.server_height === height && (await rpc('is_synchronized'));
-    }, 60000, `the wallet to reach height ${height} and synchronize`);
-  }
+  const synced = (height) => daemon.synced(height);
 
   /** What the index holds for the wallet's addresses. */
   async function indexView() {
@@ -170,5 +121,71 @@ describe('electrum: the Electrum wallet daemon (watching-only) against the serve
     await synced(33);
     const after = await compare();
     assert.notEqual(after.total, before.total, 'the new blocks pay or spend the wallet\'s addresses');
+  });
+});
+
+/**
+ * The same wallet in front of a real node: btcd behind `serve --rpc-url`, `sync --follow`
+ * keeping the index and the mempool snapshot. A transaction the wallet broadcasts goes through
+ * the server to btcd; the wallet sees it unconfirmed (from the follower's snapshot), then mined,
+ * and verifies its merkle proof against the headers it has chained (get_tx_status counts a
+ * confirmation only for a verified transaction).
+ */
+describe('electrum: the Electrum wallet daemon against serve with btcd behind it (sync --follow)', function () {
+  this.timeout(180000);
+  const { wallet, minerA } = nodeWallet();
+  const btcd = useBtcd([{ miningAddress: minerA }]);
+  let node;
+  let follow;
+  let serve;
+  let daemon;
+  let coinbase;
+  const addresses = ['ew-1', 'ew-2'].map((label) => wallet.output('p2pkh', label).address);
+
+  before(async function () {
+    this.timeout(600000);
+    installElectrum();
+    [node] = btcd.nodes;
+    const hashes = await node.generate(101);
+    coinbase = wallet.coinbaseCoin(Buffer.from(await node.call('getblock', hashes[0], 0), 'hex'), 'miner-a');
+    const datadir = path.join(tempDir('electrum-wallet-btcd'), 'index');
+    follow = startCli(['sync', '--rpc-url', node.url, '--network', 'regtest', '--datadir', datadir, '--follow',
+      '--poll-ms', '100', '--mempool-poll-ms', '100', '--threads', '0']);
+    await follow.waitFor(/mempool: \d+ transaction\(s\)/, 120000);
+    serve = startCli(['serve', '--datadir', datadir, '--workers', '1', '--port', '0', '--electrum-port', '0',
+      '--electrum-poll-ms', '50', '--grace-ms', '2000'], { env: { ADDRINDEX_RPC_URL: node.url } });
+    const port = Number((await serve.waitFor(/electrum tcp 127\.0\.0\.1:(\d+)/))[1]);
+    daemon = await startWalletDaemon(port, addresses);
+    await daemon.synced(101);
+  });
+  after(async () => {
+    if (daemon) await daemon.stop();
+    for (const child of [serve, follow]) {
+      if (child && child.exitCode === null) {
+        child.kill('SIGTERM');
+        assert.equal((await child.done).code, 0, child.text());
+      }
+    }
+  });
+
+  it('broadcast from the wallet reaches btcd; the payment shows unconfirmed, then confirmed and verified', async () => {
+    const { rpc } = daemon;
+    assert.deepEqual(await rpc('getbalance'), { confirmed: '0' });
+    const pay = wallet.pay([coinbase], [{ kind: 'p2pkh', label: 'ew-1', satoshis: 1e8 }, { kind: 'p2pkh', label: 'ew-2', satoshis: 5e7 }, { kind: 'p2pkh', label: 'miner-a' }]);
+    assert.equal(await rpc('broadcast', { tx: pay.hex }), pay.txid);
+    assert.ok((await node.call('getrawmempool')).includes(pay.txid), 'btcd holds it');
+    const history = (height) => addresses.map(() => [{ tx_hash: pay.txid, height }]);
+    const heights = async () => Promise.all(addresses.map(async (address) => (await rpc('getaddresshistory', { address })).map((e) => ({ tx_hash: e.tx_hash, height: e.height }))));
+
+    await waitFor(async () => sats((await rpc('getbalance')).unconfirmed || 0) === 1.5e8, 30000, 'the wallet to see the payment unconfirmed');
+    assert.deepEqual(await heights(), history(0));
+    assert.deepEqual((await rpc('listunspent')).map((u) => [u.address, u.prevout_hash, u.prevout_n, sats(u.value), u.height]).sort(),
+      [[addresses[0], pay.txid, 0, 1e8, 0], [addresses[1], pay.txid, 1, 5e7, 0]]);
+
+    await node.generate(1);
+    await daemon.synced(102);
+    await waitFor(async () => (await rpc('get_tx_status', { txid: pay.txid })).confirmations === 1, 30000, 'the wallet to verify the payment\'s merkle proof');
+    assert.deepEqual(await rpc('getbalance'), { confirmed: '1.5' });
+    assert.deepEqual(await heights(), history(102));
   });
 });

@@ -32,28 +32,32 @@ async function rawBlocks(dir, network = 'regtest') {
 
 /**
  * The chain of `seed` to height B and its prefix to M (the index's), with the reference of
- * the long one.
+ * the long one in one view (the script view for Electrum's answers).
+ * @param {{view?: 'address'|'script'}} [opts]
  * @returns {Promise<{full: object, part: object, raws: Buffer[], ref: import('./reference').Reference}>}
  */
-async function mempoolChains(seed, M, B) {
+async function mempoolChains(seed, M, B, { view = 'address' } = {}) {
   const full = await makeChain({ seed, blocks: B });
   const part = await makeChain({ seed, blocks: M });
   const raws = await rawBlocks(full.dir);
   const prefix = await rawBlocks(part.dir);
   if (prefix.length !== M + 1 || !prefix.every((r, h) => r.equals(raws[h]))) throw new Error('the short chain is not the long one\'s prefix');
-  return { full, part, raws, ref: referenceIndex(raws) };
+  return { full, part, raws, ref: referenceIndex(raws, undefined, { view }) };
 }
 
 /**
  * The transactions of blocks M+1..B that a mempool at tip M can hold (those spending only
  * outputs confirmed by M or of earlier such transactions: not a coinbase above M), in block
  * order, each with what a follower resolves: inputs' values and script hashes (internal hex),
- * outputs' script hashes, fee, vsize.
+ * outputs' script hashes, fee, vsize. `sh` is the script hash in `view` (the reference's),
+ * `indexKey` the index key (the address view's) and `own` sha256 of the script itself: these
+ * two differ for a P2PK output only, and the snapshot carries both.
+ * @param {'address'|'script'} [view='address']
  */
-function mempoolOf(ref, M, B) {
-  const confirmed = new Map(ref.outputs.filter((o) => o.height <= M).map((o) => [`${o.txid}:${o.vout}`, o]));
+function mempoolOf(ref, M, B, view = 'address') {
   const scripts = new Map();
-  for (const block of ref.blocks) for (const tx of block.transactions) tx.outputs.forEach((o, n) => scripts.set(`${tx.hash}:${n}`, o.script.toBuffer()));
+  for (const block of ref.blocks) for (const tx of block.transactions) tx.outputs.forEach((o, n) => scripts.set(`${tx.hash}:${n}`, o.script));
+  const confirmed = new Map(ref.outputs.filter((o) => o.height <= M).map((o) => [`${o.txid}:${o.vout}`, o]));
   const created = new Map();
   const txs = [];
   for (let h = M + 1; h <= B; h++) {
@@ -62,16 +66,27 @@ function mempoolOf(ref, M, B) {
         const txid = i.prevTxId.toString('hex');
         const key = `${txid}:${i.outputIndex}`;
         const o = confirmed.get(key) || created.get(key);
-        return o && { key, txid, vout: i.outputIndex, value: o.value, sh: o.sh, script: scripts.get(key), unconfirmed: created.has(key) };
+        return o && { key, txid, vout: i.outputIndex, value: o.value, ...hashes(scripts.get(key), view), script: scripts.get(key).toBuffer(), unconfirmed: created.has(key) };
       });
       if (ins.some((i) => !i)) continue;
-      const outs = tx.outputs.map((o) => ({ value: o.satoshis, sh: outputScripthash(o.script), script: o.script.toBuffer() }));
+      const outs = tx.outputs.map((o) => ({ value: o.satoshis, ...hashes(o.script, view), script: o.script.toBuffer() }));
       outs.forEach((o, vout) => created.set(`${tx.hash}:${vout}`, o));
       const fee = ins.reduce((n, i) => n + i.value, 0) - outs.reduce((n, o) => n + o.value, 0);
       txs.push({ tx, height: h, ins, outs, fee, vsize: tx.vsize, time: T0 + txs.length });
     }
   }
   return txs;
+}
+
+/** An output script's script hash in `view`, its index key and its own script hash (internal hex; null for OP_RETURN). */
+function hashes(script, view) {
+  return { sh: outputScripthash(script, view), indexKey: outputScripthash(script), own: outputScripthash(script, 'script') };
+}
+
+/** The snapshot's script hash (the index key) and, for a P2PK output, its own script hash. */
+function keys({ indexKey, own }) {
+  if (!indexKey) return { scripthash: null, p2pk: null };
+  return { scripthash: Buffer.from(indexKey, 'hex'), p2pk: own !== indexKey ? Buffer.from(own, 'hex') : null };
 }
 
 /** An encoded snapshot of `txs` (from mempoolOf) resolved against the block at `tipHeight`. */
@@ -81,8 +96,8 @@ function snapshot(ref, seq, txs, tipHeight) {
     tip: fromDisplayHex(ref.blockHashes[tipHeight]),
     txs: txs.map((p) => ({
       txid: fromDisplayHex(p.tx.hash), time: p.time, fee: p.fee, vsize: p.vsize, raw: p.tx.toBuffer(),
-      inputs: p.ins.map((i) => ({ txid: fromDisplayHex(i.txid), vout: i.vout, value: i.value, scripthash: i.sh && Buffer.from(i.sh, 'hex'), unconfirmed: i.unconfirmed })),
-      outputs: p.outs.map((o) => ({ value: o.value, scripthash: o.sh && Buffer.from(o.sh, 'hex') })),
+      inputs: p.ins.map((i) => ({ txid: fromDisplayHex(i.txid), vout: i.vout, value: i.value, ...keys(i), unconfirmed: i.unconfirmed })),
+      outputs: p.outs.map((o) => ({ value: o.value, ...keys(o) })),
     })),
   });
 }

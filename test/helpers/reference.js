@@ -9,7 +9,8 @@ const { RAW_BLOCKS, readFixture, networkOf, mainnet439Blocks } = require('./fixt
  * classifier into plain Maps, never with addrindex's parser or stores. Every store, the CLI and
  * the API are checked against it. Its rules are the ones README.md and docs/FORMAT.md state, written
  * the obvious way: P2PK counts as its key's P2PKH script, OP_RETURN is not indexed, height 0 is
- * filed nowhere, a tx is one history entry per script hash with funded/spent flags.
+ * filed nowhere, a tx is one history entry per script hash with funded/spent flags. In the
+ * script view (Electrum's) every output, P2PK included, counts toward sha256 of its own script.
  */
 
 /**
@@ -30,9 +31,10 @@ const { RAW_BLOCKS, readFixture, networkOf, mainnet439Blocks } = require('./fixt
 /**
  * @param {Buffer[]} raws blocks from height 0
  * @param {number} [toHeight=raws.length - 1]
+ * @param {{view?: 'address'|'script'}} [opts] which script hash an output counts toward
  * @returns {Reference}
  */
-function referenceIndex(raws, toHeight = raws.length - 1) {
+function referenceIndex(raws, toHeight = raws.length - 1, { view = 'address' } = {}) {
   const unspent = new Map();
   const outputs = [];
   const summaries = new Map();
@@ -81,7 +83,7 @@ function referenceIndex(raws, toHeight = raws.length - 1) {
       }
       if (h > 0) {
         tx.outputs.forEach((out, vout) => {
-          const sh = outputScripthash(out.script);
+          const sh = outputScripthash(out.script, view);
           if (sh === null) return;
           const address = outputAddress(out.script);
           if (address) addressOf.set(sh, address);
@@ -148,45 +150,59 @@ function addressAt(ref, target, tip = Infinity) {
 }
 
 /**
- * The addresses of the most active script hashes, most transactions first.
+ * The addresses of the most active script hashes, most transactions first (in the script view,
+ * where a P2PK script has no address, the script hashes themselves).
  * @param {Reference} ref
  * @param {number} n
+ * @param {'address'|'script'} [view='address']
  */
-function busiest(ref, n) {
+function busiest(ref, n, view = 'address') {
   return [...ref.history.entries()]
-    .filter(([sh]) => ref.addressOf.has(sh))
-    .map(([sh, list]) => [ref.addressOf.get(sh), list.length])
+    .filter(([sh]) => view === 'script' || ref.addressOf.has(sh))
+    .map(([sh, list]) => [view === 'script' ? sh : ref.addressOf.get(sh), list.length])
     .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
     .slice(0, n)
     .map(([a]) => a);
 }
 
-let mainnet = null;
+const mainnet = new Map();
 
 /**
- * The reference of the bundled first 439 mainnet blocks, computed once per test process, with
- * the address views bound to it.
+ * The reference of the bundled first 439 mainnet blocks in one view, computed once per test
+ * process, with its lookups bound to it. In the script view `at` takes script hashes, and
+ * `p2pkOf(address)` names the P2PK script through which these blocks paid an address's key
+ * (they pay almost only P2PK outputs: coinbases and the first payments).
+ * @param {'address'|'script'} [view='address']
  */
-function mainnetReference() {
-  if (!mainnet) {
-    const ref = referenceIndex(mainnet439Blocks());
-    mainnet = {
+function mainnetReference(view = 'address') {
+  if (!mainnet.has(view)) {
+    const ref = referenceIndex(mainnet439Blocks(), undefined, { view });
+    mainnet.set(view, {
       ...ref,
-      at: (address, tip) => addressAt(ref, address, tip),
-      busiest: (n) => busiest(ref, n),
+      at: (target, tip) => addressAt(ref, target, tip),
+      busiest: (n) => busiest(ref, n, view),
       addresses: () => [...new Set(ref.addressOf.values())],
-    };
+      scripthashes: () => [...ref.summaries.keys()],
+      p2pkOf: (address) => {
+        const p2pkh = addressScripthash(address).toString('hex');
+        const o = ref.outputs.find((x) => x.address === address && x.sh !== p2pkh);
+        if (!o) throw new Error(`reference: no P2PK output pays ${address}`);
+        return o.sh;
+      },
+    });
   }
-  return mainnet;
+  return mainnet.get(view);
 }
 
 /**
  * The index key of an output as bitcore-lib classifies it, or null for OP_RETURN.
  * @param {bitcore.Script} script
+ * @param {'address'|'script'} [view='address'] 'script': sha256 of the script itself, P2PK too
  */
-function outputScripthash(script) {
+function outputScripthash(script, view = 'address') {
   const b = script.toBuffer();
   if (b.length > 0 && b[0] === bitcore.Opcode.OP_RETURN) return null;
+  if (view === 'script') return sha256(b).toString('hex');
   // P2PK: <33-byte compressed or 65-byte uncompressed/hybrid key> OP_CHECKSIG; the key is not
   // checked to be on the curve (a script is P2PK by its shape, as Bitcoin Core's Solver says)
   const p2pk = b[b.length - 1] === bitcore.Opcode.OP_CHECKSIG && (

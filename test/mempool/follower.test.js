@@ -15,6 +15,7 @@ const { decodeMempool } = require('../../lib/codec/mempool');
 const { MempoolView } = require('../../lib/core/mempool');
 const { parseTarget } = require('../../lib/chain/address');
 const { fromDisplayHex, toDisplayHex } = require('../../lib/chain/hash');
+const sha256 = (b) => require('node:crypto').createHash('sha256').update(b).digest();
 const { useBtcd } = require('../helpers/btcd');
 const { startMongo } = require('../helpers/mongo-server');
 const { nodeWallet, TAPROOT_HEIGHT } = require('../helpers/node-chain');
@@ -191,7 +192,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
       ...KINDS.map((kind) => ({ kind, label: 'c', satoshis: kind === 'nulldata' ? 0 : 1e8 })),
       { kind: 'p2wpkh', label: 'c-change' },
     ], { fee: 3000 });
-    const spent = fund.coins.filter((c) => c.label === 'c' && ['p2wpkh', 'p2tr', 'p2wsh', 'p2sh'].includes(c.kind));
+    const spent = fund.coins.filter((c) => c.label === 'c' && ['p2wpkh', 'p2tr', 'p2wsh', 'p2sh', 'p2pk'].includes(c.kind));
     const child = wallet.pay(spent, [{ kind: 'p2tr', label: 'c-child', satoshis: 2e8 }, { kind: 'p2wpkh', label: 'c-child-change' }], { fee: 4100 });
     const grand = wallet.pay([child.coins[0]], [{ kind: 'p2pkh', label: 'c-grand' }], { fee: 1500 });
     // the child reaches the node first: the snapshot still lists parents first
@@ -208,8 +209,16 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
     assert.deepEqual(tg.inputs.map((i) => [i.unconfirmed, i.value]), [[true, 2e8]]);
     // the outputs the child spends are no unconfirmed UTXO of theirs; the one it leaves is
     assert.deepEqual(s.view.utxos(sh(addr('p2wpkh', 'c'))), []);
-    // P2PK counts toward its key's P2PKH address, as in the confirmed index
-    assert.deepEqual(s.view.utxos(sh(addr('p2pkh', 'c'))).map((u) => [u.vout, u.value]), [[KINDS.indexOf('p2pkh'), 1e8], [KINDS.indexOf('p2pk'), 1e8]]);
+    // P2PK counts toward its key's P2PKH address, as in the confirmed index (the child spends
+    // the P2PK output); the snapshot also carries its own script hash, Electrum's script view
+    assert.deepEqual(s.view.utxos(sh(addr('p2pkh', 'c'))).map((u) => [u.vout, u.value]), [[KINDS.indexOf('p2pkh'), 1e8]]);
+    const p2pkOwn = sha256(wallet.output('p2pk', 'c').script.toBuffer());
+    const p2pkIn = spent.findIndex((c) => c.kind === 'p2pk');
+    assert.deepEqual(tf.outputs.map((o) => o.p2pk), fund.tx.outputs.map((o, v) => (v === KINDS.indexOf('p2pk') ? p2pkOwn : null)));
+    assert.deepEqual(tc.inputs.map((i) => i.p2pk), spent.map((c, i) => (i === p2pkIn ? p2pkOwn : null)), 'from the parent in the snapshot');
+    assert.deepEqual(tc.inputs[p2pkIn].scripthash, sh(addr('p2pkh', 'c')));
+    assert.deepEqual(s.view.entries(p2pkOwn, 'script').map((e) => [e.tx, e.received, e.sent]), [[tf, 1e8, 0], [tc, 0, 1e8]]);
+    assert.deepEqual(s.view.entries(sh(addr('p2pkh', 'c')), 'script').map((e) => [e.tx, e.received, e.sent]), [[tf, 1e8, 0]]);
     assert.equal(s.view.summary(sh(addr('p2tr', 'c-child'))).balance, 0, 'paid by the child, spent by the grandchild');
 
     // B mines the parent alone (A's mempool keeps the child and the grandchild)
@@ -222,6 +231,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
     assert.equal(s2.view.get(fromDisplayHex(fund.txid)), null);
     const tc2 = await checkedTx(s2.view, child);
     assert.deepEqual(tc2.inputs.map((i) => [i.unconfirmed, i.value]), spent.map(() => [false, 1e8]), 'now spending confirmed outputs');
+    assert.deepEqual(tc2.inputs.map((i) => i.p2pk), spent.map((c, i) => (i === p2pkIn ? p2pkOwn : null)), 'from the index\'s prevout');
     await checkedTx(s2.view, grand);
     assert.equal(s2.view.txs.length, 2);
 

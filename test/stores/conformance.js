@@ -6,7 +6,7 @@ const { spawn, fork } = require('node:child_process');
 const { StoreError, CodecError, UsageError } = require('../../lib/errors');
 const { buildDeltas } = require('../../lib/sync/delta');
 const { fromDisplayHex, toDisplayHex, sha256d } = require('../../lib/chain/hash');
-const { mainnetChain, generatedChain, syncBlocks, handMadeChain } = require('./data');
+const { mainnetChain, generatedChain, syncBlocks, handMadeChain, p2pkChain } = require('./data');
 const { referenceIndex, addressScripthash } = require('../helpers/reference');
 const { prng } = require('../helpers/prng');
 const { serveStore } = require('../../lib/cluster/forward');
@@ -33,6 +33,8 @@ const { encodeMempool, decodeMempool } = require('../../lib/codec/mempool');
  *   replaces the stored summary of a script hash with bytes that do not decode (store closed)
  * @param {(location: string, scripthash: Buffer) => Promise<void>} backend.tamperSummary
  *   adds one satoshi to its stored receipts, still decodable (store closed)
+ * @param {(location: string, scripthash: Buffer) => Promise<void>} backend.dropAccount
+ *   deletes the account of a script hash, and nothing else (store closed)
  * @param {boolean} backend.readersInOtherProcesses whether readOnly opens in other processes
  *   may run beside the writer (LMDB yes, LevelDB no)
  * @param {{generated?: object, writer?: object}} [backend.chains] smaller generated chains
@@ -142,6 +144,7 @@ function storeConformance(name, backend) {
       let full;
       let fullLocation;
       const ref = () => referenceIndex(mainnetChain().raws);
+      const scriptRef = () => referenceIndex(mainnetChain().raws, 438, { view: 'script' });
 
       before(async () => {
         ({ location: fullLocation, store: full } = await fresh(MAIN));
@@ -154,6 +157,26 @@ function storeConformance(name, backend) {
         const tip = await full.getTip();
         assert.deepEqual(tip, { height: 438, hash: r.blockHashes[438], nextTxNum: r.txids.length });
         await assertMatchesReference(full, r);
+      });
+
+      it('the script view: each P2PK output under its own script hash, none under its key\'s P2PKH script hash', async () => {
+        const r = scriptRef();
+        await assertMatchesReference(full, r, { view: 'script' });
+        // every address of these blocks is a P2PK key's: in the script view its P2PKH script hash has nothing
+        const keys = [...ref().summaries.keys()].filter((sh) => !r.summaries.has(sh)).map((h) => Buffer.from(h, 'hex'));
+        assert.ok(keys.length > 400);
+        assert.deepEqual(await full.getSummaries(keys, { view: 'script' }), keys.map(() => null));
+        assert.deepEqual(await full.getHistory(HAL, { view: 'script' }), { entries: [], next: null });
+        assert.deepEqual(await full.getUtxos(HAL, { view: 'script' }), { utxos: [], next: null });
+        // Hal's P2PK output, under its own script hash in either view
+        const halP2pk = Buffer.from(r.outputs.find((o) => o.txid === TX170 && o.vout === 0).sh, 'hex');
+        for (const view of ['script', 'address']) {
+          assert.deepEqual((await full.getSummary(halP2pk, { view })).balance, 10 * COIN);
+          assert.deepEqual((await full.getHistory(halP2pk, { view })).entries.map(plain), [{ txNum: 171, txid: TX170, height: 170, funded: true, spent: false }]);
+        }
+        await assert.rejects(full.getSummary(HAL, { view: 'exact' }), (err) => err instanceof UsageError && err.code === 'ERR_BAD_VIEW');
+        await assert.rejects(full.getHistory(HAL, { view: 'exact' }), (err) => err instanceof UsageError && err.code === 'ERR_BAD_VIEW');
+        await assert.rejects(full.getUtxos(HAL, { view: 'exact' }), (err) => err instanceof UsageError && err.code === 'ERR_BAD_VIEW');
       });
 
       it('the height-170 payment: 10 BTC to Hal in f4184fc5…, in both addresses', async () => {
@@ -265,13 +288,20 @@ function storeConformance(name, backend) {
             want.map((o) => [o.vout, o.spentAt, o.spentTxid, o.spentTxid, o.spentVin]), `spenders of ${r.txids[txNum]}`);
         }
         assert.equal(await full.getSpenders(Buffer.alloc(32)), null);
-        // each block's touched script hashes: its outputs' and those of the outputs it spent
+        // each block's touched script hashes: its outputs' and those of the outputs it spent; in
+        // the script view by their own script hash, in the address view by both (a P2PK output's
+        // own script hash answers it in both views)
+        const own = scriptRef().outputs;
         for (const h of [9, 170, 300, 438]) {
-          const want = new Set(r.outputs.filter((o) => o.height === h || o.spentAt === h).map((o) => o.sh));
-          assert.deepEqual(chunks(await full.getTouched(h)).map((b) => b.toString('hex')).sort(), [...want].sort(), `block ${h}`);
+          const at = (o) => o.height === h || o.spentAt === h;
+          const script = new Set(own.filter(at).map((o) => o.sh));
+          const address = new Set([...r.outputs.filter(at).map((o) => o.sh), ...script]);
+          assert.deepEqual(chunks(await full.getTouched(h)).map((b) => b.toString('hex')).sort(), [...address].sort(), `block ${h}`);
+          assert.deepEqual(chunks(await full.getTouched(h, { view: 'script' })).map((b) => b.toString('hex')).sort(), [...script].sort(), `block ${h}, script view`);
         }
-        assert.ok((await full.getTouched(170)).length >= 3 * 32, 'the coinbase, the payee and the payer');
+        assert.ok((await full.getTouched(170, { view: 'script' })).length >= 3 * 32, 'the coinbase, the payee and the payer');
         assert.equal(await full.getTouched(439), null);
+        await assert.rejects(full.getTouched(170, { view: 'p2pk' }), (err) => err instanceof UsageError && err.code === 'ERR_BAD_VIEW');
       });
 
       it('answers prevouts: unspent ones, null for spent and unknown', async () => {
@@ -283,7 +313,9 @@ function storeConformance(name, backend) {
         };
         const got = await full.getPrevouts(Buffer.concat([op(TX170, 0), op(TX170, 1), op(TX170, 2), op('11'.repeat(32), 0)]));
         assert.equal(got.length, 4);
-        assert.deepEqual({ ...got[0], scripthash: got[0].scripthash.toString('hex') }, { value: 10 * COIN, scripthash: HAL.toString('hex'), height: 170, txNum: 171 });
+        const halP2pk = scriptRef().outputs.find((o) => o.txid === TX170 && o.vout === 0).sh;
+        assert.deepEqual({ ...got[0], scripthash: got[0].scripthash.toString('hex'), p2pk: got[0].p2pk.toString('hex') },
+          { value: 10 * COIN, scripthash: HAL.toString('hex'), p2pk: halP2pk, height: 170, txNum: 171 });
         assert.deepEqual(got.slice(1), [null, null, null]);
       });
 
@@ -390,8 +422,10 @@ function storeConformance(name, backend) {
         }
         assert.equal(st.bytes, bytes);
         assert.ok(st.bytes > 0 && st.diskBytes > 0);
-        assert.equal(st.historyEntries, [...r.summaries.values()].reduce((n, x) => n + x.txCount, 0));
-        assert.equal(st.utxos, [...r.summaries.values()].reduce((n, x) => n + x.utxoCount, 0));
+        // the address accounts, and each P2PK script's own
+        const all = [...r.summaries.values(), ...[...scriptRef().summaries].filter(([sh]) => !r.summaries.has(sh)).map(([, x]) => x)];
+        assert.equal(st.historyEntries, all.reduce((n, x) => n + x.txCount, 0));
+        assert.equal(st.utxos, all.reduce((n, x) => n + x.utxoCount, 0));
         assert.equal(typeof st.engine, 'object');
       });
 
@@ -425,13 +459,13 @@ function storeConformance(name, backend) {
         const outpoints = Buffer.concat([fromDisplayHex(TX170), Buffer.from([1, 0, 0, 0]), Buffer.alloc(36)]);
         const calls = {
           getTip: [[]], getBlock: [[170], [-1]], getBlockHash: [[170], [9999]], getPrevouts: [[outpoints]],
-          getSummary: [[HAL], [GENESIS_ADDR]], getSummaries: [[[HAL, SATOSHI9, HAL]]],
+          getSummary: [[HAL], [GENESIS_ADDR], [HAL, { view: 'script' }], [HAL, { view: 'bogus' }]], getSummaries: [[[HAL, SATOSHI9, HAL]], [[HAL, SATOSHI9], { view: 'script' }]],
           getHistory: [[SATOSHI9, { limit: 2, order: 'desc' }], [HAL, { cursor: 'not-a-cursor' }]],
           getHistories: [[[HAL, SATOSHI9], { limit: 3 }], ['not an array']],
           getUtxos: [[SATOSHI9, { limit: 1 }], [Buffer.alloc(31)]], getTx: [[fromDisplayHex(TX170)]], getTxid: [[171]],
           getMempoolHead: [[]], getMempool: [[]], getSourceInfo: [[]], stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
           getBlockByHash: [[BLOCK170], ['zz']], getHeaders: [[168, 3]], getTxids: [[170, 2], [-1, 2]],
-          getSpenders: [[fromDisplayHex(TX170)]], getTouched: [[438], [9]], getBlockBytes: [[170], [-1]], engineStats: [[]],
+          getSpenders: [[fromDisplayHex(TX170)]], getTouched: [[438], [9], [170, { view: 'script' }]], getBlockBytes: [[170], [-1]], engineStats: [[]],
         };
         try {
           assert.deepEqual(Object.keys(calls).sort(), [...READ_METHODS].sort(), 'every read of the contract is tried');
@@ -593,6 +627,21 @@ function storeConformance(name, backend) {
         assert.ok(bad.problems.some((p) => p.includes(toDisplayHex(SATOSHI9))), bad.problems.join('\n'));
       });
 
+      it('verify: a P2PK script whose account is gone is a problem of the account counting it; its script view is refused, not guessed', async () => {
+        const { location, store } = await fresh(MAIN);
+        await syncBlocks(store, mainnetChain().blocks, 0, 200);
+        await store.close();
+        // Hal's P2PK output: its own script's account
+        await backend.dropAccount(location, Buffer.from(scriptRef().outputs.find((o) => o.txid === TX170 && o.vout === 0).sh, 'hex'));
+        const again = await open(location, MAIN);
+        const bad = await again.verify();
+        assert.equal(bad.ok, false);
+        assert.ok(bad.problems.some((p) => p.includes(`account ${toDisplayHex(HAL)}`) && /counts the P2PK script/.test(p)), bad.problems.join('\n'));
+        await assert.rejects(again.getSummary(HAL, { view: 'script' }), (err) => err instanceof StoreError && err.code === 'ERR_CORRUPT');
+        await assert.rejects(again.getHistory(HAL, { view: 'script' }), (err) => err instanceof StoreError && err.code === 'ERR_CORRUPT');
+        assert.equal((await again.getSummary(HAL)).balance, 10 * COIN, 'the address view does not need it');
+      });
+
       it('a value that does not decode: CodecError from the read that hits it and from verify', async () => {
         const { location, store } = await fresh(MAIN);
         await syncBlocks(store, mainnetChain().blocks, 0, 200);
@@ -735,6 +784,76 @@ function storeConformance(name, backend) {
         const page = await store.getUtxos(hot, { limit: 2 });
         await assert.rejects(store.getHistory(hot, { cursor: page.next }), (err) => err instanceof UsageError && err.code === 'ERR_BAD_CURSOR');
         await assert.rejects(store.getSummary(Buffer.alloc(20)), (err) => err instanceof UsageError);
+      });
+    });
+
+    describe('P2PK and P2PKH outputs of one key: the address view and the script view', () => {
+      const chain = () => p2pkChain();
+      const top = () => chain().blocks.length - 1;
+      // a P2PK script's own hash answers its own outputs in both views; the address view adds
+      // them to its key's P2PKH script hash, the script view does not
+      const refs = (to) => {
+        const script = referenceIndex(chain().raws, to, { view: 'script' });
+        const a = referenceIndex(chain().raws, to);
+        const own = (m, sm) => new Map([...m, ...[...sm].filter(([sh]) => !a.summaries.has(sh))]);
+        return { script, address: { summaries: own(a.summaries, script.summaries), history: own(a.history, script.history), utxos: own(a.utxos, script.utxos) } };
+      };
+      let store;
+
+      before(async () => {
+        ({ store } = await fresh(REGTEST));
+        await syncBlocks(store, chain().blocks, 0, top(), [1, 2, 3]);
+      });
+
+      it('both views match the bitcore-lib references, paged in both orders; verify passes', async () => {
+        const r = refs(top());
+        const differs = [...r.address.summaries.keys()].filter((sh) => JSON.stringify(r.address.summaries.get(sh)) !== JSON.stringify(r.script.summaries.get(sh) || null));
+        assert.ok(differs.length >= 3, 'keys whose P2PKH script hash answers differently in the two views');
+        assert.ok([...r.script.summaries.values()].some((x) => x.txCount > 64 && x.utxoCount === 0), 'a P2PK script with sealed pages');
+        for (const view of ['address', 'script']) {
+          await assertMatchesReference(store, r[view], { view });
+          await assertPaged(store, r[view], view, [...r.address.summaries.keys()]);
+        }
+        // the P2PKH script hash of a key paid only as P2PK: nothing in the script view
+        const onlyP2pk = [...r.address.summaries.keys()].filter((sh) => !r.script.summaries.has(sh));
+        assert.ok(onlyP2pk.length >= 1);
+        for (const sh of onlyP2pk) assert.equal(await store.getSummary(Buffer.from(sh, 'hex'), { view: 'script' }), null);
+        const v = await store.verify();
+        assert.equal(v.ok, true, v.problems.join('\n'));
+        assert.ok(v.checked.p2pkParts >= 3);
+      });
+
+      it('merges script-view histories: a P2PKH script hash without its P2PK outputs', async () => {
+        const r = refs(top());
+        const shs = differsFrom(r).map((h) => Buffer.from(h, 'hex'));
+        for (const view of ['address', 'script']) {
+          for (const order of ['asc', 'desc']) {
+            const want = mergedReference(r[view], shs, { order });
+            const got = [];
+            let cursor;
+            do {
+              const page = await store.getHistories(shs, { order, limit: 5, cursor, view });
+              got.push(...page.entries.map(plainMerged));
+              cursor = page.next;
+            } while (cursor);
+            assert.deepEqual(got, want, `${view} ${order}`);
+          }
+        }
+      });
+
+      it('reverts to every height and applies again exactly: digest equal to a fresh sync, both views right', async () => {
+        const target = await store.digest();
+        for (let to = top() - 1; to >= 0; to--) {
+          await store.revert(to);
+          const { store: fresh1 } = await fresh(REGTEST);
+          await syncBlocks(fresh1, chain().blocks, 0, to, [to + 1]);
+          assert.equal(await store.digest(), await fresh1.digest(), `revert to ${to}`);
+          const r = refs(to);
+          for (const view of ['address', 'script']) await assertMatchesReference(store, r[view], { view });
+          assert.equal((await store.verify()).ok, true, `verify after the revert to ${to}`);
+        }
+        await syncBlocks(store, chain().blocks, 1, top(), [2, 5]);
+        assert.equal(await store.digest(), target);
       });
     });
 
@@ -897,20 +1016,64 @@ function bufferless(v) {
   return v;
 }
 
-/** Compares every script hash of the reference with the store: summary, history, UTXOs. */
-async function assertMatchesReference(store, r) {
+/**
+ * Compares every script hash of the reference with the store: summary, history, UTXOs (in the
+ * view the reference was built for).
+ */
+async function assertMatchesReference(store, r, { view = 'address' } = {}) {
   const shs = [...r.summaries.keys()];
   const bufs = shs.map((h) => Buffer.from(h, 'hex'));
-  const sums = await store.getSummaries(bufs);
+  const sums = await store.getSummaries(bufs, { view });
   for (let i = 0; i < shs.length; i++) {
     assert.deepEqual(sums[i], r.summaries.get(shs[i]), `summary of ${shs[i]}`);
-    const h = await store.getHistory(bufs[i], { limit: 100000 });
+    const h = await store.getHistory(bufs[i], { limit: 100000, view });
     assert.deepEqual(h.entries.map(plain), r.history.get(shs[i]).map(plainRef), `history of ${shs[i]}`);
     assert.equal(h.next, null);
-    const u = await store.getUtxos(bufs[i], { limit: 100000 });
+    const u = await store.getUtxos(bufs[i], { limit: 100000, view });
     const want = (r.utxos.get(shs[i]) || []).map((o) => ({ txid: o.txid, vout: o.vout, value: o.value, height: o.height, txNum: o.txNum }));
     assert.deepEqual(u.utxos.map(plainUtxo), want, `utxos of ${shs[i]}`);
   }
+}
+
+/**
+ * Pages each script hash's history (both orders, height bounds) and UTXOs with small limits in
+ * one view, against the reference of that view.
+ */
+async function assertPaged(store, r, view, shs) {
+  for (const sh of shs) {
+    const buf = Buffer.from(sh, 'hex');
+    const full = (r.history.get(sh) || []).map(plainRef);
+    const heights = full.map((e) => e.height);
+    const mid = heights.length ? heights[Math.floor(heights.length / 2)] : 0;
+    for (const order of ['asc', 'desc']) {
+      for (const bounds of [{}, { fromHeight: mid }, { toHeight: mid }]) {
+        let want = full.filter((e) => (bounds.fromHeight === undefined || e.height >= bounds.fromHeight) && (bounds.toHeight === undefined || e.height <= bounds.toHeight));
+        if (order === 'desc') want = [...want].reverse();
+        const got = [];
+        let cursor;
+        do {
+          const page = await store.getHistory(buf, { ...bounds, order, limit: 7, cursor, view });
+          got.push(...page.entries.map(plain));
+          cursor = page.next;
+        } while (cursor);
+        assert.deepEqual(got, want, `${view} history of ${sh}, ${order} ${JSON.stringify(bounds)}`);
+      }
+    }
+    const wantUtxos = (r.utxos.get(sh) || []).map((o) => ({ txid: o.txid, vout: o.vout, value: o.value, height: o.height, txNum: o.txNum }));
+    const got = [];
+    let cursor;
+    do {
+      const page = await store.getUtxos(buf, { limit: 5, cursor, view });
+      got.push(...page.utxos.map(plainUtxo));
+      cursor = page.next;
+    } while (cursor);
+    assert.deepEqual(got, wantUtxos, `${view} UTXOs of ${sh}`);
+  }
+}
+
+/** The script hashes whose summary the two views of `refs` tell apart. */
+function differsFrom(r) {
+  return [...r.address.summaries.keys()].filter((sh) => JSON.stringify(r.address.summaries.get(sh)) !== JSON.stringify(r.script.summaries.get(sh) || null));
 }
 
 /** The reference's merged history of several script hashes. */

@@ -51,6 +51,9 @@ storeConformance('LevelDB', {
       await db.put(key, Buffer.from(encodeAccount(new Writer(), acc)));
     });
   },
+  async dropAccount(datadir, scripthash) {
+    await raw(datadir, (db) => db.del(layout.accountKey(scripthash, 0)));
+  },
 });
 
 /**

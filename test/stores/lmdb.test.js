@@ -44,6 +44,9 @@ storeConformance('LMDB', {
       db.putSync(key, Buffer.from(encodeAccount(new Writer(), acc)));
     });
   },
+  async dropAccount(datadir, scripthash) {
+    raw(datadir, (db) => db.removeSync(layout.accountKey(scripthash, 0)));
+  },
 });
 
 describe('LMDB store specifics', () => {

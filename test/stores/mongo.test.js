@@ -204,6 +204,9 @@ describe('MongoDB store (lib/stores/mongo.js)', function () {
         const d = await accounts.findOne({ _id: toDisplayHex(scripthash) });
         await accounts.updateOne({ _id: d._id }, { $set: { received: Long.fromNumber(d.received + 1) } });
       },
+      async dropAccount(dbName, scripthash) {
+        await admin.db(dbName).collection('accounts').deleteOne({ _id: toDisplayHex(scripthash) });
+      },
     });
   });
 });

@@ -22,11 +22,14 @@ const { decodeBody } = require('../../codec/records');
  *                                            height (keyed by TxNum: BIP30's repeated txids
  *                                            keep their spends apart)
  *   accounts    sh (display hex)             summary counters, tail (the last 1..64 history  getSummary, short histories,
- *                                            entries), utxos (≤ 16, else null), seq, prev    small UTXO sets: one read
+ *                                            entries), utxos (≤ 16, else null), seq, prev;   small UTXO sets: one read;
+ *                                            parts, both (the P2PK scripts it counts)        the script view
  *   history     '<sh>:<page, 8 digits>'      sh, page, sealedBy, entries (64, sealed, never  long histories, page by page
  *                                            changed); {sealedBy} index
- *   utxos       '<txid>:<vout>'              sh, vout, value, height, txNum; {sh, txNum,     getPrevouts; UTXO sets
- *                                            vout} index                                     of more than 16
+ *   utxos       '<txid>:<vout>'              sh, vout, value, height, txNum, p2pk (a P2PK    getPrevouts; UTXO sets
+ *                                            output's own script hash); {sh, txNum, vout}    of more than 16
+ *               '<txid>:<vout>:p2pk'         the same output in its P2PK script's own
+ *                                            account (sh: that script's hash)
  *   undo        '<height, 10 digits>:<part>' height, part, parts, hash, firstTxNum, spent,   revert, crash repair
  *                                            dups, txs
  *   staging     sh                           the next version of an account                  the account swap
@@ -51,9 +54,11 @@ const COLLECTIONS = Object.freeze({
  * account keeps its last 1..64 entries as the key-value schema does (lib/core/rules.js), pages
  * say which entry sealed them, undo holds the index core's record (no per-account counters).
  * Version 3: blocks keep their header, size, weight and blocks-dir locator; txs their place in
- * the block; `spends` says who spent each output.
+ * the block; `spends` says who spent each output. Version 4: a P2PK script has an account of its
+ * own (lib/core/p2pk.js), its unspent outputs a second document each; an address account
+ * counting P2PK outputs says which (`parts`, `both`); undo says which outputs were P2PK.
  */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 const SCHEMA_NAME = 'addrindex-mongo';
 
 /** Secondary indexes, by collection. Nothing here is `sparse` or partial: FerretDB v1 drops or rejects those. */
@@ -88,6 +93,9 @@ const hashFromHex = (hex) => fromDisplayHex(hex);
 
 /** @param {string} txid display hex  @param {number} vout */
 const outpointId = (txid, vout) => `${txid}:${vout}`;
+
+/** The document of an output in its P2PK script's own account. @param {string} outpoint outpointId */
+const ownOutpointId = (outpoint) => `${outpoint}:p2pk`;
 
 /** @param {string} sh  @param {number} page */
 const pageId = (sh, page) => `${sh}:${String(page).padStart(PAGE_DIGITS, '0')}`;
@@ -180,7 +188,8 @@ function txAt(d, nextTxNum) {
 
 /**
  * An unspent output in memory: what the `utxos` collection and an account's inline list hold.
- * @typedef {{id: string, sh: string, txid: string, vout: number, value: number, height: number, txNum: number}} Out
+ * `p2pk`: a P2PK output's own script hash (display hex), whose account holds it too.
+ * @typedef {{id: string, sh: string, txid: string, vout: number, value: number, height: number, txNum: number, p2pk?: string|null}} Out
  */
 
 /** @param {number} txNum of the spent output's transaction  @param {number} vout */
@@ -194,11 +203,38 @@ const spendId = (txNum, vout) => `${txNum}:${vout}`;
 const spendDoc = (id, by, txNum, vin, height) => ({ _id: id, by, txNum: long(txNum), vin, height });
 
 /** @param {Out} o */
-const utxoDoc = (o) => ({ _id: o.id, sh: o.sh, vout: o.vout, value: long(o.value), height: o.height, txNum: long(o.txNum) });
+function utxoDoc(o) {
+  const d = { _id: o.id, sh: o.sh, vout: o.vout, value: long(o.value), height: o.height, txNum: long(o.txNum) };
+  if (o.p2pk) d.p2pk = o.p2pk;
+  return d;
+}
 
-/** @returns {Out} */
+/**
+ * The `utxos` documents of an output: its own, and for a P2PK output the one its P2PK script's
+ * own account reads (same fields, `sh` that script's hash).
+ * @param {Out} o
+ * @returns {object[]}
+ */
+function utxoDocs(o) {
+  const d = utxoDoc(o);
+  if (!o.p2pk) return [d];
+  return [d, { _id: ownOutpointId(o.id), sh: o.p2pk, vout: o.vout, value: d.value, height: o.height, txNum: d.txNum }];
+}
+
+/**
+ * The `_id`s of utxoDocs(o).
+ * @param {string} id outpointId
+ * @param {string|Buffer|null|undefined} p2pk
+ */
+const utxoIds = (id, p2pk) => (p2pk ? [id, ownOutpointId(id)] : [id]);
+
+/** @returns {Out} (`id` the outpoint's, for either document of it) */
 function fromUtxoDoc(d) {
-  return { id: d._id, sh: d.sh, txid: d._id.slice(0, d._id.indexOf(':')), vout: d.vout, value: num(d.value), height: d.height, txNum: num(d.txNum) };
+  const colon = d._id.indexOf(':');
+  const end = d._id.indexOf(':', colon + 1);
+  return {
+    id: end < 0 ? d._id : d._id.slice(0, end), sh: d.sh, txid: d._id.slice(0, colon), vout: d.vout, value: num(d.value), height: d.height, txNum: num(d.txNum), p2pk: d.p2pk || null,
+  };
 }
 
 /**
@@ -269,9 +305,41 @@ function fromPageDoc(d, sh, page) {
  * @property {number} lastHeight
  * @property {Entry[]} tail      txCount - sealedCount(txCount) entries (1..PAGE_ENTRIES, none when empty)
  * @property {Out[]|null} utxos  in (txNum, vout) order; null when there are more than INLINE_UTXOS
+ * @property {import('../../core/p2pk').Parts|null} parts  the P2PK scripts it counts (lib/core/p2pk.js)
  */
 
 const COUNTERS = ['received', 'sent', 'txCount', 'fundedCount', 'spentCount'];
+
+/*
+ * An account's P2PK parts, as short strings too:
+ *   parts   '<own script hash, display hex>:<TxNum of its first entry>'
+ *   both    '<txNum>:<flags>'             flags of the account's other script in that transaction
+ */
+const PART_RE = /^([0-9a-f]{64}):(\d{1,16})$/;
+const BOTH_RE = /^(\d{1,16}):([123])$/;
+
+function partsFields(parts) {
+  return {
+    parts: parts.p2pk.map((p) => `${hashHex(p.sh)}:${p.first}`),
+    both: parts.both.map((e) => `${Math.floor(e / 4)}:${e % 4}`),
+  };
+}
+
+function fromPartsFields(f, where) {
+  if (f.parts === undefined) return null;
+  if (!Array.isArray(f.parts) || !Array.isArray(f.both) || f.parts.length === 0) throw bad(where, 'its P2PK parts');
+  const p2pk = f.parts.map((str) => {
+    const m = typeof str === 'string' ? PART_RE.exec(str) : null;
+    if (!m) throw bad(where, 'a P2PK part');
+    return { sh: hashFromHex(m[1]), first: Number(m[2]) };
+  });
+  const both = f.both.map((str) => {
+    const m = typeof str === 'string' ? BOTH_RE.exec(str) : null;
+    if (!m) throw bad(where, 'a "both" entry');
+    return Number(m[1]) * 4 + Number(m[2]);
+  });
+  return { p2pk, both };
+}
 
 /** The stored fields of one version of an account (no _id, seq or prev). */
 function accountFields(a) {
@@ -287,6 +355,7 @@ function accountFields(a) {
     lastHeight: a.lastHeight,
     tail: a.tail.map(entryDoc),
     utxos: a.utxos === null ? null : a.utxos.map(outString),
+    ...(a.parts ? partsFields(a.parts) : {}),
   };
 }
 
@@ -333,6 +402,7 @@ function fromAccountFields(f, sh) {
     firstHeight: f.firstHeight, lastHeight: f.lastHeight,
     tail: f.tail.map((e) => fromEntryDoc(e, where)),
     utxos: f.utxos === null ? null : f.utxos.map((u) => fromOutString(u, sh, where)),
+    parts: fromPartsFields(f, where),
   };
   if (a.tail.length !== a.txCount - sealedCount(a.txCount)) throw bad(where, 'a tail of the wrong length');
   return a;
@@ -370,11 +440,11 @@ function logicalRecord(coll, d) {
     case 'bodies': return [d._id, Buffer.from(d.data.buffer).toString('base64')];
     case 'history': return [d._id, d.sh, d.page, num(d.sealedBy), fromPageDoc(d, d.sh, d.page)];
     case 'undo': return [d._id, d.height, d.part, d.parts, d.hash, num(d.firstTxNum), d.spent.map((o) => logicalRecord('utxos', o)),
-      d.dups.map((x) => [x.position, num(x.oldTxNum), logicalRecord('txs', x.old)]), d.txs, d.touched];
-    case 'utxos': return [d._id, d.sh, d.vout, num(d.value), d.height, num(d.txNum)];
+      d.dups.map((x) => [x.position, num(x.oldTxNum), logicalRecord('txs', x.old)]), d.txs, d.touched, d.touchedAddress];
+    case 'utxos': return [d._id, d.sh, d.vout, num(d.value), d.height, num(d.txNum), d.p2pk || null];
     case 'accounts': {
       const a = fromAccountFields(d, d._id);
-      return [d._id, summaryOf(a), a.tail, a.utxos && a.utxos.map((o) => [o.txid, o.vout, o.value, o.height, o.txNum])];
+      return [d._id, summaryOf(a), a.tail, a.utxos && a.utxos.map((o) => [o.txid, o.vout, o.value, o.height, o.txNum]), a.parts ? partsFields(a.parts) : null];
     }
     default: throw new Error(`no logical record for collection ${coll}`);
   }
@@ -391,7 +461,8 @@ function bad(where, what) {
 
 module.exports = {
   COLLECTIONS, SCHEMA_VERSION, SCHEMA_NAME, INDEXES, ZERO32,
-  long, num, hashHex, hashFromHex, outpointId, pageId, undoId, mempoolPartId,
-  blockDoc, fromBlockDoc, bodyDoc, fromBodyDoc, txDoc, canonicalTxDoc, prevOf, displacedTxDoc, txidOf, txAt, spendId, spendDoc, utxoDoc, fromUtxoDoc, entryDoc, fromEntryDoc, pageDoc, fromPageDoc,
+  long, num, hashHex, hashFromHex, outpointId, ownOutpointId, pageId, undoId, mempoolPartId,
+  blockDoc, fromBlockDoc, bodyDoc, fromBodyDoc, txDoc, canonicalTxDoc, prevOf, displacedTxDoc, txidOf, txAt, spendId, spendDoc,
+  utxoDoc, utxoDocs, utxoIds, fromUtxoDoc, entryDoc, fromEntryDoc, pageDoc, fromPageDoc,
   accountFields, accountDoc, versionAt, asPrev, fromAccountFields, summaryOf, tipDoc, fromTipDoc, logicalRecord,
 };

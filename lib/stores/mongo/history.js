@@ -138,6 +138,32 @@ class HistoryWalk {
 }
 
 /**
+ * A walk over entries already in hand, in the walk's order (the script view of an address
+ * account with P2PK parts, worked out by lib/core/script-view.js).
+ */
+class ListWalk {
+  /**
+   * @param {number} order position of the script hash in the request
+   * @param {D.Entry[]} entries
+   */
+  constructor(order, entries) {
+    this.order = order;
+    this.entries = entries;
+    this.pos = 0;
+    this.head = null;
+  }
+
+  async start() {
+    this.head = this.entries[0] || null;
+  }
+
+  async advance() {
+    this.pos++;
+    this.head = this.entries[this.pos] || null;
+  }
+}
+
+/**
  * Merges walks into one chain-ordered list: a tx in several histories appears once, its flags
  * or'ed and `order` naming the walks it came from. Reads one entry past `limit` to know
  * whether there is more.
@@ -171,4 +197,4 @@ async function mergeWalks(walks, limit, desc) {
   return { entries, more: false };
 }
 
-module.exports = { HistoryWalk, mergeWalks };
+module.exports = { HistoryWalk, ListWalk, mergeWalks };

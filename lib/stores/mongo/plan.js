@@ -3,6 +3,7 @@
 const D = require('./documents');
 const { PAGE_ENTRIES, sealedCount, utxosInline, countersHold } = require('../../core/rules');
 const { batchTx, touchedBy } = require('../../core/effect');
+const { addParts, cutParts } = require('../../core/p2pk');
 const { corrupt } = require('../../core/checks');
 const { encodeBody } = require('../../codec/records');
 const { Writer } = require('../../codec/io');
@@ -76,21 +77,24 @@ function planApply(e, pre, reusedDocs, undoDepth, keepsTransactions = false) {
   }
   for (const d of txDocs.values()) (d.prev ? plan.txReplaces : plan.txs).push(d);
 
-  // outputs: earlier ones spent, new ones left unspent (an outpoint in both: BIP30)
+  // outputs: earlier ones spent, new ones left unspent (an outpoint in both: BIP30); a P2PK
+  // output's second document goes and comes with its first
   const deleted = new Set();
   for (const u of e.undo) {
     for (let i = 0; i < u.count; i++) {
       if (u.txNums[i] >= e.first) continue;
-      const id = D.outpointId(D.hashHex(u.txidOf(i)), u.vouts[i]);
-      plan.utxoDeletes.push(id);
-      deleted.add(id);
+      for (const id of D.utxoIds(D.outpointId(D.hashHex(u.txidOf(i)), u.vouts[i]), u.p2pk.get(i))) {
+        plan.utxoDeletes.push(id);
+        deleted.add(id);
+      }
     }
   }
   const cr = e.created;
   for (let k = 0; k < cr.n; k++) {
     const sh = blocks[cr.block[k]].cols.scripthashes.subarray(cr.at[k], cr.at[k] + 32);
-    const doc = D.utxoDoc(newOut(e, cr.txNums[k], cr.vouts[k], cr.values[k], D.hashHex(sh)));
-    (deleted.has(doc._id) ? plan.utxoReplaces : plan.utxoInserts).push(doc);
+    const out = newOut(e, cr.txNums[k], cr.vouts[k], cr.values[k], D.hashHex(sh));
+    if (cr.p2pk.has(k)) out.p2pk = D.hashHex(cr.p2pk.get(k));
+    for (const doc of D.utxoDocs(out)) (deleted.has(doc._id) ? plan.utxoReplaces : plan.utxoInserts).push(doc);
   }
 
   // who spent what
@@ -122,6 +126,7 @@ function planApply(e, pre, reusedDocs, undoDepth, keepsTransactions = false) {
     }
     a.txCount += ch.entryCount[j];
     a.lastHeight = ch.lastHeight[j];
+    a.parts = addParts(a.parts, ch.parts.get(j), ch.keyBytes);
     const newSealed = sealedCount(a.txCount);
     for (let s = oldSealed; s < newSealed; s += PAGE_ENTRIES) {
       const from = s - oldSealed;
@@ -144,6 +149,7 @@ function planApply(e, pre, reusedDocs, undoDepth, keepsTransactions = false) {
     const u = e.undo[b];
     const spent = [];
     for (let i = 0; i < u.count; i++) {
+      const own = u.p2pk.get(i);
       spent.push(D.utxoDoc({
         id: D.outpointId(D.hashHex(u.txidOf(i)), u.vouts[i]),
         sh: D.hashHex(u.shs.subarray(32 * i, 32 * i + 32)),
@@ -151,16 +157,26 @@ function planApply(e, pre, reusedDocs, undoDepth, keepsTransactions = false) {
         value: u.values[i],
         height: u.heights[i],
         txNum: u.txNums[i],
+        p2pk: own ? D.hashHex(own) : null,
       }));
     }
     const dups = u.dups.map((d) => ({ position: d.position, oldTxNum: D.long(d.oldTxNum), old: oldDocs[b] }));
     const txs = [];
-    for (let t = 0; t < cols.txCount; t++) {
+    for (let t = 0, pk = 0; t < cols.txCount; t++) {
+      // each tx's indexed vouts, and (`p2pk`) which of them are P2PK outputs
       const outs = [];
-      if (height !== 0) for (let o = cols.outStart[t]; o < cols.outStart[t + 1]; o++) if (cols.idType[o] !== 0) outs.push(o - cols.outStart[t]);
-      txs.push({ txid: D.hashHex(cols.txids.subarray(32 * t, 32 * t + 32)), outs });
+      const p2pk = [];
+      for (let o = cols.outStart[t]; o < cols.outStart[t + 1]; o++) {
+        const isP2pk = pk < cols.p2pkOuts.length && cols.p2pkOuts[pk] === o;
+        if (isP2pk) pk++;
+        if (height === 0 || cols.idType[o] === 0) continue;
+        outs.push(o - cols.outStart[t]);
+        if (isP2pk) p2pk.push(o - cols.outStart[t]);
+      }
+      txs.push(p2pk.length ? { txid: D.hashHex(cols.txids.subarray(32 * t, 32 * t + 32)), outs, p2pk } : { txid: D.hashHex(cols.txids.subarray(32 * t, 32 * t + 32)), outs });
     }
-    const touched = height > e.blocks[e.blocks.length - 1].height - undoDepth ? shHexes(touchedBy(blocks[b], u)) : [];
+    const t = height > e.blocks[e.blocks.length - 1].height - undoDepth ? touchedBy(blocks[b], u) : null;
+    const touched = t ? { both: shHexes(t.both), addressOnly: shHexes(t.addressOnly) } : { both: [], addressOnly: [] };
     plan.undo.push(...undoParts(height, cols.hash, firstTxNum, spent, dups, txs, touched));
   }
   plan.tip = { height: blocks[blocks.length - 1].height, hash: blocks[blocks.length - 1].cols.hash, nextTxNum: e.end };
@@ -211,7 +227,7 @@ function newOut(e, txNum, vout, value, sh) {
 }
 
 function newAccount(height) {
-  return { received: 0, sent: 0, txCount: 0, fundedCount: 0, spentCount: 0, firstHeight: height, lastHeight: height, tail: [], utxos: [] };
+  return { received: 0, sent: 0, txCount: 0, fundedCount: 0, spentCount: 0, firstHeight: height, lastHeight: height, tail: [], utxos: [], parts: null };
 }
 
 /**
@@ -222,9 +238,10 @@ function undoParts(height, hash, firstTxNum, spent, dups, txs, touched) {
   const parts = [];
   let cur = null;
   let size = 0;
+  const part = () => ({ spent: [], dups: [], txs: [], touched: [], touchedAddress: [] });
   const room = (n) => {
     if (cur === null || size + n > UNDO_ENTRIES_PER_PART) {
-      cur = { spent: [], dups: [], txs: [], touched: [] };
+      cur = part();
       parts.push(cur);
       size = 0;
     }
@@ -234,8 +251,9 @@ function undoParts(height, hash, firstTxNum, spent, dups, txs, touched) {
   for (const s of spent) room(1).spent.push(s);
   for (const d of dups) room(1).dups.push(d);
   for (const tx of txs) room(1 + tx.outs.length).txs.push(tx);
-  for (const sh of touched) room(1).touched.push(sh);
-  if (parts.length === 0) parts.push({ spent: [], dups: [], txs: [], touched: [] });
+  for (const sh of touched.both) room(1).touched.push(sh);
+  for (const sh of touched.addressOnly) room(1).touchedAddress.push(sh);
+  if (parts.length === 0) parts.push(part());
   return parts.map((p, i) => ({
     _id: D.undoId(height, i), height, part: i, parts: parts.length, hash, firstTxNum: D.long(firstTxNum), ...p,
   }));
@@ -284,7 +302,7 @@ function readUndo(undoDocs) {
   return [...byHeight.values()].map((u) => {
     const n = u.spent.length;
     const record = {
-      count: n, txNums: new Float64Array(n), vouts: new Float64Array(n), values: new Float64Array(n), shs: Buffer.alloc(32 * n),
+      count: n, txNums: new Float64Array(n), vouts: new Float64Array(n), values: new Float64Array(n), shs: Buffer.alloc(32 * n), p2pk: new Map(),
       dups: u.dups.map(({ position, oldTxNum }) => ({ position, oldTxNum })),
     };
     u.spent.forEach((o, i) => {
@@ -292,6 +310,7 @@ function readUndo(undoDocs) {
       record.vouts[i] = o.vout;
       record.values[i] = o.value;
       D.hashFromHex(o.sh).copy(record.shs, 32 * i);
+      if (o.p2pk) record.p2pk.set(i, D.hashFromHex(o.p2pk));
     });
     return { ...u, record };
   });
@@ -324,15 +343,15 @@ function revertWrites(undo) {
   }
   const createdIds = [];
   for (const u of undo) {
-    for (const { txid, outs } of u.txs) {
+    for (const { txid, outs, p2pk } of u.txs) {
       if (!restoredTxids.has(txid)) w.txDeletes.push(txid);
-      for (const vout of outs) createdIds.push(D.outpointId(txid, vout));
+      for (const vout of outs) createdIds.push(...D.utxoIds(D.outpointId(txid, vout), p2pk && p2pk.includes(vout)));
     }
     for (const o of u.spent) {
-      w.spentIds.push(o.id);
+      w.spentIds.push(...D.utxoIds(o.id, o.p2pk));
       w.spendIds.push(D.spendId(o.txNum, o.vout));
       // outputs created inside the reverted range are deleted, not restored
-      if (o.txNum < cutoff) w.utxoRestores.push(D.utxoDoc(o));
+      if (o.txNum < cutoff) w.utxoRestores.push(...D.utxoDocs(o));
     }
   }
   const restored = new Set(w.utxoRestores.map((d) => d._id));
@@ -369,7 +388,7 @@ function revertedTxs(undo, end) {
  */
 async function revertAccount(cur, ch, j, cutoff, loadPage) {
   const sh = D.hashHex(ch.shs.subarray(32 * j, 32 * j + 32));
-  const a = { ...cur, tail: cur.tail.filter((x) => x.txNum < cutoff), utxos: null };
+  const a = { ...cur, tail: cur.tail.filter((x) => x.txNum < cutoff), utxos: null, parts: cutParts(cur.parts, cutoff) };
   a.received += ch.received[j];
   a.sent += ch.sent[j];
   a.fundedCount += ch.funded[j];

@@ -212,7 +212,8 @@ class Reads {
     const out = new Map();
     for (const [txid, doc] of await this.db.findByIds(C.txs, txids)) {
       const docs = await this.db.retry('read utxos', () => this.db.coll(C.utxos).find({ _id: { $regex: `^${txid}:` } }).toArray());
-      out.set(txid, { doc, outs: docs.map(D.fromUtxoDoc) });
+      // each output's first document (a P2PK output's second one is its own account's)
+      out.set(txid, { doc, outs: docs.map(D.fromUtxoDoc).filter((o, i) => o.id === docs[i]._id) });
     }
     return out;
   }

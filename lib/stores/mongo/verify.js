@@ -2,7 +2,7 @@
 
 const crypto = require('node:crypto');
 const D = require('./documents');
-const { Problems, BlockChainCheck, checkAccount } = require('../../core/verify');
+const { Problems, BlockChainCheck, checkAccount, checkParts } = require('../../core/verify');
 const { FUNDED, SPENT, PAGE_ENTRIES, sealedCount, utxosInline } = require('../../core/rules');
 const { leaseHeld, LEASE_MS } = require('./writer');
 
@@ -90,7 +90,9 @@ async function walk(store, tip, opts) {
   const db = store.database;
   const problems = new Problems(opts.maxProblems);
   const problem = (p) => problems.add(p);
-  const checked = { blocks: 0, txs: 0, history: 0, utxos: 0, summaries: 0 };
+  const checked = { blocks: 0, txs: 0, history: 0, utxos: 0, summaries: 0, p2pkParts: 0 };
+  /** address accounts with P2PK parts, checked once every account is walked */
+  let withParts = [];
   const coll = (n) => db.coll(n);
 
   // blocks: heights 0..tip, linked by prev, TxNums consecutive
@@ -139,6 +141,7 @@ async function walk(store, tip, opts) {
     checked.history = 0;
     checked.utxos = 0;
     checked.summaries = 0;
+    withParts = [];
     const accounts = new Groups(coll(C.accounts).find({}).sort({ _id: 1 }), (d) => d._id);
     const pages = new Groups(coll(C.history).find({}).sort({ _id: 1 }), (d) => d.sh);
     const utxos = new Groups(coll(C.utxos).find({}).sort({ sh: 1, txNum: 1, vout: 1 }), (d) => d.sh);
@@ -192,6 +195,7 @@ async function walk(store, tip, opts) {
       if (txidChecks.length >= TXID_CHECK_CHUNK) await flushTxids();
       const hist = entries.map((e) => e.txNum * 4 + (e.funded ? FUNDED : 0) + (e.spent ? SPENT : 0));
       checkAccount(problems, name, a, hist, us.map((u) => [u.txNum, u.vout, u.value]), heightOf);
+      if (a.parts) withParts.push({ name, a, hist });
       if (D.num(doc.balance) !== a.received - a.sent) problem(`${name}: balance ${D.num(doc.balance)} is not received - sent = ${a.received - a.sent}`);
       if (D.num(doc.utxoCount) !== a.fundedCount - a.spentCount) problem(`${name}: utxoCount ${D.num(doc.utxoCount)} is not fundedCount - spentCount`);
       if (utxosInline(us.length)) {
@@ -200,6 +204,30 @@ async function walk(store, tip, opts) {
       } else if (a.utxos !== null) problem(`${name}: ${us.length} UTXOs listed inline`);
     }
     await flushTxids();
+  });
+
+  // the P2PK parts of address accounts: their accounts, within them
+  await db.retry('verify P2PK parts', async () => {
+    checked.p2pkParts = 0;
+    for (const { name, a, hist } of withParts) {
+      const ids = a.parts.p2pk.map((p) => D.hashHex(p.sh));
+      const docs = await db.findByIds(C.accounts, ids);
+      const parts = [];
+      for (const [k, id] of ids.entries()) {
+        const doc = docs.get(id);
+        if (!doc || doc.gone) {
+          problem(`${name}: counts the P2PK script ${id}, which has no account`);
+          continue;
+        }
+        const pa = D.fromAccountFields(doc, id);
+        const entries = [];
+        for (let page = 0; page < sealedCount(pa.txCount) / PAGE_ENTRIES; page++) entries.push(...(await store.reads.page(id, page)));
+        entries.push(...pa.tail);
+        parts.push({ sh: id, first: a.parts.p2pk[k].first, summary: D.summaryOf(pa), hist: entries.map((e) => e.txNum * 4 + (e.funded ? FUNDED : 0) + (e.spent ? SPENT : 0)) });
+      }
+      checked.p2pkParts += parts.length;
+      checkParts(problems, name, a, hist, parts);
+    }
   });
   return problems.result(checked);
 }

@@ -454,12 +454,16 @@ async function leaseHeld(db, prefix) {
   return leases.some((l) => l.until instanceof Date && l.until.getTime() > now);
 }
 
-/** Outputs of one transaction (D.Out, any order) as the core takes them. */
+/** Outputs of one transaction (D.Out, any order; each output's first document) as the core takes them. */
 function txOutputs(outs) {
   const sorted = [...outs].sort((a, b) => a.vout - b.vout);
   const scripthashes = Buffer.allocUnsafe(32 * sorted.length);
-  sorted.forEach((o, i) => D.hashFromHex(o.sh).copy(scripthashes, 32 * i));
-  return { count: sorted.length, vouts: sorted.map((o) => o.vout), values: sorted.map((o) => o.value), scripthashes };
+  const p2pk = new Map();
+  sorted.forEach((o, i) => {
+    D.hashFromHex(o.sh).copy(scripthashes, 32 * i);
+    if (o.p2pk) p2pk.set(i, D.hashFromHex(o.p2pk));
+  });
+  return { count: sorted.length, vouts: sorted.map((o) => o.vout), values: sorted.map((o) => o.value), scripthashes, p2pk };
 }
 
 /** The script hashes of a Changes, by slot, as the documents key them. */
