@@ -425,6 +425,26 @@ export class CombinedSource {
 }
 export interface CombinedSource extends NodeChainSource {}
 
+/**
+ * The block source a deployment names, as `addrindex sync` builds it from its flags: a blocks
+ * dir, a node (rpcUrl, or rpcCookie with rpcHost), or both. UsageError ERR_NO_SOURCE when
+ * neither is named.
+ */
+export function openSource(opts: {
+  network: string | Network;
+  blocksDir?: string;
+  rpcUrl?: string;
+  rpcCookie?: string;
+  rpcHost?: string;
+  /** how long an unreachable node is retried (default 60 s) */
+  retryMs?: number;
+  /** where ADDRINDEX_RPC_URL is read (default process.env; {} for none) */
+  env?: Record<string, string | undefined>;
+  signal?: AbortSignal;
+  log?: (line: string) => void;
+  onNodeError?: (code: string) => void;
+}): BlocksDirSource | NodeSource | CombinedSource;
+
 /** One raw block or one blk file, in file order. */
 export function openFile(file: string, opts?: { network?: string | Network; xorKey?: Buffer | null }): AsyncGenerator<{ raw: Buffer; offset: number }>;
 
@@ -463,6 +483,12 @@ export class SyncService {
     pollMs?: number;
     ahead?: number;
     parseAheadBytes?: number;
+    /**
+     * While catching up, commit this many batches at once (store.beginBulk/endBulk; default 1).
+     * Only for a process with no other readers of the store: they would see the group's blocks
+     * before its commit. `addrindex sync` uses 8.
+     */
+    bulkBatches?: number;
   });
   run(opts?: { follow?: boolean; signal?: AbortSignal }): Promise<SyncResult>;
 }
