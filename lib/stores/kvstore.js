@@ -19,7 +19,7 @@ const walk = require('./walk');
 const { META_KEY, TIP_KEY } = layout;
 
 /** Version of the whole key-value schema (layout.js + lib/codec); stored in the meta row. */
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 /**
  * The schema of docs/FORMAT.md over any ordered key-value engine. A backend (lmdb.js,
