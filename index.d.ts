@@ -232,9 +232,14 @@ export abstract class AbstractStore {
   /** the script hashes a block touched, 32 bytes each; null below the undo kept */
   getTouched(height: number, opts?: { view?: View }): Promise<Buffer | null>;
   /** 36 bytes per outpoint: txid (internal order) + vout (uint32 LE) */
-  getPrevouts(outpoints: Buffer): Promise<Array<Prevout | null>>;
+  /** indexed: every outpoint's transaction is known to be in the index (the sync's inputs). */
+  getPrevouts(outpoints: Buffer, opts?: { indexed?: boolean }): Promise<Array<Prevout | null>>;
   apply(blocks: BlockDelta[]): Promise<void>;
   revert(height: number): Promise<void>;
+  /** The applies until endBulk() may be committed as one (LMDB); this process may read them before. */
+  beginBulk(): Promise<void>;
+  /** Commits (or with commit: false discards) what beginBulk() opened. */
+  endBulk(opts?: { commit?: boolean }): Promise<void>;
   getSummary(scripthash: Buffer, opts?: { view?: View }): Promise<Summary | null>;
   getSummaries(scripthashes: Buffer[], opts?: { view?: View }): Promise<Array<Summary | null>>;
   getHistory(scripthash: Buffer, opts?: HistoryOptions): Promise<{ entries: HistoryEntry[]; next: string | null }>;
@@ -420,6 +425,26 @@ export class CombinedSource {
 }
 export interface CombinedSource extends NodeChainSource {}
 
+/**
+ * The block source a deployment names, as `addrindex sync` builds it from its flags: a blocks
+ * dir, a node (rpcUrl, or rpcCookie with rpcHost), or both. UsageError ERR_NO_SOURCE when
+ * neither is named.
+ */
+export function openSource(opts: {
+  network: string | Network;
+  blocksDir?: string;
+  rpcUrl?: string;
+  rpcCookie?: string;
+  rpcHost?: string;
+  /** how long an unreachable node is retried (default 60 s) */
+  retryMs?: number;
+  /** where ADDRINDEX_RPC_URL is read (default process.env; {} for none) */
+  env?: Record<string, string | undefined>;
+  signal?: AbortSignal;
+  log?: (line: string) => void;
+  onNodeError?: (code: string) => void;
+}): BlocksDirSource | NodeSource | CombinedSource;
+
 /** One raw block or one blk file, in file order. */
 export function openFile(file: string, opts?: { network?: string | Network; xorKey?: Buffer | null }): AsyncGenerator<{ raw: Buffer; offset: number }>;
 
@@ -458,6 +483,12 @@ export class SyncService {
     pollMs?: number;
     ahead?: number;
     parseAheadBytes?: number;
+    /**
+     * While catching up, commit this many batches at once (store.beginBulk/endBulk; default 1).
+     * Only for a process with no other readers of the store: they would see the group's blocks
+     * before its commit. `addrindex sync` uses 8.
+     */
+    bulkBatches?: number;
   });
   run(opts?: { follow?: boolean; signal?: AbortSignal }): Promise<SyncResult>;
 }

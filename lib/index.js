@@ -37,6 +37,7 @@ const lazy = {
   NodeClient: () => require('./node/client').NodeClient,
   resolveEndpoint: () => require('./node/endpoint').resolveEndpoint,
   openFile: () => require('./sources/rawfile').openFile,
+  openSource: () => require('./sources/open').openSource,
   ApiApp: () => require('./api/server').ApiApp,
   createServer: () => require('./api/server').createServer,
   closeGracefully: () => require('./api/server').closeGracefully,

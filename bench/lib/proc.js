@@ -29,11 +29,14 @@ function msSince(t0) {
  * @param {string} phase
  * @param {string[]} argv
  * @param {string[]} [execArgv] node's own flags (e.g. --expose-gc)
+ * @param {(child: import('node:child_process').ChildProcess) => void} [onSpawn] called at once
+ *   with the child (e.g. to move it into a cgroup before it does anything)
  * @returns {Promise<any>} the JSON the phase printed on stdout
  */
-function runPhase(script, phase, argv, execArgv = []) {
+function runPhase(script, phase, argv, execArgv = [], onSpawn = () => {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...execArgv, script, '--phase', phase, ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
+    onSpawn(child);
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.on('error', reject);

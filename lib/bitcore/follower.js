@@ -2,13 +2,13 @@
 
 const { UsageError } = require('../errors');
 const { openStore } = require('../stores');
-const { openSource } = require('../cli/source');
+const { openSource } = require('../sources/open');
 
 /**
  * `follow: true`: the service keeps its index itself, in its own process, as
  * `addrindex sync --follow` would beside it: the index is opened for writing (created when
  * empty), its block source is the config's `blocksDir` and/or the node at `rpcUrl` /
- * `rpcCookie` (the same source `addrindex sync` builds, lib/cli/source.js), and a SyncService
+ * `rpcCookie` (the same source `addrindex sync` builds, lib/sources/open.js), and a SyncService
  * follows it until the service stops. The readers of the service (address and chain methods,
  * the tip watcher, the REST API) read the same store. With a node, its mempool is kept in the
  * index's snapshot too, by the mempool follower as `sync --follow` runs it (lib/mempool/run.js:
@@ -32,8 +32,9 @@ async function startFollower({ config: o, network, resolve, log, onError, onMemp
   const controller = new AbortController();
   const blocksDir = o.blocksDir ? resolve(o.blocksDir) : undefined;
   const source = openSource({
-    'blocks-dir': blocksDir, 'rpc-url': o.rpcUrl, 'rpc-cookie': o.rpcCookie ? resolve(o.rpcCookie) : undefined, 'rpc-host': o.rpcHost,
-  }, network, { command: 'servicesConfig.bitcoind with "follow"', env: {}, signal: controller.signal, log });
+    blocksDir, rpcUrl: o.rpcUrl, rpcCookie: o.rpcCookie ? resolve(o.rpcCookie) : undefined, rpcHost: o.rpcHost,
+    network, env: {}, signal: controller.signal, log,
+  });
   let store = null;
   try {
     await source.scan();

@@ -14,6 +14,7 @@ const COMMANDS = {
   sync: () => require('./sync'),
   status: () => require('./status'),
   verify: () => require('./verify'),
+  compact: () => require('./compact'),
   query: () => require('./query'),
   tx: () => require('./tx'),
   serve: () => require('./serve'),

@@ -32,7 +32,7 @@ const sourceUsage = `  --blocks-dir DIR     the node's blocks directory (holds b
 ${nodeUsage}`;
 
 /**
- * The block source the options name. Nothing is read yet: the caller scans it.
+ * The block source the options name (lib/sources/open.js), with the flags' own usage errors.
  * @param {object} values parsed options
  * @param {import('../chain/networks').Network} network
  * @param {object} [opts]
@@ -45,39 +45,19 @@ ${nodeUsage}`;
  */
 function openSource(values, network, { command = 'sync', env = process.env, signal, log, onNodeError } = {}) {
   const { resolveEndpoint } = require('../node/endpoint');
-  const endpoint = resolveEndpoint({
-    rpcUrl: values['rpc-url'], rpcCookie: values['rpc-cookie'], rpcHost: values['rpc-host'], network, env,
-  });
-  const dir = values['blocks-dir'];
-  if (!endpoint) {
+  const named = { rpcUrl: values['rpc-url'], rpcCookie: values['rpc-cookie'], rpcHost: values['rpc-host'] };
+  if (!resolveEndpoint({ ...named, network, env })) {
     if (values['rpc-retry-s'] !== undefined) throw new UsageError('ERR_USAGE', `--rpc-retry-s goes with a node (--rpc-url or --rpc-cookie)`);
-    if (!dir) {
+    if (!values['blocks-dir']) {
       throw new UsageError('ERR_USAGE',
         `${command} needs a block source: --blocks-dir DIR, or a node (--rpc-url URL, --rpc-cookie FILE or $${ENV_URL}) (see "addrindex ${command} --help")`);
     }
-    const { BlocksDirSource } = require('../sources/blocksdir');
-    return new BlocksDirSource({ dir, network });
   }
   const retry = intOption(values, 'rpc-retry-s', 0);
-  const { NodeClient } = require('../node/client');
-  let lastLog = 0;
-  const client = NodeClient.fromEndpoint(endpoint, {
-    retryMs: retry === undefined ? undefined : retry * 1000,
-    signal,
-    onRetry: ({ error, what }) => {
-      if (onNodeError) onNodeError(error.code || error.name);
-      // one line per outage, not one per request in flight
-      if (!log || Date.now() - lastLog < 10000) return;
-      lastLog = Date.now();
-      log(`the node at ${endpoint.display} does not answer ${what}: ${error.message}; retrying for up to ${retry === undefined ? 60 : retry} s`);
-    },
+  const { openSource: open } = require('../sources/open');
+  return open({
+    ...named, network, env, signal, log, onNodeError, blocksDir: values['blocks-dir'], retryMs: retry === undefined ? undefined : retry * 1000,
   });
-  if (dir) {
-    const { CombinedSource } = require('../sources/combined');
-    return new CombinedSource({ dir, client, network });
-  }
-  const { NodeSource } = require('../sources/node');
-  return new NodeSource({ client, network });
 }
 
 module.exports = { sourceOptions, sourceUsage, nodeUsage, openSource };

@@ -2,7 +2,7 @@
 
 const path = require('node:path');
 const { UsageError } = require('../errors');
-const { BATCH_DEFAULTS, batchLimits } = require('../sync/batch');
+const { BATCH_DEFAULTS, CATCH_UP_BULK, batchLimits } = require('../sync/batch');
 const { intOption, indexLocation, resolveNetwork, storeOptions } = require('./datadir');
 const { openIndex } = require('../stores');
 const { sourceOptions, sourceUsage, openSource } = require('./source');
@@ -37,6 +37,9 @@ ${sourceUsage}  --datadir DIR        where the index lives (created when missing
   --batch-mb N         raw block megabytes per commit, at most (default ${BATCH_DEFAULTS.maxBytes / 1048576})
   --batch-ms N         milliseconds a batch may collect blocks before it commits (default ${BATCH_DEFAULTS.maxMs})
   --threads N          parse worker threads (default: one per core but one; 0 parses on the main thread)
+  --bulk-batches N     while catching up, commit N batches at once (default ${CATCH_UP_BULK}; 1: every batch).
+                       Fewer, larger LMDB commits rewrite fewer pages; a crash loses at most N
+                       batches of work, never part of one
   --quiet              no progress output on stderr (the JSON log, when on, still has it)
   --metrics-port N     serve Prometheus metrics on this port at /metrics, and /health (blocks and
                        txs per second, batch and commit times, reorgs, tips and lag, node errors;
@@ -56,6 +59,7 @@ const options = {
   'batch-mb': { type: 'string' },
   'batch-ms': { type: 'string' },
   threads: { type: 'string' },
+  'bulk-batches': { type: 'string' },
   quiet: { type: 'boolean', default: false },
   'metrics-port': { type: 'string' },
   'metrics-host': { type: 'string', default: '127.0.0.1' },
@@ -85,6 +89,7 @@ async function sync(positionals, values, io, logger) {
   });
   const undoDepth = intOption(values, 'undo-depth', 0);
   const threads = intOption(values, 'threads', 0);
+  const bulkBatches = intOption(values, 'bulk-batches', 1);
   const pollMs = intOption(values, 'poll-ms', 1);
   const mempoolPollMs = intOption(values, 'mempool-poll-ms', 0);
   if (mempoolPollMs !== undefined && !values.follow) throw new UsageError('ERR_USAGE', '--mempool-poll-ms goes with --follow');
@@ -181,6 +186,9 @@ async function sync(positionals, values, io, logger) {
     logger.info({ network: network.name, store: location.store, follow: values.follow }, 'sync starting');
     const service = new SyncService({
       source, store, network, batch, threads, pollMs, undoDepth,
+      // this process reads the store only for the sync itself (and the mempool follower,
+      // which writes only at the tip, after the catch-up's last group is committed)
+      bulkBatches: bulkBatches === undefined ? CATCH_UP_BULK : bulkBatches,
       onProgress: (p) => { for (const o of observers) o.update(p); },
     });
     const summary = await service.run({ follow: values.follow, signal: controller.signal });

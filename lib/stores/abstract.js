@@ -250,9 +250,12 @@ class AbstractStore {
   /**
    * Looks up unspent outputs by outpoint, for resolving inputs during sync.
    * @param {Buffer} outpoints  36 bytes each: txid (internal order) + vout (uint32 LE)
+   * @param {{indexed?: boolean}} [opts] indexed: the caller knows every outpoint's transaction
+   *   is in the index (the inputs of valid blocks), so a store may skip checks that only tell
+   *   an unknown txid apart (the key-value stores: the full-txid read behind a unique prefix)
    * @returns {Promise<Array<Prevout|null>>} null where the store holds no such unspent output
    */
-  async getPrevouts(outpoints) { throw new Error('Abstract method.'); }
+  async getPrevouts(outpoints, opts) { throw new Error('Abstract method.'); }
 
   /**
    * Applies blocks in order, in one atomic commit that also moves the tip to the last one:
@@ -263,6 +266,24 @@ class AbstractStore {
    * @returns {Promise<void>}
    */
   async apply(blocks) { throw new Error('Abstract method.'); }
+
+  /**
+   * A hint from a writer with no readers in its own process: the applies until endBulk() may
+   * be committed as one (still atomic with their tip: after a crash the store holds the
+   * blocks up to a commit, never part of one). A store that gains nothing from it ignores it,
+   * which is what this base does. Meanwhile this process's own reads may see the group's
+   * uncommitted blocks; other processes see only commits.
+   * @returns {Promise<void>}
+   */
+  async beginBulk() {}
+
+  /**
+   * Ends what beginBulk() opened: commits the group, or with `{commit: false}` discards it
+   * (the store is then back at the last commit). Nothing to do when no group is open.
+   * @param {{commit?: boolean}} [opts]
+   * @returns {Promise<void>}
+   */
+  async endBulk(opts) {}
 
   /**
    * Reverts blocks above `height` exactly (the index equals one that never saw them), in one
@@ -420,7 +441,7 @@ const READ_METHODS = Object.freeze([
   'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'getSourceInfo', 'stats', 'engineStats', 'verify', 'digest',
 ]);
 
-/** The writes: only the one writer calls these. */
+/** The writes: only the one writer calls these. (beginBulk and endBulk are hints with a no-op default, not in this list.) */
 const WRITE_METHODS = Object.freeze(['apply', 'revert', 'putMempool', 'putSourceInfo']);
 
 module.exports = { AbstractStore, READ_METHODS, WRITE_METHODS };

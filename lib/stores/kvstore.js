@@ -19,7 +19,7 @@ const walk = require('./walk');
 const { META_KEY, TIP_KEY } = layout;
 
 /** Version of the whole key-value schema (layout.js + lib/codec); stored in the meta row. */
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 /**
  * The schema of docs/FORMAT.md over any ordered key-value engine. A backend (lmdb.js,
@@ -242,7 +242,7 @@ class KvStore extends AbstractStore {
     }
   }
 
-  async getPrevouts(outpoints) {
+  async getPrevouts(outpoints, { indexed = false } = {}) {
     C.checkOutpoints(outpoints);
     const v = await this.view();
     try {
@@ -260,7 +260,7 @@ class KvStore extends AbstractStore {
         fresh.push(name);
         ats.push(36 * i);
       }
-      const found = await findTxNums(v.snap, outpoints, ats);
+      const found = await findTxNums(v.snap, outpoints, ats, { indexed });
       const wanted = [];
       for (let k = 0; k < ats.length; k++) {
         if (found[k] === null) continue;
@@ -322,6 +322,23 @@ class KvStore extends AbstractStore {
     } finally {
       v.snap.release();
       this.prevoutCache = null;
+    }
+  }
+
+  async beginBulk() {
+    this.assertWritable();
+    if (this.kv.beginBulk) this.kv.beginBulk();
+  }
+
+  async endBulk({ commit = true } = {}) {
+    if (!this.kv || !this.kv.endBulk) return;
+    try {
+      await this.kv.endBulk(commit);
+    } finally {
+      // what was read inside the group may be gone when it was discarded
+      this.epoch++;
+      this.prevoutCache = null;
+      this.tipCache = null;
     }
   }
 

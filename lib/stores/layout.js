@@ -19,7 +19,7 @@ const { writeU40, readU40 } = require('../codec/io');
  *                                         (LZ4 above a threshold)
  *   l height:u32                          where the blocks dir holds it      reading a block (not chain
  *                                         (blk file, offset)                 data: left out of digest)
- *   n rowStart:u40                        txids of TxNums rowStart..+63 and   TxNum -> txid, where a tx
+ *   n rowStart:u40                        txids of TxNums rowStart..+55 and   TxNum -> txid, where a tx
  *                                         their offsets in their blocks      lies in its block
  *   x txid[0..4)                          TxNums whose txid starts so        getTx, getPrevouts
  *   o txNum:u40                           the tx's indexed outputs: unspent   getPrevouts, spenders

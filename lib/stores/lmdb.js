@@ -5,16 +5,30 @@ const path = require('node:path');
 const { open, ABORT } = require('lmdb');
 const { KvStore, guardHolds } = require('./kvstore');
 const { StoreError, UsageError } = require('../errors');
-const { noIndex } = require('../core/checks');
+const { noIndex, notAnIndex } = require('../core/checks');
 
 /**
- * Address space reserved for the map (1 TiB): virtual only — the file grows with the data,
- * untouched pages cost nothing. lmdb-js grows a full map by mapping the file again at twice
- * the size and keeps the old mappings alive, each with the pages it had touched resident:
- * syncing 1M transactions that way ended with ~1.3x the file in RSS (bench/sync.js: file-backed
- * RSS 1,044 MB for a 730 MB data.mdb; one mapping from the start: 634 MB).
+ * Readers map 1 TiB of address space: virtual only, so they never remap however far the
+ * writer grows the file. (lmdb-js grows a full map by mapping the file again at twice the size
+ * and keeps the old mappings alive, each with the pages it had touched resident.)
  */
-const MAP_SIZE = 2 ** 40;
+const READER_MAP_SIZE = 2 ** 40;
+
+/**
+ * The page size of every environment: LMDB's default, 4 KiB, on purpose. Larger pages dirty
+ * fewer pages per transaction once the hash-keyed tables outgrow a batch (on the 5M-tx chain
+ * 16 KiB pages took 14 % less main-thread CPU per transaction), but the LMDB that lmdb-js
+ * 3.5 builds fails page splits with MDB_PAGE_FULL at 16 and 64 KiB on this schema's rows
+ * (the conformance suite's reads-during-commits case: "mdb_node_add: no room in page"), and
+ * a failed split stops the sync at that block for good. (profiles/README.md)
+ */
+const PAGE_SIZE = 4096;
+
+/** The writer's map never starts below this (the file's length is the map's: see openKv). */
+const MIN_WRITER_MAP = 2 ** 26;
+
+/** LMDB's meta page: the magic number at byte 24 of the file, little-endian. */
+const LMDB_MAGIC = 0xbeefc0de;
 
 /**
  * The LMDB backend (lmdb-js): the key-value schema of kvstore.js in one LMDB environment,
@@ -27,6 +41,17 @@ const MAP_SIZE = 2 ** 40;
  * process loses nothing that was committed (the data is in the OS page cache); a power loss
  * can lose the last commits but never tears one — LMDB's meta pages switch atomically, so the
  * index reopens at an earlier block boundary and the sync resumes from there.
+ *
+ * The writer maps the file writable (MDB_WRITEMAP): a dirtied page is written in place in
+ * the map instead of being copied into a malloc'd page that LMDB tracks in a sorted array
+ * (one insertion, a memmove of that array, per dirtied page: on the 5M-tx chain that array
+ * was 37 % of the sync's CPU, and the cause of most of its slowdown). The pages written for a
+ * commit are still new or free pages, never ones a committed snapshot uses, so a process
+ * killed mid-commit leaves the previous tip intact as before. With WRITEMAP, LMDB sizes the
+ * file to the map (sparse beyond the data): the writer maps 1.25 times the bytes the file
+ * really uses when it opens (at least 64 MiB), which trims the file's length back to about
+ * its data, and lmdb-js doubles the map when it fills. (`du` shows what the file holds; its
+ * length runs up to twice that.)
  *
  * Reads: every query runs in its own read transaction (a snapshot), so it sees one committed
  * tip from start to end. Any number of processes may open the datadir with readOnly: true
@@ -53,9 +78,27 @@ class LmdbStore extends KvStore {
     return 'lmdb';
   }
 
+  /**
+   * Rewrites the environment with every row in key order into full pages, and without the
+   * free pages copy-on-write leaves behind (a commit's dirtied pages are freed only once the
+   * next commit no longer needs the old ones, and random inserts leave B-tree pages about two
+   * thirds full): the file shrinks to about its rows plus LMDB's per-row overhead. Offline:
+   * the store must be open writable and no other process may have the datadir open (a
+   * process that had it open would keep reading the replaced file); processes reading right
+   * now are refused with ERR_IN_USE, idle ones cannot be seen, so stop them first.
+   * @returns {Promise<{before: number, after: number, rows: number}>} file bytes, rows copied
+   */
+  async compact() {
+    this.assertWritable();
+    return this.kv.compact();
+  }
+
   async openKv() {
     const file = path.join(this.datadir, 'data.mdb');
-    if (this.readOnly && !fs.existsSync(file)) throw noIndex(this.describe());
+    const st = statOrNull(file);
+    if (this.readOnly && !st) throw noIndex(this.describe());
+    // lmdb-js crashes the process on a file that is not LMDB's: say so before it opens one
+    if (st && st.size > 0 && !hasLmdbMagic(file)) throw notAnIndex(this.describe(), 'a data.mdb that is not an LMDB environment');
     let db;
     try {
       db = open({
@@ -65,20 +108,63 @@ class LmdbStore extends KvStore {
         readOnly: this.readOnly,
         // cluster workers each hold a reader slot
         maxReaders: 512,
-        mapSize: MAP_SIZE,
+        mapSize: this.readOnly ? READER_MAP_SIZE : writerMapSize(st),
+        useWritemap: !this.readOnly,
+        pageSize: PAGE_SIZE,
       });
     } catch (err) {
       throw new StoreError('ERR_OPEN', `cannot open ${this.describe()} as an LMDB environment: ${err.message}`);
     }
-    return new LmdbKv(db, this.datadir);
+    return new LmdbKv(db, this.datadir, () => this.openKv());
+  }
+}
+
+/**
+ * The writer's map: 1.25 times the bytes the file has allocated (its data: the tail beyond is
+ * sparse), at least MIN_WRITER_MAP. LMDB raises a map below the data's end to that end.
+ * @param {fs.Stats|null} st
+ */
+function writerMapSize(st) {
+  const used = st ? allocated(st) : 0;
+  const step = 2 ** 26; // 64 MiB
+  return Math.max(MIN_WRITER_MAP, Math.ceil((1.25 * used) / step) * step);
+}
+
+/** The bytes a file occupies (its tail past the data is sparse under MDB_WRITEMAP). */
+function allocated(st) {
+  return Math.min(st.size, st.blocks * 512);
+}
+
+function statOrNull(file) {
+  try {
+    return fs.statSync(file);
+  } catch (err) {
+    if (err.code === 'ENOENT') return null;
+    throw new StoreError('ERR_OPEN', `cannot read ${file}: ${err.message}`);
+  }
+}
+
+function hasLmdbMagic(file) {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(28);
+    return fs.readSync(fd, head, 0, 28, 0) === 28 && head.readUInt32LE(24) === LMDB_MAGIC;
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
 /** The key-value surface kvstore.js needs, over an lmdb-js root database. */
 class LmdbKv {
-  constructor(db, dir) {
+  /**
+   * @param {object} db lmdb-js root database
+   * @param {string} dir
+   * @param {() => Promise<LmdbKv>} reopen opens the environment again (after compact)
+   */
+  constructor(db, dir, reopen) {
     this.db = db;
     this.dir = dir;
+    this.reopen = reopen;
   }
 
   get(key) {
@@ -94,7 +180,10 @@ class LmdbKv {
   }
 
   snapshot() {
-    return new LmdbSnapshot(this.db);
+    // inside a bulk group, reads go through its write transaction: lmdb-js reads a get there
+    // whatever transaction it is given, but a range in the one it is given, so a snapshot
+    // with a read transaction of its own would mix the two states
+    return new LmdbSnapshot(this.db, !this.bulk);
   }
 
   /**
@@ -110,20 +199,116 @@ class LmdbKv {
     const db = this.db;
     const { keys, values } = batch;
     const order = keyOrder(keys);
-    const result = db.transactionSync(() => {
-      if (!guardHolds(db.getBinary(guard.key), guard)) return ABORT;
+    const run = () => {
+      if (!guardHolds(db.getBinary(guard.key), guard)) return false;
       for (let k = 0; k < order.length; k++) {
         const i = order[k];
         if (values[i] === null) db.removeSync(keys[i]);
         else db.putSync(keys[i], values[i]);
       }
       return true;
-    });
-    return result === true;
+    };
+    if (this.bulk) {
+      // inside the open transaction: a put that throws half way leaves a torn batch in it,
+      // so the whole group is then discarded, never committed
+      try {
+        return run();
+      } catch (err) {
+        this.bulk.failed = true;
+        throw err;
+      }
+    }
+    return db.transactionSync(() => (run() ? true : ABORT)) === true;
+  }
+
+  /**
+   * Opens one write transaction that the following writes join until endBulk(): a group of
+   * batches committed at once dirties each page of the hash-keyed tables once for the group
+   * instead of once per batch. lmdb-js reads every get and range of this process through an
+   * open write transaction, snapshots included, so while a group is open this process sees
+   * its uncommitted writes: only a writer with no readers of its own may use it (the sync's
+   * catch-up). Other processes see the last commit, as always.
+   */
+  beginBulk() {
+    if (this.bulk) return;
+    let settle;
+    const open = new Promise((resolve) => { settle = resolve; });
+    const committed = Promise.resolve(this.db.transactionSync(() => open));
+    // the outcome is awaited by endBulk; a rejection before then must not go unhandled
+    committed.catch(() => {});
+    this.bulk = { settle, committed, failed: false };
+  }
+
+  /**
+   * Commits the open group (or discards it, when `commit` is false or a write in it failed).
+   * @param {boolean} commit
+   * @returns {Promise<boolean>} whether it was committed
+   */
+  async endBulk(commit) {
+    const b = this.bulk;
+    if (!b) return false;
+    this.bulk = null;
+    const keep = commit && !b.failed;
+    b.settle(keep ? true : ABORT);
+    await b.committed;
+    return keep;
   }
 
   async close() {
+    if (this.bulk) await this.endBulk(false);
     await this.db.close();
+  }
+
+  /** See LmdbStore#compact. */
+  async compact() {
+    if (this.bulk) throw new StoreError('ERR_IN_USE', 'cannot compact while a bulk group is open');
+    this.db.readerCheck(); // forget the slots of processes that died
+    const others = this.db.readerList().split('\n').slice(1).map((l) => Number(l.trim().split(/\s+/)[0]))
+      .filter((pid) => pid > 0 && pid !== process.pid);
+    if (others.length) {
+      throw new StoreError('ERR_IN_USE', `datadir ${this.dir} is being read by process ${[...new Set(others)].join(', ')}: stop it before compacting`);
+    }
+    const file = path.join(this.dir, 'data.mdb');
+    const before = allocated(fs.statSync(file));
+    const tmp = path.join(this.dir, 'compacting'); // a directory: lmdb-js takes a name with a dot for a file
+    fs.rmSync(tmp, { recursive: true, force: true });
+    const out = open({
+      path: tmp, encoding: 'binary', keyEncoding: 'binary', pageSize: PAGE_SIZE, useWritemap: true, mapSize: writerMapSize(statOrNull(file)),
+    });
+    let rows = 0;
+    try {
+      // in key order, appended: each page filled before the next is started
+      const CHUNK = 100000;
+      let chunk = [];
+      const flush = () => {
+        out.transactionSync(() => {
+          for (const [k, v] of chunk) out.putSync(k, v, { append: true });
+        });
+        rows += chunk.length;
+        chunk = [];
+      };
+      for (const { key, value } of this.db.getRange({})) {
+        chunk.push([Buffer.from(key), Buffer.from(value)]);
+        if (chunk.length === CHUNK) flush();
+      }
+      if (chunk.length) flush();
+      const copied = out.getStats().entryCount;
+      const had = this.db.getStats().entryCount;
+      if (copied !== had) throw new StoreError('ERR_COMPACT', `the compacted copy holds ${copied} rows, the index ${had}: nothing replaced`);
+    } catch (err) {
+      await out.close();
+      fs.rmSync(tmp, { recursive: true, force: true });
+      throw err;
+    }
+    await out.close();
+    await this.db.close();
+    // the copy takes the file's place in one rename; the lock file is rebuilt by the next open
+    fs.renameSync(path.join(tmp, 'data.mdb'), file);
+    fs.rmSync(path.join(this.dir, 'lock.mdb'), { force: true });
+    fs.rmSync(tmp, { recursive: true, force: true });
+    const fresh = await this.reopen();
+    this.db = fresh.db;
+    return { before, after: allocated(fs.statSync(file)), rows };
   }
 
   sizeOnDisk() {
@@ -152,10 +337,14 @@ class LmdbKv {
 
 /** One LMDB read transaction: a consistent view until release(). */
 class LmdbSnapshot {
-  constructor(db) {
+  /**
+   * @param {object} db
+   * @param {boolean} ownTxn false: read through the open write transaction (a bulk group)
+   */
+  constructor(db, ownTxn) {
     this.db = db;
-    this.txn = db.useReadTransaction();
-    this.opts = { transaction: this.txn };
+    this.txn = ownTxn ? db.useReadTransaction() : null;
+    this.opts = ownTxn ? { transaction: this.txn } : undefined;
   }
 
   get(key) {

@@ -361,12 +361,19 @@ async function readOutputs(snap, txNums, into) {
  * The TxNums of txids: each txid's tx row (keyed by its first bytes) names candidates, and
  * the txids rows say which of them has the whole txid. When two TxNums have it (a txid
  * reused before BIP30, while both are indexed), the later one.
+ *
+ * With `indexed`, the caller knows every txid asked is in the index (the sync resolving the
+ * inputs of valid blocks): a tx row names every TxNum whose txid has its prefix, so a row
+ * naming one TxNum names that txid's, and the txids row is not read to check it. That read
+ * is a random one per input, the most of any on a large index; a row naming several is
+ * checked as always.
  * @param {object} snap
  * @param {Uint8Array|Uint8Array[]} bufs the txids (one buffer for all, or one per lookup)
  * @param {number[]} ats byte offset of each txid in its buffer
+ * @param {{indexed?: boolean}} [opts]
  * @returns {Promise<Array<number|null>>} null where the index has no such txid
  */
-async function findTxNums(snap, bufs, ats) {
+async function findTxNums(snap, bufs, ats, { indexed = false } = {}) {
   const n = ats.length;
   const bufOf = Array.isArray(bufs) ? (i) => bufs[i] : () => bufs;
   const out = new Array(n).fill(null);
@@ -379,7 +386,12 @@ async function findTxNums(snap, bufs, ats) {
   const cands = [];
   for (let i = 0; i < n; i++) {
     if (!rows[i]) continue;
-    for (const t of decodeRow(decodeTxNums, rows[i], keys[i])) {
+    const list = decodeRow(decodeTxNums, rows[i], keys[i]);
+    if (indexed && list.length === 1) {
+      out[i] = list[0];
+      continue;
+    }
+    for (const t of list) {
       const row = t - (t % TXIDS_PER_ROW);
       let k = rowOf.get(row);
       if (k === undefined) {

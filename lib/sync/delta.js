@@ -194,7 +194,8 @@ async function resolveFromStore(deltas, resolved, store, count) {
       whereInput[n++] = i;
     }
   }
-  const found = await store.getPrevouts(outpoints.subarray(0, 36 * n));
+  // the inputs of the source's valid best chain spend transactions the index holds
+  const found = await store.getPrevouts(outpoints.subarray(0, 36 * n), { indexed: true });
   for (let k = 0; k < n; k++) {
     const d = deltas[whereBlock[k]];
     const i = whereInput[k];

@@ -57,6 +57,11 @@ class SyncService {
    * @param {number} [opts.ahead=1]    whole batches queued ahead of the one being committed
    * @param {number} [opts.parseAheadBytes] raw block bytes posted to the parse pool ahead of
    *   the block being batched (default: one batch's maxBytes, at least 4 MiB)
+   * @param {number} [opts.bulkBatches=1] while catching up, commit this many batches at once
+   *   (store.beginBulk/endBulk; LMDB dirties each page of its hash-keyed tables once per
+   *   commit). Only for a process with no readers of the store besides the sync: they would
+   *   see the group's blocks before its commit. The last batch of a catch-up, a stop and an
+   *   error always end the group.
    */
   constructor(opts) {
     if (!opts || !opts.source || !opts.store) throw new TypeError('SyncService needs a source and a store');
@@ -75,6 +80,8 @@ class SyncService {
     this.ahead = opts.ahead === undefined ? 1 : opts.ahead;
     this.parseAheadBytes = opts.parseAheadBytes;
     this.verifyMerkle = opts.verifyMerkle !== false;
+    this.bulkBatches = opts.bulkBatches === undefined ? 1 : opts.bulkBatches;
+    if (!(Number.isInteger(this.bulkBatches) && this.bulkBatches >= 1)) throw new TypeError('bulkBatches must be an integer >= 1');
   }
 
   /**
@@ -219,6 +226,8 @@ class SyncService {
     let current = tip;
     const channel = new Channel(this.ahead);
     const reading = this._read(pool, from, to, channel);
+    // batches applied since the last commit of a bulk group (0: no group open)
+    let grouped = 0;
     try {
       for (;;) {
         if (signal && signal.aborted) break;
@@ -227,9 +236,30 @@ class SyncService {
         const t0 = Date.now();
         const deltas = await buildDeltas(batch.blocks, this.store, nextTxNum);
         const t1 = Date.now();
-        await this.store.apply(deltas);
-        const commitMs = Date.now() - t1;
         const lastBlock = batch.blocks[batch.blocks.length - 1];
+        if (this.bulkBatches > 1 && grouped === 0 && lastBlock.height < to) {
+          await this.store.beginBulk();
+          grouped = 1;
+        } else if (grouped > 0) {
+          grouped++;
+        }
+        try {
+          await this.store.apply(deltas);
+        } catch (err) {
+          // a failed apply may have left part of its batch in the open group: discard it whole
+          if (grouped > 0) {
+            grouped = 0;
+            await this.store.endBulk({ commit: false }).catch(() => {});
+          }
+          throw err;
+        }
+        // a group ends at its size and always with the catch-up's last batch, so commits stay a
+        // function of the chain and the limits (and a caught-up index is committed)
+        if (grouped > 0 && (grouped >= this.bulkBatches || lastBlock.height === to)) {
+          grouped = 0;
+          await this.store.endBulk();
+        }
+        const commitMs = Date.now() - t1;
         nextTxNum += batch.txs;
         current = { height: lastBlock.height, hash: lastBlock.hash, nextTxNum };
         this.totals.blocks += batch.length;
@@ -245,6 +275,8 @@ class SyncService {
         await new Promise(setImmediate);
       }
     } finally {
+      // stopped, or the source failed: the batches applied are whole, commit them
+      if (grouped > 0) await this.store.endBulk();
       channel.close();
       await reading;
     }

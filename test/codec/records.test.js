@@ -72,7 +72,7 @@ function samples() {
   add(layout.locatorKey(5), r.encodeLocator(w, { file: 4125, offset: 98765432 }));
   add(layout.blockHashKey(hash(9)), r.encodeBlockHeight(w, 840000));
   const txids = Buffer.alloc(32 * 64, 0x5a);
-  add(layout.txidsKey(64), r.encodeTxids(w, null, txids, 0, 40, Array.from({ length: 40 }, (_, i) => 81 + 250 * i), 0));
+  add(layout.txidsKey(56), r.encodeTxids(w, null, txids, 0, 40, Array.from({ length: 40 }, (_, i) => 81 + 250 * i), 0));
   add(layout.txKey(hash(1), 0), r.encodeTxNums(w, [5, 2 ** 33 + 5]));
   r.writeOutputsHead(w, 3);
   r.writeOutput(w, -1, 0, 0, hash(2), 0);
@@ -118,7 +118,7 @@ function versionOf(key) {
   return r.VERSION[table === 'history' ? 'page' : table];
 }
 
-describe('codec: schema 4 records', () => {
+describe('codec: schema 5 records', () => {
   it('round-trips every kind', () => {
     for (const txstore of [false, true]) {
       assert.deepEqual(r.decodeMeta(r.encodeMeta(w, { schemaVersion: 3, network: 'regtest', txstore })), { schemaVersion: 3, network: 'regtest', txstore });
@@ -141,10 +141,14 @@ describe('codec: schema 4 records', () => {
     const offs = Array.from({ length: 70 }, (_, i) => 81 + 1000 * i);
     const first = Buffer.from(r.encodeTxids(w, null, txids, 0, 10, offs, 0));
     assert.equal(r.txidsCount(first), 10);
-    const both = r.encodeTxids(w, first, txids, 320, 54, offs, 10);
-    assert.equal(r.txidsCount(both), 64);
-    assert.deepEqual(both.subarray(r.TXIDS_AT, r.TXIDS_AT + 32 * 64), txids.subarray(0, 32 * 64));
-    assert.deepEqual(r.readTxidsRow(both), { count: 64, offsets: offs.slice(0, 64) });
+    const N = r.TXIDS_PER_ROW;
+    const both = r.encodeTxids(w, first, txids, 320, N - 10, offs, 10);
+    assert.equal(r.txidsCount(both), N);
+    assert.deepEqual(both.subarray(r.TXIDS_AT, r.TXIDS_AT + 32 * N), txids.subarray(0, 32 * N));
+    assert.deepEqual(r.readTxidsRow(both), { count: N, offsets: offs.slice(0, N) });
+    // a row of one more than a row holds is refused
+    const over = Buffer.from(r.encodeTxids(w, both, txids, 0, 1, offs, 0));
+    assert.throws(() => r.txidsCount(over), /is not 57 txids/);
     assert.deepEqual(r.readTxidsRow(r.truncateTxids(w, Buffer.from(both), 7)), { count: 7, offsets: offs.slice(0, 7) });
     assert.deepEqual(r.decodeTouched(r.encodeTouched(w, { both: Buffer.concat([hash(1), hash(2)]), addressOnly: Buffer.alloc(0) })),
       { both: Buffer.concat([hash(1), hash(2)]), addressOnly: Buffer.alloc(0) });

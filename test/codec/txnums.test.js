@@ -30,8 +30,10 @@ describe('codec: tx rows keyed by a txid prefix', () => {
   const put = (k, v) => rows.set(k.toString('hex'), Buffer.from(v));
   const all = Buffer.concat(txids);
   const offsets = Array.from({ length: 70 }, (_, i) => 81 + 200 * i);
-  put(layout.txidsKey(0), r.encodeTxids(w, null, all, 0, 64, offsets, 0));
-  put(layout.txidsKey(64), r.encodeTxids(w, null, all, 32 * 64, 6, offsets, 64));
+  // two rows: a full one, then the rest (the txids around 64 fall in the second)
+  const N = r.TXIDS_PER_ROW;
+  put(layout.txidsKey(0), r.encodeTxids(w, null, all, 0, N, offsets, 0));
+  put(layout.txidsKey(N), r.encodeTxids(w, null, all, 32 * N, 70 - N, offsets, N));
   const lists = new Map();
   txids.forEach((t, i) => {
     const k = layout.txKey(t, 0).toString('hex');

@@ -78,6 +78,52 @@ describe('LMDB store specifics', () => {
     await s.close();
   });
 
+  it('bulk groups: their blocks reach other processes at endBulk; a discarded group leaves the last commit', async function () {
+    this.timeout(60000);
+    const { execFileSync } = require('node:child_process');
+    // the tip another process sees (this one reads through an open group)
+    const tipElsewhere = (datadir) => Number(execFileSync(process.execPath, ['-e', `
+      require(${JSON.stringify(path.join(__dirname, '../../lib/stores'))})
+        .openStore({ store: 'lmdb', datadir: ${JSON.stringify(datadir)}, network: 'main', readOnly: true })
+        .then(async (s) => { const t = await s.getTip(); process.stdout.write(String(t ? t.height : -1)); await s.close(); });
+    `]).toString());
+    const { blocks } = mainnetChain();
+    const dir = tmp();
+    const s = await open(dir, { network: 'main' });
+    await syncBlocks(s, blocks, 0, 99, [100]);
+    await s.beginBulk();
+    await syncBlocks(s, blocks, 100, 199, [30]);
+    assert.equal((await s.getTip()).height, 199);
+    assert.equal(tipElsewhere(dir), 99);
+    await s.endBulk();
+    assert.equal(tipElsewhere(dir), 199);
+
+    await s.beginBulk();
+    await syncBlocks(s, blocks, 200, 299, [50]);
+    await s.endBulk({ commit: false });
+    assert.equal((await s.getTip()).height, 199);
+    assert.equal(tipElsewhere(dir), 199);
+    const ref = await open(tmp(), { network: 'main' });
+    await syncBlocks(ref, blocks, 0, 199, [100]);
+    assert.equal(await s.digest(), await ref.digest());
+
+    await syncBlocks(s, blocks, 200, 438, [100]);
+    await syncBlocks(ref, blocks, 200, 438, [239]);
+    assert.equal(await s.digest(), await ref.digest());
+    assert.equal((await s.verify()).ok, true);
+    await s.close();
+    await ref.close();
+  });
+
+  it('a data.mdb that is not LMDB\'s: ERR_NOT_AN_INDEX, not a crash', async () => {
+    const dir = tmp();
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'data.mdb'), Buffer.alloc(8192, 0x61));
+    for (const readOnly of [false, true]) {
+      await assert.rejects(open(dir, { network: 'main', readOnly }), (err) => err.code === 'ERR_NOT_AN_INDEX' && /not an LMDB environment/.test(err.message));
+    }
+  });
+
   it('reverts to -1: an empty index, as fresh as a new one', async () => {
     const empty = await open(tmp(), { network: 'main' });
     const s = await open(tmp(), { network: 'main', undoDepth: 1000 });

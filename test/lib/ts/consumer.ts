@@ -23,6 +23,10 @@ async function main(): Promise<void> {
     await new SyncService({ source: both, store, network: 'main' }).run({ follow: true });
     console.log(nodeTip.height, fromNode.nodeUrl, client.display);
   }
+  const named = addrindex.openSource({ network: 'main', blocksDir: '/tmp/blocks', rpcUrl: 'http://u:p@127.0.0.1:8332', env: {}, retryMs: 5000 });
+  await new SyncService({ source: named, store, network: 'main', bulkBatches: 8 }).run();
+  await store.beginBulk();
+  await store.endBulk({ commit: false });
   const result = await sync.run({ follow: false });
   const err: unknown = null;
   if (err instanceof StoreError && err.code === 'ERR_WRONG_NETWORK') return;
