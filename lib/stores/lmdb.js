@@ -111,6 +111,11 @@ class LmdbStore extends KvStore {
         mapSize: this.readOnly ? READER_MAP_SIZE : writerMapSize(st),
         useWritemap: !this.readOnly,
         pageSize: PAGE_SIZE,
+        // MDB_NORDAHEAD (madvise MADV_RANDOM): a page fault reads its page, not the disk's
+        // read-ahead window around it (8 MiB on this machine's disk). Every lookup here is a
+        // random one; once the file outgrows the page cache, read-around made the 10M-tx sync
+        // read ~3 MB from disk per fault (docs/SCALING.md, "Beyond RAM").
+        noReadAhead: true,
       });
     } catch (err) {
       throw new StoreError('ERR_OPEN', `cannot open ${this.describe()} as an LMDB environment: ${err.message}`);
