@@ -186,8 +186,8 @@ async function sync(positionals, values, io, logger) {
     logger.info({ network: network.name, store: location.store, follow: values.follow }, 'sync starting');
     const service = new SyncService({
       source, store, network, batch, threads, pollMs, undoDepth,
-      // this process reads the store only for the sync itself (and the mempool follower,
-      // which writes only at the tip, after the catch-up's last group is committed)
+      // groups only until the first catch-up, when the mempool follower starts reading and
+      // writing the store (the metrics' index tip may run up to a group ahead until then)
       bulkBatches: bulkBatches === undefined ? CATCH_UP_BULK : bulkBatches,
       onProgress: (p) => { for (const o of observers) o.update(p); },
     });

@@ -57,11 +57,12 @@ class SyncService {
    * @param {number} [opts.ahead=1]    whole batches queued ahead of the one being committed
    * @param {number} [opts.parseAheadBytes] raw block bytes posted to the parse pool ahead of
    *   the block being batched (default: one batch's maxBytes, at least 4 MiB)
-   * @param {number} [opts.bulkBatches=1] while catching up, commit this many batches at once
-   *   (store.beginBulk/endBulk; LMDB dirties each page of its hash-keyed tables once per
-   *   commit). Only for a process with no readers of the store besides the sync: they would
-   *   see the group's blocks before its commit. The last batch of a catch-up, a stop and an
-   *   error always end the group.
+   * @param {number} [opts.bulkBatches=1] until the index first catches up, commit this many
+   *   batches at once (store.beginBulk/endBulk; LMDB dirties each page of its hash-keyed tables
+   *   once per commit). Readers of the store in this process would see a group's blocks before
+   *   its commit, so the groups end for good at the first 'caught-up': whatever starts reading
+   *   then (a mempool follower, metrics) never meets one, however far a later pass has to go.
+   *   The last batch of a catch-up, a stop and an error always end the group.
    */
   constructor(opts) {
     if (!opts || !opts.source || !opts.store) throw new TypeError('SyncService needs a source and a store');
@@ -82,6 +83,7 @@ class SyncService {
     this.verifyMerkle = opts.verifyMerkle !== false;
     this.bulkBatches = opts.bulkBatches === undefined ? 1 : opts.bulkBatches;
     if (!(Number.isInteger(this.bulkBatches) && this.bulkBatches >= 1)) throw new TypeError('bulkBatches must be an integer >= 1');
+    this.caughtUp = false;
   }
 
   /**
@@ -159,7 +161,10 @@ class SyncService {
       return { tip, behind };
     }
     const last = await this._catchUp(pool, tip, srcTip.height, signal);
-    if (!signal || !signal.aborted) this._emit('caught-up', last, srcTip.height);
+    if (!signal || !signal.aborted) {
+      this.caughtUp = true;
+      this._emit('caught-up', last, srcTip.height);
+    }
     return { tip: last, behind: false };
   }
 
@@ -237,22 +242,16 @@ class SyncService {
         const deltas = await buildDeltas(batch.blocks, this.store, nextTxNum);
         const t1 = Date.now();
         const lastBlock = batch.blocks[batch.blocks.length - 1];
-        if (this.bulkBatches > 1 && grouped === 0 && lastBlock.height < to) {
+        if (this.bulkBatches > 1 && !this.caughtUp && grouped === 0 && lastBlock.height < to) {
           await this.store.beginBulk();
           grouped = 1;
         } else if (grouped > 0) {
           grouped++;
         }
-        try {
-          await this.store.apply(deltas);
-        } catch (err) {
-          // a failed apply may have left part of its batch in the open group: discard it whole
-          if (grouped > 0) {
-            grouped = 0;
-            await this.store.endBulk({ commit: false }).catch(() => {});
-          }
-          throw err;
-        }
+        // a write that fails half way marks the open group failed, and the store then discards
+        // it whole at endBulk (below, in finally); a failure before any write keeps the batches
+        // before it, like any stop
+        await this.store.apply(deltas);
         // a group ends at its size and always with the catch-up's last batch, so commits stay a
         // function of the chain and the limits (and a caught-up index is committed)
         if (grouped > 0 && (grouped >= this.bulkBatches || lastBlock.height === to)) {
