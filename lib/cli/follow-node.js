@@ -1,6 +1,6 @@
 'use strict';
 
-const { openSource } = require('./source');
+const { openSource } = require('../sources/open');
 
 /**
  * `serve --store level` with a node: the index follows the node inside serve's primary, as
@@ -33,11 +33,10 @@ async function followNode({ store, node, blocksDir, network, mempoolPollMs, metr
   const { followMempool } = require('../mempool/run');
   const { syncLog } = require('../ops/sync-log');
   const controller = new AbortController();
-  const values = {
-    'rpc-url': node.rpcUrl, 'rpc-cookie': node.rpcCookie, 'rpc-host': node.rpcHost,
-    'rpc-retry-s': String(Math.round(node.retryMs / 1000)), 'blocks-dir': blocksDir,
-  };
-  const source = openSource(values, network, { command: 'serve', env, signal: controller.signal, log: say });
+  const source = openSource({
+    network, blocksDir, rpcUrl: node.rpcUrl, rpcCookie: node.rpcCookie, rpcHost: node.rpcHost, retryMs: node.retryMs,
+    env, signal: controller.signal, log: say,
+  });
   try {
     await source.scan();
   } catch (err) {
