@@ -1,7 +1,6 @@
 'use strict';
 
 const { toDisplayHex } = require('../chain/hash');
-const { PairedReads } = require('./paired');
 
 /** Entries asked of the store per call when a whole list is wanted. */
 const PAGE = 10000;
@@ -16,22 +15,13 @@ const PAGE = 10000;
  *  - unspent outputs sorted by height (ties: chain order, then output index; the node's sort
  *    was not stable).
  *
- * bitcore-node reverses both lists (newest first). Every answer belongs to one tip: reads
- * that straddle a commit are repeated.
+ * bitcore-node reverses both lists (newest first). A list of several pages belongs to one tip
+ * only when it is read inside PairedReads#consistent, as AddressApi reads every answer.
  */
 class AddressIndex {
-  /**
-   * @param {import('../stores/abstract').AbstractStore} store
-   * @param {PairedReads} [reads] the service's reads at one tip
-   */
-  constructor(store, reads = new PairedReads(store, null)) {
+  /** @param {import('../stores/abstract').AbstractStore} store */
+  constructor(store) {
     this.store = store;
-    this.reads = reads;
-  }
-
-  /** Runs `read` until the tip is the same before and after it (PairedReads#consistent). */
-  consistent(read) {
-    return this.reads.consistent(read);
   }
 
   /**
@@ -57,21 +47,19 @@ class AddressIndex {
    * @returns {Promise<Array<{address: string, txid: string, outputIndex: number, script: string, satoshis: number, height: number}>>}
    */
   async utxos(targets) {
-    return this.consistent(async () => {
-      const all = [];
-      for (const t of targets) {
-        let cursor;
-        do {
-          const page = await this.store.getUtxos(t.scripthash, { limit: PAGE, cursor });
-          for (const u of page.utxos) all.push({ t, u });
-          cursor = page.next;
-        } while (cursor);
-      }
-      if (targets.length > 1) all.sort((a, b) => a.u.height - b.u.height || a.u.txNum - b.u.txNum || a.u.vout - b.u.vout);
-      return all.map(({ t, u }) => ({
-        address: t.address, txid: toDisplayHex(u.txid), outputIndex: u.vout, script: t.script, satoshis: u.value, height: u.height,
-      }));
-    });
+    const all = [];
+    for (const t of targets) {
+      let cursor;
+      do {
+        const page = await this.store.getUtxos(t.scripthash, { limit: PAGE, cursor });
+        for (const u of page.utxos) all.push({ t, u });
+        cursor = page.next;
+      } while (cursor);
+    }
+    if (targets.length > 1) all.sort((a, b) => a.u.height - b.u.height || a.u.txNum - b.u.txNum || a.u.vout - b.u.vout);
+    return all.map(({ t, u }) => ({
+      address: t.address, txid: toDisplayHex(u.txid), outputIndex: u.vout, script: t.script, satoshis: u.value, height: u.height,
+    }));
   }
 
   /**
@@ -87,20 +75,18 @@ class AddressIndex {
       opts.fromHeight = range.start;
       opts.toHeight = range.end;
     }
-    return this.consistent(async () => {
-      const entries = [];
-      let cursor;
-      do {
-        const page = targets.length === 1
-          ? await this.store.getHistory(targets[0].scripthash, { ...opts, cursor })
-          : await this.store.getHistories(targets.map((t) => t.scripthash), { ...opts, cursor });
-        for (const e of page.entries) entries.push(e);
-        cursor = page.next;
-      } while (cursor);
-      const txids = entries.map((e) => ({ height: e.height, txid: toDisplayHex(e.txid) }));
-      if (targets.length > 1) txids.sort((a, b) => a.height - b.height || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0));
-      return txids.map((e) => e.txid);
-    });
+    const entries = [];
+    let cursor;
+    do {
+      const page = targets.length === 1
+        ? await this.store.getHistory(targets[0].scripthash, { ...opts, cursor })
+        : await this.store.getHistories(targets.map((t) => t.scripthash), { ...opts, cursor });
+      for (const e of page.entries) entries.push(e);
+      cursor = page.next;
+    } while (cursor);
+    const txids = entries.map((e) => ({ height: e.height, txid: toDisplayHex(e.txid) }));
+    if (targets.length > 1) txids.sort((a, b) => a.height - b.height || (a.txid < b.txid ? -1 : a.txid > b.txid ? 1 : 0));
+    return txids.map((e) => e.txid);
   }
 }
 

@@ -166,7 +166,7 @@ class BitcoindService extends EventEmitter {
         store: this.store, blocks: this.blocks, network: this.network, bitcore: this.bitcore, node: this.node, reads: this.reads,
       });
       this.addressApi = new AddressApi({
-        index: new AddressIndex(this.store, this.reads),
+        index: new AddressIndex(this.store),
         reads: this.reads,
         detailedTx: (txid, at) => this.chainApi.getDetailedTransaction(txid, at),
         height: () => this.height,
