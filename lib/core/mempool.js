@@ -325,6 +325,17 @@ class MempoolView {
   }
 
   /**
+   * Whether the view's transactions touch a script hash (its latin1 key): entriesOfKey()'s
+   * test without building the list.
+   * @param {string} key
+   * @param {'address'|'script'} [view='address']
+   */
+  touchesKey(key, view = 'address') {
+    const list = this.index().byView[view].get(key);
+    return list !== undefined && list.some((e) => this.holds(e.tx));
+  }
+
+  /**
    * An upper bound of how many script hashes the view's transactions touch (cheap).
    * @param {'address'|'script'} [view='address']
    */
@@ -339,7 +350,7 @@ class MempoolView {
    * @returns {MempoolEntry[]}
    */
   newest(scripthash) {
-    return this.entries(scripthash).slice().sort((a, b) => this.newer(a.tx, b.tx));
+    return this.entries(scripthash).sort((a, b) => this.newer(a.tx, b.tx));
   }
 
   /**
@@ -387,10 +398,10 @@ class MempoolView {
     for (const e of this.entries(scripthash, view)) {
       if (!e.funded) continue;
       e.tx.outputs.forEach((o, vout) => {
-        if (!o.scripthash || this.spender(e.tx.txid, vout)) return;
+        if (!o.scripthash) return;
         const pays = view === 'script' ? (o.p2pk || o.scripthash).equals(scripthash)
           : o.scripthash.equals(scripthash) || Boolean(o.p2pk && o.p2pk.equals(scripthash));
-        if (pays) out.push({ tx: e.tx, vout, value: o.value });
+        if (pays && !this.spender(e.tx.txid, vout)) out.push({ tx: e.tx, vout, value: o.value });
       });
     }
     return out;

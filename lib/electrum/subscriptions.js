@@ -221,7 +221,7 @@ class Subscriptions {
           if (e) check.add(e);
         }
       } else {
-        for (const e of this.entries.values()) if (view.entriesOfKey(e.key, VIEW).length) check.add(e);
+        for (const e of this.entries.values()) if (view.touchesKey(e.key, VIEW)) check.add(e);
       }
     }
     const out = [];
