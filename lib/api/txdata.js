@@ -88,7 +88,7 @@ class TxData {
     const full = { tx, loc: null, block: null, mempool: m };
     const [prevouts, spends] = await Promise.all([
       opts.prevouts ? this.prevouts(tx, view) : undefined,
-      opts.spends ? this.spends(tx.txid, tx.outputs.length, opts.tip || null) : undefined,
+      opts.spends ? this.spends(tx.txid, tx.outputs.length, opts.tip || null, view) : undefined,
     ]);
     if (prevouts) full.prevouts = prevouts;
     if (spends) full.spends = spends;
@@ -98,22 +98,23 @@ class TxData {
   /**
    * A confirmed transaction or, failing that, one of the mempool view of `opts.tip`.
    * @param {Buffer} txid
-   * @param {{prevouts?: boolean, spends?: boolean, tip?: object}} [opts]
+   * @param {{prevouts?: boolean, spends?: boolean, tip?: object, view?: import('../core/mempool').MempoolView|null}} [opts]
    * @returns {Promise<FullTx|null>}
    */
   async anyTx(txid, opts = {}) {
     const confirmed = await this.tx(txid, opts);
     if (confirmed) return confirmed;
-    const view = await this._mempool(opts.tip || null);
+    const view = await this._mempool(opts.tip || null, opts.view);
     return view ? this.unconfirmed(view, txid, opts) : null;
   }
 
   /**
    * A confirmed transaction, read from its block.
    * @param {Buffer} txid internal order
-   * @param {{prevouts?: boolean, spends?: boolean, tip?: import('../stores/abstract').Tip|null}} [opts]
+   * @param {{prevouts?: boolean, spends?: boolean, tip?: import('../stores/abstract').Tip|null, view?: import('../core/mempool').MempoolView|null}} [opts]
    *   prevouts: also read every input's previous output; spends: who spent each output (the
-   *   mempool's spenders too when `tip` is the one the mempool view names)
+   *   mempool's spenders too when `tip` is the one the mempool view names); view: that view,
+   *   when the caller already read it (null: none), so it is not read again
    * @returns {Promise<FullTx|null>} null when the index holds no such transaction
    */
   async tx(txid, opts = {}) {
@@ -125,7 +126,7 @@ class TxData {
   /**
    * The transaction at a location getTx gave.
    * @param {import('../stores/abstract').TxLocation} loc
-   * @param {{prevouts?: boolean, spends?: boolean, tip?: object}} [opts]
+   * @param {{prevouts?: boolean, spends?: boolean, tip?: object, view?: import('../core/mempool').MempoolView|null}} [opts]
    * @returns {Promise<FullTx>}
    */
   async at(loc, opts = {}) {
@@ -146,12 +147,13 @@ class TxData {
   /**
    * Transactions the index lists (a history page): each must be there.
    * @param {Buffer[]} txids internal order
-   * @param {{prevouts?: boolean, spends?: boolean, tip?: object}} [opts]
+   * @param {{prevouts?: boolean, spends?: boolean, tip?: object, view?: import('../core/mempool').MempoolView|null}} [opts]
    * @returns {Promise<FullTx[]>}
    */
   async txs(txids, opts = {}) {
+    const once = await this._viewOnce(opts);
     return Promise.all(txids.map(async (txid) => {
-      const full = await this.tx(txid, opts);
+      const full = await this.tx(txid, once);
       if (!full) throw moved(`transaction ${toDisplayHex(txid)} left the index during the read`);
       return full;
     }));
@@ -162,17 +164,18 @@ class TxData {
    * @param {import('../stores/abstract').Block} row the block's store row
    * @param {number} start
    * @param {number} count
-   * @param {{prevouts?: boolean, spends?: boolean, tip?: object}} [opts]
+   * @param {{prevouts?: boolean, spends?: boolean, tip?: object, view?: import('../core/mempool').MempoolView|null}} [opts]
    * @returns {Promise<FullTx[]>}
    */
   async blockTxs(row, start, count, opts = {}) {
     const { block } = await this.reader.read(row.hash, row.locator);
     const info = blockInfo(row);
     const txs = block.txs.slice(start, start + count);
+    const once = await this._viewOnce(opts);
     return Promise.all(txs.map((tx, i) => {
       const position = start + i;
       const loc = { txNum: row.firstTxNum + position, txid: tx.txid, height: row.height, blockHash: row.hash, position };
-      return this._complete(loc, { tx, block: info }, opts);
+      return this._complete(loc, { tx, block: info }, once);
     }));
   }
 
@@ -208,12 +211,12 @@ class TxData {
    * @param {object|null} tip
    * @returns {Promise<Spend|null>}
    */
-  async spend(txid, vout, tip) {
+  async spend(txid, vout, tip, view) {
     const rows = await this.store.getSpenders(txid);
     const row = rows && rows.find((r) => r.vout === vout);
     if (row) return row.vin === null ? null : this._spend(row);
-    const view = await this._mempool(tip);
-    return view ? mempoolSpend(view, txid, vout) : null;
+    const pool = await this._mempool(tip, view);
+    return pool ? mempoolSpend(pool, txid, vout) : null;
   }
 
   /**
@@ -222,7 +225,7 @@ class TxData {
    * @param {object|null} tip
    * @returns {Promise<Array<Spend|null>>} one per output
    */
-  async spends(txid, outputs, tip) {
+  async spends(txid, outputs, tip, view) {
     const out = new Array(outputs).fill(null);
     const rows = (await this.store.getSpenders(txid)) || [];
     const taken = new Set();
@@ -234,9 +237,9 @@ class TxData {
       if (!blocks.has(r.height)) blocks.set(r.height, this.blockAt(r.height));
       out[r.vout] = { txid: toDisplayHex(r.txid), vin: r.vin, height: r.height, block: await blocks.get(r.height) };
     }));
-    const view = await this._mempool(tip);
-    if (view) {
-      for (let vout = 0; vout < outputs; vout++) if (!taken.has(vout)) out[vout] = mempoolSpend(view, txid, vout);
+    const pool = await this._mempool(tip, view);
+    if (pool) {
+      for (let vout = 0; vout < outputs; vout++) if (!taken.has(vout)) out[vout] = mempoolSpend(pool, txid, vout);
     }
     return out;
   }
@@ -360,7 +363,7 @@ class TxData {
     const full = { tx, loc, block };
     const [prevouts, spends] = await Promise.all([
       opts.prevouts ? this.prevouts(tx) : undefined,
-      opts.spends ? this.spends(tx.txid, tx.outputs.length, opts.tip || null) : undefined,
+      opts.spends ? this.spends(tx.txid, tx.outputs.length, opts.tip || null, opts.view) : undefined,
     ]);
     if (prevouts) full.prevouts = prevouts;
     if (spends) full.spends = spends;
@@ -371,10 +374,24 @@ class TxData {
     return { txid: toDisplayHex(row.txid), vin: row.vin, height: row.height, block: await this.blockAt(row.height) };
   }
 
-  /** The mempool view when there is one for this tip. */
-  async _mempool(tip) {
+  /**
+   * The mempool view of this tip: `view` when the caller has it (null: none), else read.
+   * @param {object|null} tip
+   * @param {import('../core/mempool').MempoolView|null} [view]
+   */
+  async _mempool(tip, view) {
+    if (view !== undefined) return view;
     if (!this.mempool || !tip) return null;
     return this.mempool.at(tip);
+  }
+
+  /**
+   * opts with the mempool view resolved once, for a call that completes several
+   * transactions (each would read the snapshot's head again otherwise).
+   */
+  async _viewOnce(opts) {
+    if (!opts.spends || opts.view !== undefined) return opts;
+    return { ...opts, view: await this._mempool(opts.tip || null) };
   }
 }
 

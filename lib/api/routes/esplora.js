@@ -137,7 +137,7 @@ function register(router, app) {
   /** A confirmed transaction, else one of the mempool, else 404. */
   const anyTx = async (ctx, opts) => {
     const txid = validate.txid(ctx.params.txid);
-    const { tip, value } = await app.withMempool((t) => data.anyTx(txid, { ...opts, tip: t }));
+    const { tip, value } = await app.withMempool((t, view) => data.anyTx(txid, { ...opts, tip: t, view }));
     if (!value) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is neither in the index nor in its mempool`);
     return { tip, value };
   };

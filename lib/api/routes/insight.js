@@ -82,7 +82,7 @@ function register(router, app) {
 
   const anyTx = async (param, opts) => {
     const txid = validate.txid(param);
-    const r = await app.withMempool((t) => data.anyTx(txid, { ...opts, tip: t }));
+    const r = await app.withMempool((t, view) => data.anyTx(txid, { ...opts, tip: t, view }));
     if (!r.value) throw notFound('ERR_TX_NOT_FOUND', `transaction ${param} is neither in the index nor in its mempool`);
     return r;
   };
@@ -122,7 +122,7 @@ function register(router, app) {
       const t = parse(addrParam);
       const { tip, value } = await app.withMempool(async (at, pool) => {
         const { total, entries, unconfirmed } = await mergedWindow(store, pool, [t.scripthash], { from: start, to: start + LIMITS.insightTxsPage });
-        const txs = await mergedTxs(data, pool, unconfirmed, entries, { ...full, tip: at });
+        const txs = await mergedTxs(data, pool, unconfirmed, entries, { ...full, tip: at, view: pool });
         return { pagesTotal: Math.ceil(total / LIMITS.insightTxsPage), txs };
       });
       return json({ pagesTotal: value.pagesTotal, txs: value.txs.map((f) => txJson(f, tip)) });
@@ -144,7 +144,7 @@ function register(router, app) {
     const options = { noAsm: flag('noAsm'), noScriptSig: flag('noScriptSig'), noSpent: flag('noSpent') };
     const { tip, value } = await app.withMempool(async (at, pool) => {
       const { total, entries, unconfirmed } = await mergedWindow(store, pool, targets.map((x) => x.scripthash), { from, to });
-      return { total, txs: await mergedTxs(data, pool, unconfirmed, entries, { prevouts: true, spends: !options.noSpent, tip: at }) };
+      return { total, txs: await mergedTxs(data, pool, unconfirmed, entries, { prevouts: true, spends: !options.noSpent, tip: at, view: pool }) };
     });
     return json({ totalItems: value.total, from, to: Math.min(to, value.total), items: value.txs.map((f) => txJson(f, tip, options)) });
   };

@@ -130,8 +130,8 @@ function register(router, app) {
     const txid = validate.txid(ctx.params.txid);
     const full = validate.integer(ctx.query.get('full'), 'full', { max: 1, def: 0 }) === 1;
     // confirmed, else in the mempool snapshot that goes with the tip of the read
-    const { tip, value, view: pool } = await app.withMempool(async (t) => {
-      if (full) return app.txdata.anyTx(txid, { prevouts: true, spends: true, tip: t });
+    const { tip, value, view: pool } = await app.withMempool(async (t, view) => {
+      if (full) return app.txdata.anyTx(txid, { prevouts: true, spends: true, tip: t, view });
       const loc = await store.getTx(txid);
       if (!loc) return null;
       const [block] = (await app.blocks([loc.height])).values();
