@@ -39,17 +39,12 @@ class MempoolPool {
     /** an included entry left since the last resolve */
     this.dropped = false;
     this.epoch = 0;
-    /** the included entries' totals (bytes: of the last encode) */
-    this.totals = { count: 0, vsize: 0, fee: 0, bytes: 0 };
+    /** the included entries' totals */
+    this.totals = { count: 0, vsize: 0, fee: 0 };
   }
 
   get size() {
     return this.entries.size;
-  }
-
-  /** @param {string} id display hex */
-  has(id) {
-    return this.entries.has(id);
   }
 
   /** @param {string} id */
@@ -76,11 +71,6 @@ class MempoolPool {
     e.alive = false;
     if (e.included) this.dropped = true;
     return true;
-  }
-
-  /** @returns {IterableIterator<string>} */
-  ids() {
-    return this.entries.keys();
   }
 
   /**
@@ -144,7 +134,7 @@ class MempoolPool {
     else for (const e of olds) order.push(e);
     for (const e of fresh) settle(e);
 
-    const totals = { count: 0, vsize: 0, fee: 0, bytes: this.totals.bytes };
+    const totals = { count: 0, vsize: 0, fee: 0 };
     for (const e of order) {
       if (e.record === null) changed = true;
       totals.count++;
@@ -244,14 +234,11 @@ class MempoolPool {
   encode(seq) {
     if (this.tip === null) throw new Error('MempoolPool#encode before resolve');
     const parts = new Array(this.order.length);
-    let bytes = 0;
     for (let k = 0; k < parts.length; k++) {
       const e = this.order[k];
       if (e.record === null) e.record = encodeMempoolTx(e.toMempoolTx());
       parts[k] = e.record;
-      bytes += e.record.length;
     }
-    this.totals.bytes = bytes;
     return joinMempool(seq, fromDisplayHex(this.tip), parts);
   }
 }
