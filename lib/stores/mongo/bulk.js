@@ -101,12 +101,36 @@ class Database {
   }
 
   /**
-   * Empties `staging`, which only ever holds the accounts of the one write under way. FerretDB
-   * reads every document a deleteMany matches, even with no filter; dropping the collection is
-   * one statement there.
+   * Empties `staging`, which only ever holds the accounts of the one write under way. FerretDB:
+   * by `_id` (a deleteMany reads every document it matches, even with no filter), never by
+   * dropping the collection: FerretDB v1 creates and drops a collection's table and its
+   * catalogue row in two statements, and a server killed between them leaves a table no later
+   * create of that name can get past ("table staging_… already exists", on every write after).
+   * @param {string[]} [ids] the staged `_id`s, when the caller has them; else they are read
    */
-  async clearStaging() {
-    await this.retry('clear staging', () => (this.ferret ? this.coll(C.staging).drop() : this.coll(C.staging).deleteMany({})));
+  async clearStaging(ids) {
+    if (!this.ferret) {
+      await this.retry('clear staging', () => this.coll(C.staging).deleteMany({}));
+      return;
+    }
+    const all = ids || (await this.retry('clear staging', () => this.coll(C.staging).find({}, { projection: { _id: 1 } }).toArray())).map((d) => d._id);
+    await this.deleteIds(C.staging, all);
+  }
+
+  /**
+   * Creates the collections a database lacks, so that FerretDB creates each table once, when
+   * the database is opened, and never in the middle of a write (see clearStaging).
+   */
+  async createCollections() {
+    const listed = await this.retry('list collections', () => this.db.listCollections({}, { nameOnly: true }).toArray());
+    const have = new Set(listed.map((c) => c.name));
+    for (const name of Object.values(C)) {
+      if (have.has(name)) continue;
+      // a retried create may find the collection its first attempt made
+      await this.retry(`create ${name}`, () => this.db.createCollection(name).catch((err) => {
+        if (err.codeName !== 'NamespaceExists') throw err;
+      }));
+    }
   }
 
   /**

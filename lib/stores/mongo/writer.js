@@ -53,8 +53,9 @@ class Writer {
     this.writing = Promise.resolve();
   }
 
-  /** Creates the indexes, repairs what a crashed writer left, and learns whether the database is new. */
+  /** Creates the collections and indexes, repairs what a crashed writer left, and learns whether the database is new. */
   async open() {
+    await this.db.createCollections();
     for (const [name, specs] of Object.entries(D.INDEXES)) {
       await this.db.retry(`create indexes on ${name}`, () => this.db.coll(name).createIndexes(specs));
     }
@@ -115,7 +116,7 @@ class Writer {
         await this.db.deleteIds(C.utxos, plan.utxoDeletes);
         await this.db.insert(C.utxos, plan.utxoReplaces);
         await this.commitAccounts(staged, newTip);
-        await this.db.clearStaging();
+        await this.db.clearStaging(staged.map((d) => d._id));
         await this.pruneUndo(newTip.height);
         await this.clearPending();
         await this.step('done');
@@ -248,7 +249,7 @@ class Writer {
   async revertCleanup(w, target, staged) {
     await this.removeAbove(w, target);
     await this.db.deleteIds(C.accounts, staged.filter((d) => d.gone).map((d) => d._id));
-    await this.db.clearStaging();
+    await this.db.clearStaging(staged.map((d) => d._id));
     await this.retry('drop undo', () => this.db.coll(C.undo).deleteMany({ _id: { $gte: D.undoId(target + 1, 0) } }));
   }
 
