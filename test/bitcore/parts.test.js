@@ -252,4 +252,42 @@ describe('bitcore service parts', () => {
       for (const k of ['protocolVersion', 'timeOffset', 'connections', 'relayFee']) assert.equal(i[k], null, k);
     });
   });
+
+  describe('TipWatcher', () => {
+    const { TipWatcher } = require('../../lib/bitcore/tip');
+    const { openStore } = require('../../lib/stores');
+    const { mainnetChain, syncBlocks } = require('../stores/data');
+
+    it('hands on a reorg\'s new tip, not the revert to its fork; a lower tip that stays, once held long enough', async () => {
+      const store = await openStore({ store: 'lmdb', datadir: path.join(tempDir('tip-watcher'), 'index'), network: 'main' });
+      try {
+        const { blocks } = mainnetChain();
+        await syncBlocks(store, blocks, 0, 20);
+        let clock = 0;
+        const changes = [];
+        const watcher = new TipWatcher(store, { onChange: (tip, prev) => changes.push([prev.height, tip.height]), rewindHoldMs: 2000, now: () => clock });
+        assert.equal((await watcher.start()).height, 20);
+        await watcher.stop();
+        // a follower's reorg: the revert committed, the new branch not yet
+        await store.revert(18);
+        assert.equal(await watcher.poll(), false);
+        clock += 1999;
+        assert.equal(await watcher.poll(), false);
+        await syncBlocks(store, blocks, 19, 22);
+        assert.equal(await watcher.poll(), true);
+        assert.deepEqual(changes, [[20, 22]]);
+        // a lower tip that stays (a node told to invalidate a block) is a tip after all
+        await store.revert(15);
+        assert.equal(await watcher.poll(), false);
+        clock += 1000;
+        assert.equal(await watcher.poll(), false);
+        clock += 1000;
+        assert.equal(await watcher.poll(), true);
+        assert.deepEqual(changes, [[20, 22], [22, 15]]);
+        assert.equal(await watcher.poll(), false);
+      } finally {
+        await store.close();
+      }
+    });
+  });
 });
