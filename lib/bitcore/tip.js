@@ -1,6 +1,7 @@
 'use strict';
 
 const { EventEmitter } = require('node:events');
+const { RewindHold } = require('../core/rewind-hold');
 
 /**
  * Watches the index's tip and its mempool snapshot: the service's `block`/`tip` events come
@@ -12,10 +13,8 @@ const { EventEmitter } = require('node:events');
  * new tip (`onChange`) before the snapshot that goes with it (`onMempool`, given only views
  * that go with the tip, by the pairing rule of lib/mempool/reader.js).
  *
- * A tip lower than the last one handed on is held back until it has stayed the tip for
- * `rewindHoldMs`: a follower that reorganizes commits the revert to the fork before the blocks
- * of the new branch, and a node announces only the tip a reorg settles on (bitcore-node's
- * listeners wait for a height and would see it twice).
+ * A tip lower than the last one handed on waits (lib/core/rewind-hold.js): a node announces
+ * only the tip a reorg settles on.
  *
  * Events: 'error' (err) when a poll or its handling fails (polling goes on).
  */
@@ -28,17 +27,13 @@ class TipWatcher extends EventEmitter {
    * @param {import('../mempool/reader').MempoolReader|null} [opts.mempool] where snapshots are read
    * @param {(view: import('../core/mempool').MempoolView, prev: import('../core/mempool').MempoolView|null) => Promise<void>|void} [opts.onMempool]
    *   a snapshot of the current tip with a new seq; prev: the last one handed on (null at first)
-   * @param {number} [opts.rewindHoldMs=2000] how long a lower tip must stay before it is handed on
-   * @param {() => number} [opts.now=Date.now]
+   * @param {RewindHold} [opts.rewind] when a lower tip is handed on
    */
-  constructor(store, { pollMs = 1000, onChange, mempool = null, onMempool = null, rewindHoldMs = 2000, now = Date.now }) {
+  constructor(store, { pollMs = 1000, onChange, mempool = null, onMempool = null, rewind = new RewindHold() }) {
     super();
     this.store = store;
     this.pollMs = pollMs;
-    this.rewindHoldMs = rewindHoldMs;
-    this.now = now;
-    /** @type {{hash: string|null, since: number}|null} the lower tip being held back */
-    this.rewind = null;
+    this.rewind = rewind;
     this.onChange = onChange;
     this.mempool = onMempool ? mempool : null;
     this.onMempool = onMempool;
@@ -76,9 +71,8 @@ class TipWatcher extends EventEmitter {
   async poll() {
     const tip = await this.store.getTip();
     const prev = this.tip;
+    if (this.rewind.holds(tip, prev)) return false;
     const moved = (tip && tip.hash) !== (prev && prev.hash);
-    if (!moved) this.rewind = null;
-    else if (this._holding(tip, prev)) return false;
     if (moved) {
       this.tip = tip;
       await this.onChange(tip, prev);
@@ -92,19 +86,6 @@ class TipWatcher extends EventEmitter {
       }
     }
     return moved;
-  }
-
-  /** Whether `tip`, lower than `prev`, is still held back (see the class comment). */
-  _holding(tip, prev) {
-    if (!prev || (tip && tip.height >= prev.height)) {
-      this.rewind = null;
-      return false;
-    }
-    const hash = tip ? tip.hash : null;
-    if (!this.rewind || this.rewind.hash !== hash) this.rewind = { hash, since: this.now() };
-    if (this.now() - this.rewind.since < this.rewindHoldMs) return true;
-    this.rewind = null;
-    return false;
   }
 
   /** Stops polling; waits for a poll under way. */

@@ -1,5 +1,7 @@
 'use strict';
 
+const { RewindHold } = require('../core/rewind-hold');
+
 /**
  * @typedef {object} IndexChange
  * @property {{height: number, hash: string}|null} previous the tip before
@@ -19,7 +21,8 @@ const REMEMBER = 64;
  * `pollMs` (two small reads; the writer is another process and LMDB has no cross-process
  * notification) and, when either changed, works out the fork height of a tip move (the highest
  * height whose block the old and the new chain share) from the block hashes it remembers, then
- * awaits `onChange` before polling again.
+ * awaits `onChange` before polling again. A tip lower than the current one waits
+ * (lib/core/rewind-hold.js): ElectrumX and electrs notify only the tip a reorg settles on.
  */
 class TipWatcher {
   /**
@@ -28,10 +31,12 @@ class TipWatcher {
    * @param {number} opts.pollMs
    * @param {(change: IndexChange) => Promise<void>} opts.onChange
    * @param {(msg: string) => void} opts.log
+   * @param {RewindHold} [opts.rewind] when a lower tip is handed on
    */
-  constructor({ reader, pollMs, onChange, log }) {
+  constructor({ reader, pollMs, onChange, log, rewind = new RewindHold() }) {
     this.reader = reader;
     this.pollMs = pollMs;
+    this.rewind = rewind;
     this.onChange = onChange;
     this.log = log;
     this.current = null;
@@ -66,7 +71,7 @@ class TipWatcher {
   /** One poll: resolves after onChange has handled a change. */
   async poll() {
     const tip = await this.reader.tip();
-    if (!tip) return;
+    if (!tip || this.rewind.holds(tip, this.current)) return;
     // the head only: a worker decodes a snapshot when something needs it
     const seq = seqOf(await this.reader.mempoolHeadAt(tip));
     const previous = this.current;

@@ -255,6 +255,7 @@ describe('bitcore service parts', () => {
 
   describe('TipWatcher', () => {
     const { TipWatcher } = require('../../lib/bitcore/tip');
+    const { RewindHold } = require('../../lib/core/rewind-hold');
     const { openStore } = require('../../lib/stores');
     const { mainnetChain, syncBlocks } = require('../stores/data');
 
@@ -265,7 +266,8 @@ describe('bitcore service parts', () => {
         await syncBlocks(store, blocks, 0, 20);
         let clock = 0;
         const changes = [];
-        const watcher = new TipWatcher(store, { onChange: (tip, prev) => changes.push([prev.height, tip.height]), rewindHoldMs: 2000, now: () => clock });
+        const rewind = new RewindHold({ holdMs: 2000, now: () => clock });
+        const watcher = new TipWatcher(store, { onChange: (tip, prev) => changes.push([prev.height, tip.height]), rewind });
         assert.equal((await watcher.start()).height, 20);
         await watcher.stop();
         // a follower's reorg: the revert committed, the new branch not yet

@@ -169,4 +169,41 @@ describe('electrum: notifications when blocks arrive', function () {
       await srv.close();
     }
   });
+
+  it('the watcher hands on a reorg\'s new tip with its fork height, not the revert to the fork the follower commits first', async () => {
+    const { TipWatcher } = require('../../lib/electrum/tip-watcher');
+    const { StoreReader } = require('../../lib/electrum/reader');
+    const { RewindHold } = require('../../lib/core/rewind-hold');
+    const { openStore } = require('../../lib/stores');
+    const { mainnetChain, syncBlocks } = require('../stores/data');
+    const store = await openStore({ store: 'lmdb', datadir: path.join(tempDir('electrum-rewind'), 'index'), network: 'main' });
+    try {
+      const { blocks } = mainnetChain();
+      await syncBlocks(store, blocks, 0, 20);
+      let clock = 0;
+      const changes = [];
+      const watcher = new TipWatcher({
+        reader: new StoreReader({ store }), pollMs: 60000, log: () => {}, rewind: new RewindHold({ holdMs: 2000, now: () => clock }),
+        onChange: (c) => { changes.push([c.previous.height, c.tip.height, c.forkHeight]); },
+      });
+      await watcher.start();
+      await watcher.stop();
+      await store.revert(17);
+      await watcher.poll();
+      clock += 1999;
+      await watcher.poll();
+      assert.deepEqual(changes, []);
+      await syncBlocks(store, blocks, 18, 21);
+      await watcher.poll();
+      assert.deepEqual(changes, [[20, 21, 20]]);
+      // a lower tip that stays is notified once it has stayed 2 s
+      await store.revert(15);
+      await watcher.poll();
+      clock += 2000;
+      await watcher.poll();
+      assert.deepEqual(changes, [[20, 21, 20], [21, 15, 15]]);
+    } finally {
+      await store.close();
+    }
+  });
 });
