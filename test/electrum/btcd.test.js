@@ -6,7 +6,7 @@ const bitcore = require('bitcore-lib');
 const { useBtcd } = require('../helpers/btcd');
 const { nodeWallet, buildScriptChain } = require('../helpers/node-chain');
 const { referenceIndex } = require('../helpers/reference');
-const { startCli } = require('../helpers/cli');
+const { followAndServe } = require('../helpers/cli');
 const { tempDir } = require('../helpers/tmp');
 const { waitFor } = require('../helpers/chains');
 const { request } = require('../api/helpers');
@@ -45,13 +45,9 @@ describe('electrum: a btcd regtest chain followed by sync --follow, served with 
     [node] = btcd.nodes;
     chain = await buildScriptChain(node, wallet, 'miner-a');
     const datadir = path.join(tempDir('electrum-btcd'), 'index');
-    follow = startCli(['sync', '--rpc-url', node.url, '--network', 'regtest', '--datadir', datadir, '--follow',
-      '--poll-ms', '100', '--mempool-poll-ms', '100', '--threads', '0']);
-    await follow.waitFor(/mempool: \d+ transaction\(s\)/, 120000);
-    serve = startCli(['serve', '--datadir', datadir, '--workers', '2', '--port', '0', '--electrum-port', '0',
-      '--electrum-poll-ms', '50', '--grace-ms', '2000'], { env: { ADDRINDEX_RPC_URL: node.url } });
-    url = (await serve.waitFor(/listening on (http:\/\/\S+)/))[1];
-    client = await connectClient(Number((await serve.waitFor(/electrum tcp 127\.0\.0\.1:(\d+)/))[1]));
+    let electrumPort;
+    ({ follow, serve, url, electrumPort } = await followAndServe(node.url, datadir));
+    client = await connectClient(electrumPort);
     client.subscribe.on('blockchain.scripthash.subscribe', ([sh, status]) => pushed.set(sh, [...(pushed.get(sh) || []), status]));
     ro = await openStore({ store: 'lmdb', datadir, network: 'regtest', readOnly: true });
   });

@@ -3,7 +3,7 @@
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const { makeChain, addBranch, waitFor } = require('../helpers/chains');
-const { runCli, startCli } = require('../helpers/cli');
+const { runCli, followAndServe } = require('../helpers/cli');
 const { tempDir } = require('../helpers/tmp');
 const { installElectrum, startWalletDaemon, sats } = require('../helpers/electrum-wallet');
 const { useBtcd } = require('../helpers/btcd');
@@ -149,13 +149,9 @@ describe('electrum: the Electrum wallet daemon against serve with btcd behind it
     const hashes = await node.generate(101);
     coinbase = wallet.coinbaseCoin(Buffer.from(await node.call('getblock', hashes[0], 0), 'hex'), 'miner-a');
     const datadir = path.join(tempDir('electrum-wallet-btcd'), 'index');
-    follow = startCli(['sync', '--rpc-url', node.url, '--network', 'regtest', '--datadir', datadir, '--follow',
-      '--poll-ms', '100', '--mempool-poll-ms', '100', '--threads', '0']);
-    await follow.waitFor(/mempool: \d+ transaction\(s\)/, 120000);
-    serve = startCli(['serve', '--datadir', datadir, '--workers', '1', '--port', '0', '--electrum-port', '0',
-      '--electrum-poll-ms', '50', '--grace-ms', '2000'], { env: { ADDRINDEX_RPC_URL: node.url } });
-    const port = Number((await serve.waitFor(/electrum tcp 127\.0\.0\.1:(\d+)/))[1]);
-    daemon = await startWalletDaemon(port, addresses);
+    let electrumPort;
+    ({ follow, serve, electrumPort } = await followAndServe(node.url, datadir, { workers: 1 }));
+    daemon = await startWalletDaemon(electrumPort, addresses);
     await daemon.synced(101);
   });
   after(async () => {

@@ -88,4 +88,32 @@ async function runJson(args, opts) {
   return JSON.parse(r.stdout);
 }
 
-module.exports = { ROOT, BIN, startCli, runCli, runJson };
+/**
+ * A node's index as deployed: `addrindex sync --follow` of the node into `datadir`, then
+ * `addrindex serve` of it with the node (its URL in $ADDRINDEX_RPC_URL) on free HTTP and
+ * Electrum ports. Resolves once the follower has written its first mempool snapshot and the
+ * server listens on both; the caller stops the two children.
+ * @param {string} rpcUrl the node's JSON-RPC URL, credentials included
+ * @param {string} datadir
+ * @param {{workers?: number}} [opts] serve's --workers
+ * @returns {Promise<{follow: Cli, serve: Cli, url: string, electrumPort: number}>}
+ */
+async function followAndServe(rpcUrl, datadir, { workers = 2 } = {}) {
+  const follow = startCli(['sync', '--rpc-url', rpcUrl, '--network', 'regtest', '--datadir', datadir, '--follow',
+    '--poll-ms', '100', '--mempool-poll-ms', '100', '--threads', '0']);
+  let serve = null;
+  try {
+    await follow.waitFor(/mempool: \d+ transaction\(s\)/, 120000);
+    serve = startCli(['serve', '--datadir', datadir, '--workers', String(workers), '--port', '0', '--electrum-port', '0',
+      '--electrum-poll-ms', '50', '--grace-ms', '2000'], { env: { ADDRINDEX_RPC_URL: rpcUrl } });
+    const url = (await serve.waitFor(/listening on (http:\/\/\S+)/))[1];
+    const electrumPort = Number((await serve.waitFor(/electrum tcp 127\.0\.0\.1:(\d+)/))[1]);
+    return { follow, serve, url, electrumPort };
+  } catch (err) {
+    // the caller never gets these children to stop: left running they would keep mocha alive
+    for (const child of [serve, follow]) if (child) child.kill('SIGKILL');
+    throw err;
+  }
+}
+
+module.exports = { ROOT, BIN, startCli, runCli, runJson, followAndServe };
