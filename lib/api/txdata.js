@@ -86,12 +86,9 @@ class TxData {
     if (!m) return null;
     const tx = view.parsed(m);
     const full = { tx, loc: null, block: null, mempool: m };
-    const [prevouts, spends] = await Promise.all([
-      opts.prevouts ? this.prevouts(tx, view) : undefined,
-      opts.spends ? this.spends(tx.txid, tx.outputs.length, opts.tip || null, view) : undefined,
-    ]);
-    if (prevouts) full.prevouts = prevouts;
-    if (spends) full.spends = spends;
+    if (opts.prevouts) full.prevouts = await this.prevouts(tx, view);
+    // only the view's own transactions can spend one of its transactions
+    if (opts.spends) full.spends = tx.outputs.map((o, vout) => mempoolSpend(view, tx.txid, vout));
     return full;
   }
 
@@ -211,11 +208,11 @@ class TxData {
    * @param {object|null} tip
    * @returns {Promise<Spend|null>}
    */
-  async spend(txid, vout, tip, view) {
+  async spend(txid, vout, tip) {
     const rows = await this.store.getSpenders(txid);
     const row = rows && rows.find((r) => r.vout === vout);
     if (row) return row.vin === null ? null : this._spend(row);
-    const pool = await this._mempool(tip, view);
+    const pool = await this._mempool(tip);
     return pool ? mempoolSpend(pool, txid, vout) : null;
   }
 

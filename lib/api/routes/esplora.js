@@ -137,16 +137,18 @@ function register(router, app) {
   /** A confirmed transaction, else one of the mempool, else 404. */
   const anyTx = async (ctx, opts) => {
     const txid = validate.txid(ctx.params.txid);
-    const { tip, value } = await app.withMempool((t, view) => data.anyTx(txid, { ...opts, tip: t, view }));
+    // the mempool view is read only when needed: a miss, or spends asked for
+    const { tip, value } = await app.consistent((t) => data.anyTx(txid, { ...opts, tip: t }));
     if (!value) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is neither in the index nor in its mempool`);
     return { tip, value };
   };
 
   router.add('GET', '/api/tx/:txid', async (ctx) => {
     const txid = validate.txid(ctx.params.txid);
-    const { value } = await app.withMempool(async (tip, pool) => {
+    const { value } = await app.consistent(async (tip) => {
       const loc = await store.getTx(txid);
       if (loc) return (await txStrings([loc]))[0];
+      const pool = await app.mempool.at(tip);
       return pool && pool.get(txid) ? mempoolString(pool, txid) : null;
     });
     if (value === null) throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is neither in the index nor in its mempool`);

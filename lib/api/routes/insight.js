@@ -82,7 +82,8 @@ function register(router, app) {
 
   const anyTx = async (param, opts) => {
     const txid = validate.txid(param);
-    const r = await app.withMempool((t, view) => data.anyTx(txid, { ...opts, tip: t, view }));
+    // the mempool view is read only when needed: a miss, or spends asked for
+    const r = await app.consistent((t) => data.anyTx(txid, { ...opts, tip: t }));
     if (!r.value) throw notFound('ERR_TX_NOT_FOUND', `transaction ${param} is neither in the index nor in its mempool`);
     return r;
   };

@@ -82,7 +82,8 @@ function register(router, app) {
       const t = target(ctx);
       const opts = validate.historyOptions((n) => ctx.query.get(n), LIMITS.pageMax);
       const withPool = validate.integer(ctx.query.get('mempool'), 'mempool', { max: 1, def: 0 }) === 1;
-      const { tip, value, view: pool } = await app.withMempool(() => store.getHistory(t.scripthash, opts));
+      const read = () => store.getHistory(t.scripthash, opts);
+      const { tip, value, view: pool } = await (withPool ? app.withMempool(read) : app.consistent(read));
       const out = { ...head(t), entries: value.entries.map(format.nativeEntry), next: value.next, tip: tipOf(tip) };
       if (withPool) out.mempool = pool ? pool.newest(t.scripthash).map((e) => format.nativeMempoolEntry(pool, e.tx, [t.scripthash])) : [];
       return json(out);
@@ -118,7 +119,8 @@ function register(router, app) {
       const names = new format.TargetNames();
       const hashes = [];
       for (const t of targets) if (names.add(t.scripthash, fam.name(t))) hashes.push(t.scripthash);
-      const { tip, value, view: pool } = await app.withMempool(() => store.getHistories(hashes, opts));
+      const read = () => store.getHistories(hashes, opts);
+      const { tip, value, view: pool } = await (body.mempool ? app.withMempool(read) : app.consistent(read));
       const mempool = !body.mempool ? undefined : pool
         ? pool.newestOf(hashes).map((tx) => ({ ...format.nativeMempoolEntry(pool, tx, hashes), [fam.many]: touchedBy(pool, tx, hashes, names) }))
         : [];
@@ -129,22 +131,25 @@ function register(router, app) {
   router.add('GET', '/api/v1/tx/:txid', async (ctx) => {
     const txid = validate.txid(ctx.params.txid);
     const full = validate.integer(ctx.query.get('full'), 'full', { max: 1, def: 0 }) === 1;
-    // confirmed, else in the mempool snapshot that goes with the tip of the read
-    const { tip, value, view: pool } = await app.withMempool(async (t, view) => {
-      if (full) return app.txdata.anyTx(txid, { prevouts: true, spends: true, tip: t, view });
+    // confirmed, else in the mempool snapshot that goes with the tip of the read (read only then)
+    const { tip, value } = await app.consistent(async (t) => {
+      if (full) return app.txdata.anyTx(txid, { prevouts: true, spends: true, tip: t });
       const loc = await store.getTx(txid);
-      if (!loc) return null;
+      if (!loc) {
+        const pool = await app.mempool.at(t);
+        const m = pool && pool.get(txid);
+        return m ? { unconfirmed: m } : null;
+      }
       const [block] = (await app.blocks([loc.height])).values();
       return { loc, block };
     });
-    const unconfirmed = !value && !full && pool ? pool.get(txid) : null;
-    if (!value && !unconfirmed) {
+    if (!value) {
       throw notFound('ERR_TX_NOT_FOUND', `transaction ${ctx.params.txid} is not in the index` +
         (tip ? ` (confirmed transactions of the best chain up to height ${tip.height}, and the mempool that goes with it)` : ' (the index is empty)'));
     }
     let body;
     if (full) body = nativeFullTx(value, tip, app.network);
-    else if (unconfirmed) body = format.nativeMempoolTx(unconfirmed);
+    else if (value.unconfirmed) body = format.nativeMempoolTx(value.unconfirmed);
     else body = format.nativeTx(value.loc, value.block, tip);
     return json({ ...body, tip: tipOf(tip) });
   });
