@@ -15,13 +15,15 @@ const { ElectrumApp, ElectrumServer } = require('../electrum/server');
  * @param {(msg: string) => void} log
  * @param {import('../node/serve-node').ServeNode|null} [node] the node behind the server: blocks the
  *   blocks dir does not hold, broadcasts, fee estimates
+ * @param {import('../mempool/reader').MempoolReader|null} [mempoolReader] the worker's REST app's,
+ *   so that each snapshot is decoded once per worker
  * @returns {Promise<{addresses: {tcp: object|null, tls: object|null}, close: () => Promise<void>}>}
  */
-async function startElectrum(config, store, log, node = null) {
+async function startElectrum(config, store, log, node = null, mempoolReader = null) {
   const e = config.electrum;
   const reader = createReader({
     store, network: config.network, blocksDir: e.blocksDir, indexKeepsBlocks: Boolean(e.indexKeepsBlocks),
-    fetchFromNode: node && ((hash) => node.block(hash)),
+    fetchFromNode: node && ((hash) => node.block(hash)), mempoolReader,
   });
   let server = null;
   try {

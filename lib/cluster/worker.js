@@ -17,6 +17,7 @@ const { WorkerOps } = require('./ops');
 const { MSG } = require('./messages');
 const { startElectrum } = require('./electrum');
 const { openServeNode } = require('../node/serve-node');
+const { MempoolReader } = require('../mempool/reader');
 
 const config = JSON.parse(process.env.ADDRINDEX_WORKER || '{}');
 const logger = createLogger({ json: Boolean(config.logJson), level: config.logLevel }).child({ worker: process.pid });
@@ -41,12 +42,14 @@ async function main() {
     // (or refused with 503) well within the request timeout
     node = config.node ? openServeNode({ node: config.node, network: config.network, retryMs: 5000, timeoutMs: 10000 }) : null;
     store = config.strategy === 'forward' ? new ForwardedStore(process) : await openReadStore(config);
+    // one for the REST app and the Electrum server: each snapshot decoded once per worker
+    const mempoolReader = new MempoolReader(store);
     app = new ApiApp({
       store, network: config.network, storeKind: config.store, timeoutMs: config.timeoutMs, log, logger,
       metrics, scrape: ops.scrape, nodeConfigured: Boolean(config.nodeConfigured), maxLag: config.maxLag,
       compression: config.compression, rateLimit: config.rateLimit, cors: config.cors, blocksDir: config.blocksDir || null,
       indexKeepsBlocks: Boolean(config.indexKeepsBlocks), nodeSource: config.nodeSource,
-      node, fetchFromNode: node && ((hash) => node.block(hash)),
+      node, fetchFromNode: node && ((hash) => node.block(hash)), mempoolReader,
     });
     app.setNodeTip(nodeTip);
     ops.onNodeTip = (tip) => app.setNodeTip(tip);
@@ -58,7 +61,7 @@ async function main() {
         resolve();
       });
     });
-    if (config.electrum) electrum = await startElectrum(config, store, log, node);
+    if (config.electrum) electrum = await startElectrum(config, store, log, node, mempoolReader);
   } catch (err) {
     if (electrum) await electrum.close().catch(() => {});
     if (store) await store.close().catch(() => {});

@@ -57,15 +57,17 @@ class StoreReader {
    * @param {import('../stores/abstract').AbstractStore} opts.store open (read-only is enough)
    * @param {BlockReader|null} [opts.blocks] where confirmed transactions' bytes are read (a
    *   blocks dir and/or a node's getblock); null: nowhere
+   * @param {MempoolReader} [opts.mempoolReader] the process's, when its REST app has one (a
+   *   snapshot is then decoded once for both)
    */
-  constructor({ store, blocks = null }) {
+  constructor({ store, blocks = null, mempoolReader = null }) {
     this.store = store;
     this.blocks = blocks;
     /** A script hash means exactly sha256 of the output script: every read asks the store's script view. */
     this.exactScripthash = true;
     this.hasRawTx = Boolean(blocks && (blocks.dir || blocks.fetchFromNode || blocks.fromIndex));
     /** the snapshot and the one pairing rule every reader uses (lib/mempool/reader.js) */
-    this.mempoolReader = new MempoolReader(store);
+    this.mempoolReader = mempoolReader || new MempoolReader(store);
     /** @type {Map<string, Buffer[]>} block hash → txids, least recently used first */
     this.txidCache = new Map();
   }
@@ -356,12 +358,13 @@ function unavailable(blockHash, why) {
  * @param {boolean} [opts.indexKeepsBlocks] the index keeps its blocks' bytes (sync --txstore)
  * @param {((hash: string) => Promise<Buffer|string>)|null} [opts.fetchFromNode] a node's
  *   `getblock HASH 0`, for blocks the dir does not hold (the node source supplies it)
+ * @param {MempoolReader} [opts.mempoolReader] see StoreReader
  * @returns {StoreReader}
  */
-function createReader({ store, network, blocksDir = null, indexKeepsBlocks = false, fetchFromNode = null }) {
+function createReader({ store, network, blocksDir = null, indexKeepsBlocks = false, fetchFromNode = null, mempoolReader = null }) {
   const fromIndex = indexKeepsBlocks ? indexBlockBytes(store) : null;
   const blocks = blocksDir || fetchFromNode || fromIndex ? new BlockReader({ dir: blocksDir, network, fetchFromNode, fromIndex }) : null;
-  return new StoreReader({ store, blocks });
+  return new StoreReader({ store, blocks, mempoolReader });
 }
 
 module.exports = { StoreReader, createReader, mempoolEntries, MAX_TOUCHED_BLOCKS, VIEW };
