@@ -21,6 +21,10 @@ class ServeNode {
     this.client = client;
     /** fee estimates, kept 30 s (they change with blocks, not requests) */
     this.fees = new FeeEstimator(client, { now });
+    /** @type {{at: number, answer: Promise<number>}|null} the relay fee, kept as the estimates are */
+    this.relay = null;
+    /** 'getnetworkinfo' | 'getinfo' once learnt */
+    this.relayMethod = null;
   }
 
   /** The node's URL as printed (password masked). */
@@ -102,18 +106,34 @@ class ServeNode {
   }
 
   /**
-   * The node's minimum relay fee, BTC/kvB (`getnetworkinfo`; btcd has only `getinfo`).
+   * The node's minimum relay fee, BTC/kvB (`getnetworkinfo`; btcd has only `getinfo`), kept as
+   * long as the fee estimates (wallets ask for it on every connection).
    * @returns {Promise<number>}
    */
-  async relayFee() {
-    let info;
-    try {
-      info = await this.client.rpc.call('getnetworkinfo');
-    } catch (err) {
-      // btcd lists getnetworkinfo but answers it "Command unimplemented" (-1)
-      if (!(err.rpcCode === RPC_METHOD_NOT_FOUND || (err.rpcCode === -1 && /unimplemented/i.test(err.message)))) throw err;
-      info = await this.client.rpc.call('getinfo');
+  relayFee() {
+    const t0 = this.fees.now();
+    if (!this.relay || t0 - this.relay.at >= this.fees.ttlMs) {
+      const answer = this._askRelayFee();
+      const kept = { at: t0, answer };
+      answer.catch(() => { if (this.relay === kept) this.relay = null; }); // a failure is not kept
+      this.relay = kept;
     }
+    return this.relay.answer;
+  }
+
+  async _askRelayFee() {
+    let info = null;
+    if (this.relayMethod !== 'getinfo') {
+      try {
+        info = await this.client.rpc.call('getnetworkinfo');
+        this.relayMethod = 'getnetworkinfo';
+      } catch (err) {
+        // btcd lists getnetworkinfo but answers it "Command unimplemented" (-1)
+        if (!(err.rpcCode === RPC_METHOD_NOT_FOUND || (err.rpcCode === -1 && /unimplemented/i.test(err.message)))) throw err;
+        this.relayMethod = 'getinfo';
+      }
+    }
+    if (this.relayMethod === 'getinfo') info = await this.client.rpc.call('getinfo');
     if (!info || typeof info.relayfee !== 'number') throw new NodeError('ERR_NODE_PROTOCOL', `the node at ${this.display} reports no relay fee`);
     return info.relayfee;
   }
