@@ -96,7 +96,7 @@ class MempoolFollower {
     this.unwritten = true;
     /** when the node's tip was first seen to differ from the index's (0: they agree) */
     this.mismatchSince = 0;
-    /** @type {Map<string, string>} txids whose bytes were refused, why; forgotten when the node stops listing them */
+    /** @type {Map<string, number>} txids whose bytes were refused → the poll that last listed them; forgotten when the node stops listing them */
     this.rejected = new Map();
     this.epoch = 0;
     this.stats = { polls: 0, writes: 0, refused: 0, fetched: 0, rejected: 0, failures: 0 };
@@ -190,7 +190,9 @@ class MempoolFollower {
       const e = this.pool.get(id);
       if (e) {
         e.seen = seen;
-      } else if (!this.rejected.has(id)) {
+      } else if (this.rejected.has(id)) {
+        this.rejected.set(id, seen);
+      } else {
         if (!isHash(id)) throw new NodeError('ERR_NODE_PROTOCOL', `getrawmempool from ${this.client.display}: ${JSON.stringify(id)} is not a txid`);
         fresh.push(id);
       }
@@ -199,10 +201,7 @@ class MempoolFollower {
     for (const e of this.pool.entries.values()) if (e.seen !== seen) gone.push(e.id);
     for (const id of gone) this.pool.delete(id);
     res.removed = gone.length;
-    if (this.rejected.size) {
-      const listed = new Set(txids);
-      for (const id of this.rejected.keys()) if (!listed.has(id)) this.rejected.delete(id);
-    }
+    for (const [id, at] of this.rejected) if (at !== seen) this.rejected.delete(id);
     // in txid order: the node lists its mempool in no set order (btcd: a Go map's), and the
     // snapshot is then a function of what was listed, not of how
     fresh.sort();
@@ -271,7 +270,7 @@ class MempoolFollower {
         res.added++;
       } catch (err) {
         if (!(err instanceof ParseError)) throw err;
-        this.rejected.set(ids[k], err.message);
+        this.rejected.set(ids[k], this.epoch);
         res.rejected++;
         this.stats.rejected++;
         this.onError(new ParseError(err.code, `the node's mempool transaction ${ids[k]} is left out: ${err.message}`), false);
