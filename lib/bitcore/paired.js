@@ -1,6 +1,6 @@
 'use strict';
 
-const { readConsistent } = require('../core/consistent');
+const { readConsistent, movedRows } = require('../core/consistent');
 
 /** What an index without a mempool snapshot (or without a reader of it) gives. */
 const NO_MEMPOOL = Object.freeze({ snapshot: false, view: null });
@@ -25,14 +25,16 @@ class PairedReads {
   }
 
   /**
-   * Runs `read(tip)` until the tip is the same before and after it (lib/core/consistent.js).
+   * Runs `read(tip)` until the tip is the same before and after it (lib/core/consistent.js);
+   * a read that finds rows of two states itself (ERR_INDEX_MOVED) is repeated the same way,
+   * as ApiApp.consistent repeats it.
    * @template T
    * @param {(tip: import('../stores/abstract').Tip|null) => Promise<T>} read
    * @returns {Promise<T>}
    * @throws {import('../errors').StoreError} ERR_INDEX_MOVING when it never is
    */
   async consistent(read) {
-    const { tip, value } = await readConsistent(this.store, read);
+    const { tip, value } = await readConsistent(this.store, read, { retry: movedRows });
     if (tip && this.onTip) this.onTip(tip);
     return value;
   }

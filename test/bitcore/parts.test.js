@@ -16,6 +16,7 @@ const { ChainReader } = require('../../lib/bitcore/chain');
 const { RpcError, rpcError, serviceFailure } = require('../../lib/bitcore/rpc-error');
 const { syncPercentage, numericVersion, info } = require('../../lib/bitcore/status');
 const { StoreError } = require('../../lib/errors');
+const { READ_ATTEMPTS } = require('../../lib/core/consistent');
 const { referenceBlocks, mainnetReference } = require('../helpers/reference');
 const { HAL } = require('../api/helpers');
 const { tempDir } = require('../helpers/tmp');
@@ -222,6 +223,33 @@ describe('bitcore service parts', () => {
     } finally {
       await store.close();
     }
+  });
+
+  describe('one answer, one tip (paired.js)', () => {
+    const { PairedReads } = require('../../lib/bitcore/paired');
+    const tipA = { height: 10, hash: 'a'.repeat(64) };
+
+    it('a read that meets rows of two states (ERR_INDEX_MOVED) is read again, as the REST API reads it; other errors fail it', async () => {
+      const store = { getTip: async () => tipA };
+      const tips = [];
+      const reads = new PairedReads(store, null, { onTip: (t) => tips.push(t) });
+      let calls = 0;
+      const value = await reads.consistent(async (tip) => {
+        calls++;
+        if (calls === 1) throw new StoreError('ERR_INDEX_MOVED', 'block x is no longer at height 9');
+        return tip.height;
+      });
+      assert.equal(value, 10);
+      assert.equal(calls, 2);
+      assert.deepEqual(tips, [tipA]);
+      calls = 0;
+      await assert.rejects(reads.consistent(async () => { calls++; throw new StoreError('ERR_X', 'gone'); }), (e) => e.code === 'ERR_X');
+      assert.equal(calls, 1);
+      // an index that keeps moving fails the answer after as many attempts as ApiApp gives it
+      calls = 0;
+      await assert.rejects(reads.consistent(async () => { calls++; throw new StoreError('ERR_INDEX_MOVED', 'moved'); }), (e) => e.code === 'ERR_INDEX_MOVING');
+      assert.equal(calls, READ_ATTEMPTS);
+    });
   });
 
   describe('errors and status', () => {
