@@ -28,6 +28,7 @@ const HISTOGRAM_BIN_VSIZE = 50000;
  * @property {number} sent       satoshis of the script hash's outputs it spends
  * @property {number} fundedCount
  * @property {number} spentCount
+ * @property {number[]} vouts    its outputs paying the script hash, in order
  */
 
 /**
@@ -396,13 +397,7 @@ class MempoolView {
   utxos(scripthash, view = 'address') {
     const out = [];
     for (const e of this.entries(scripthash, view)) {
-      if (!e.funded) continue;
-      e.tx.outputs.forEach((o, vout) => {
-        if (!o.scripthash) return;
-        const pays = view === 'script' ? (o.p2pk || o.scripthash).equals(scripthash)
-          : o.scripthash.equals(scripthash) || Boolean(o.p2pk && o.p2pk.equals(scripthash));
-        if (pays && !this.spender(e.tx.txid, vout)) out.push({ tx: e.tx, vout, value: o.value });
-      });
+      for (const vout of e.vouts) if (!this.spender(e.tx.txid, vout)) out.push({ tx: e.tx, vout, value: e.tx.outputs[vout].value });
     }
     return out;
   }
@@ -487,7 +482,7 @@ function touches(tx) {
       const k = key.latin1Slice(0, 32);
       let e = mine[view].get(k);
       if (!e) {
-        e = { tx, funded: false, spent: false, received: 0, sent: 0, fundedCount: 0, spentCount: 0 };
+        e = { tx, funded: false, spent: false, received: 0, sent: 0, fundedCount: 0, spentCount: 0, vouts: [] };
         mine[view].set(k, e);
       }
       out.push(e);
@@ -505,14 +500,15 @@ function touches(tx) {
       e.spentCount++;
     }
   }
-  for (const o of tx.outputs) {
-    if (!o.scripthash) continue;
+  tx.outputs.forEach((o, vout) => {
+    if (!o.scripthash) return;
     for (const e of entries(o.scripthash, o.p2pk)) {
       e.funded = true;
       e.received += o.value;
       e.fundedCount++;
+      e.vouts.push(vout);
     }
-  }
+  });
   return mine;
 }
 
