@@ -58,7 +58,6 @@ class KvStore extends AbstractStore {
     super(opts);
     this.kv = null;
     this.heights = new HeightIndex();
-    this.epoch = 0; // commits made through this object: invalidates the prevout cache
     this.prevoutCache = null;
   }
 
@@ -160,7 +159,6 @@ class KvStore extends AbstractStore {
   /** @private */
   async commit(batch, tipRaw) {
     const ok = await this.kv.write(batch, { key: TIP_KEY, value: tipRaw || undefined });
-    this.epoch++;
     this.prevoutCache = null;
     if (!ok) throw C.concurrentWrite(this.describe());
   }
@@ -300,8 +298,8 @@ class KvStore extends AbstractStore {
    */
   prevoutRecords(tipRaw) {
     const c = this.prevoutCache;
-    if (c && c.epoch === this.epoch && sameBytes(c.tipRaw, tipRaw) && c.outputs.size < 4_000_000) return c;
-    this.prevoutCache = { epoch: this.epoch, tipRaw, txNums: new Map(), outputs: new Map() };
+    if (c && sameBytes(c.tipRaw, tipRaw) && c.outputs.size < 4_000_000) return c;
+    this.prevoutCache = { tipRaw, txNums: new Map(), outputs: new Map() };
     return this.prevoutCache;
   }
 
@@ -453,17 +451,18 @@ class KvStore extends AbstractStore {
     const out = new Array(keys.length).fill(null);
     // one scratch Account per store: each row is decoded and copied out in one synchronous step
     const acc = this.scratchAccount || (this.scratchAccount = new Account());
-    const mixed = []; // script view: accounts with P2PK parts, derived from the same snapshot after the pass
+    const mixed = []; // script view: accounts with P2PK parts (their own copies), derived from the same snapshot after the pass
     const snap = await this.kv.snapshot();
     try {
       await query.eachValue(snap, keys, (i, row) => {
         if (!row) return;
         decodeRow(decodeAccount, row, keys[i], acc);
-        if (script && acc.parts) mixed.push(i);
+        if (script && acc.parts) mixed.push({ i, acc: decodeRow(decodeAccount, row, keys[i], new Account()) });
         else out[i] = accountSummary(acc);
       });
       if (mixed.length) {
-        await query.scriptSummaries(await this.viewOf(snap), mixed.map((i) => scripthashes[i]), (k, summary) => { out[mixed[k]] = summary; });
+        const v = await this.viewOf(snap);
+        for (const m of mixed) out[m.i] = await query.accountScriptSummary(v, scripthashes[m.i], m.acc);
       }
     } finally {
       snap.release();

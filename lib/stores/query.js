@@ -106,9 +106,8 @@ async function histories(v, list, q) {
     const s = long[k];
     decodeAccount(longRows[k], acc); // decoded once already, in the pass above
     if (script && acc.parts) {
-      const own = new Account();
-      decodeAccount(longRows[k], own);
-      const entries = await scriptEntries(rowsReader(v, shs[s], own), await partReaders(v, own, shs[s]), own.parts.both, lo, hi, q.desc, q.limit + 1);
+      // the scratch account serves the readers: nothing decodes into it until they are done
+      const entries = await scriptEntries(rowsReader(v, shs[s], acc), await partReaders(v, acc, shs[s]), acc.parts.both, lo, hi, q.desc, q.limit + 1);
       for (const e of entries) got.push(e.txNum * 4 + e.flags, s);
     } else {
       await collect(v.snap, shs[s], acc, lo, hi, q.desc, q.limit + 1, got, s);
@@ -237,18 +236,15 @@ async function utxoList(v, scripthash, acc, want, after) {
 // the script view (lib/core/script-view.js) over rows
 
 /**
- * Summaries in the script view of address accounts with P2PK parts: their P2PKH scripts'
- * alone, derived from each account and its parts (every other account's is its own).
+ * The summary in the script view of an address account with P2PK parts: its P2PKH script's
+ * alone, derived from the account and its parts (every other account's is its own).
  * @param {{snap: object, heights: import('./heights').HeightIndex}} v
- * @param {Buffer[]} list script hashes of such accounts
- * @param {(k: number, summary: import('./abstract').Summary|null) => void} put the k-th one's
+ * @param {Buffer} scripthash
+ * @param {Account} acc its row, decoded (kept by the readers)
+ * @returns {Promise<import('./abstract').Summary|null>}
  */
-async function scriptSummaries(v, list, put) {
-  for (let k = 0; k < list.length; k++) {
-    const key = layout.accountKey(list[k], 0);
-    const acc = decodeRow(decodeAccount, await v.snap.get(key), key, new Account());
-    put(k, await scriptSummary(rowsReader(v, list[k], acc), await partReaders(v, acc, list[k]), acc.parts.both, toDisplayHex(list[k])));
-  }
+async function accountScriptSummary(v, scripthash, acc) {
+  return scriptSummary(rowsReader(v, scripthash, acc), await partReaders(v, acc, scripthash), acc.parts.both, toDisplayHex(scripthash));
 }
 
 /**
@@ -667,4 +663,4 @@ function distinct(shs) {
   return out;
 }
 
-module.exports = { history, histories, utxos, scriptSummaries, txidAt, txPlace, readTxids, readTxidsOf, eachValue };
+module.exports = { history, histories, utxos, accountScriptSummary, txidAt, txPlace, readTxids, readTxidsOf, eachValue };
