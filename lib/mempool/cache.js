@@ -1,6 +1,6 @@
 'use strict';
 
-const { mempoolParts, decodeMempoolTx } = require('../codec/mempool');
+const { mempoolParts, mempoolHead, decodeMempoolTx } = require('../codec/mempool');
 const { MempoolView } = require('../core/mempool');
 
 /**
@@ -57,10 +57,10 @@ class MempoolCache {
   async load() {
     const raw = await this.store.getMempool();
     if (!raw) return null;
-    const { seq, tip, starts } = mempoolParts(raw);
     const cur = this.current;
-    if (cur && seq === cur.seq) return cur;
-    if (cur && seq < cur.seq) return cur;
+    // the head first: a load that lost a race to a newer one walks no parts
+    if (cur && mempoolHead(raw).seq <= cur.seq) return cur;
+    const { seq, tip, starts } = mempoolParts(raw);
     const view = (cur && this.derive(cur, raw, seq, tip, starts)) || this.build(raw, seq, tip, starts);
     this.current = view;
     return view;

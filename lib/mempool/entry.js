@@ -258,4 +258,4 @@ function isZero(buf) {
   return true;
 }
 
-module.exports = { MempoolEntry, mempoolEntry, INDEXED, UNCONFIRMED, ASK, CONFIRMED, MISSING, PARENT, UNSPENDABLE };
+module.exports = { mempoolEntry, ASK, MISSING, PARENT, UNSPENDABLE };
