@@ -37,9 +37,9 @@ function register(router, app) {
     const { value, view: pool } = await app.withMempool(async (tip, pool) => {
       const summary = await store.getSummary(t.scripthash);
       if (noTxList) return { summary, txids: undefined };
-      const unconfirmed = pool ? pool.newest(t.scripthash).map((e) => toDisplayHex(e.tx.txid)) : [];
+      const unconfirmed = pool ? pool.newest(t.scripthash) : [];
       const confirmed = summary ? await newestTxids(store, t.scripthash, shifted(range, unconfirmed.length)) : [];
-      return { summary, txids: [...unconfirmed.slice(range.from, range.to), ...confirmed] };
+      return { summary, txids: [...unconfirmed.slice(range.from, range.to).map((e) => toDisplayHex(e.tx.txid)), ...confirmed] };
     });
     return json(format.insightAddr(t.address, value.summary, value.txids, pool && pool.summary(t.scripthash)));
   });
