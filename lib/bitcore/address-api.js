@@ -136,13 +136,21 @@ class AddressApi {
    * transactions' details are read, the mempool's spenders included).
    */
   async _txids(addressArg, options) {
+    return this.reads.consistent(this._txidsRead(addressArg, options));
+  }
+
+  /**
+   * The read of _txids, for reads.consistent (the options are checked now).
+   * @returns {(tip: import('../stores/abstract').Tip|null) => Promise<{txids: string[], at: {tip: object|null, view: object|null}}>}
+   */
+  _txidsRead(addressArg, options) {
     let queryMempool = queryMempoolOf(options);
     const mempoolOnly = Boolean(options && options.queryMempoolOnly);
     const range = this._range(options || {});
     if (range !== null) queryMempool = false;
     if (mempoolOnly) queryMempool = true;
     const targets = this._targets(addressArg);
-    return this.reads.consistent(async (tip) => {
+    return async (tip) => {
       // the tip's mempool also says who spends the listed transactions' outputs, asked or not,
       // as the patched node's getrawtransaction always told
       const pool = await this.reads.poolAt(tip);
@@ -152,7 +160,7 @@ class AddressApi {
       if (mempoolOnly) return { txids: unconfirmed, at };
       const confirmed = range ? await this.index.txids(targets, range) : await this._confirmedTxids(targets, tip);
       return { txids: unconfirmed.concat([...confirmed].reverse()), at };
-    });
+    };
   }
 
   /** `_paginateTxids`: from < to, as the host's preconditions check it. */
@@ -181,14 +189,17 @@ class AddressApi {
     if (to - from > this.limits.maxTransactionHistory) {
       throw new Error(`"from" (${opts.from}) and "to" (${opts.to}) range should be less than or equal to ${this.limits.maxTransactionHistory}`);
     }
-    const { txids, at } = await this._txids(list, opts);
-    const page = this._page(txids, from, to);
+    const readTxids = this._txidsRead(list, opts);
     const wanted = this._targets(list).wanted;
-    const items = await mapLimit(page, this.limits.transactionConcurrency, async (txid) => {
-      const tx = await this.detailedTx(txid, at);
-      return { ...addressDetails(tx, wanted), confirmations: this._confirmations(tx), tx };
+    // the page's transactions are read at the tip their txids were listed at: an index that
+    // moves meanwhile has the whole page read again
+    const { totalCount, txs } = await this.reads.consistent(async (tip) => {
+      const { txids, at } = await readTxids(tip);
+      const page = this._page(txids, from, to);
+      return { totalCount: txids.length, txs: await mapLimit(page, this.limits.transactionConcurrency, (txid) => this.detailedTx(txid, at)) };
     });
-    return { totalCount: txids.length, items };
+    const items = txs.map((tx) => ({ ...addressDetails(tx, wanted), confirmations: this._confirmations(tx), tx }));
+    return { totalCount, items };
   }
 
   _confirmations(tx) {

@@ -1,5 +1,6 @@
 'use strict';
 
+const { StoreError } = require('../errors');
 const { readConsistent, movedRows } = require('../core/consistent');
 
 /** What an index without a mempool snapshot (or without a reader of it) gives. */
@@ -27,16 +28,27 @@ class PairedReads {
   /**
    * Runs `read(tip)` until the tip is the same before and after it (lib/core/consistent.js);
    * a read that finds rows of two states itself (ERR_INDEX_MOVED) is repeated the same way,
-   * as ApiApp.consistent repeats it.
+   * as ApiApp.consistent repeats it, and so is one that failed while the tip moved from the one
+   * it began at (a row it listed gone with a reorg: a transaction -5, a block no longer held).
    * @template T
    * @param {(tip: import('../stores/abstract').Tip|null) => Promise<T>} read
    * @returns {Promise<T>}
    * @throws {import('../errors').StoreError} ERR_INDEX_MOVING when it never is
    */
   async consistent(read) {
-    const { tip, value } = await readConsistent(this.store, read, { retry: movedRows });
+    const { tip, value } = await readConsistent(this.store, (at) => this._read(read, at), { retry: movedRows });
     if (tip && this.onTip) this.onTip(tip);
     return value;
+  }
+
+  /** `read(at)`; its failure, when the tip is no longer `at`, is the move's (ERR_INDEX_MOVED). */
+  async _read(read, at) {
+    try {
+      return await read(at);
+    } catch (err) {
+      if (movedRows(err) || sameTip(at, await this.store.getTip())) throw err;
+      throw new StoreError('ERR_INDEX_MOVED', `the index moved during the read: ${err.message}`);
+    }
   }
 
   /**
@@ -58,6 +70,11 @@ class PairedReads {
   async poolAt(tip) {
     return this.mempool ? this.mempool.stateAt(tip) : NO_MEMPOOL;
   }
+}
+
+function sameTip(a, b) {
+  if (!a || !b) return a === b;
+  return a.height === b.height && a.hash === b.hash;
 }
 
 module.exports = { PairedReads, NO_MEMPOOL };

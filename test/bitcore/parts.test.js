@@ -250,6 +250,65 @@ describe('bitcore service parts', () => {
       await assert.rejects(reads.consistent(async () => { calls++; throw new StoreError('ERR_INDEX_MOVED', 'moved'); }), (e) => e.code === 'ERR_INDEX_MOVING');
       assert.equal(calls, READ_ATTEMPTS);
     });
+
+    it('getAddressHistory reads a page\'s transactions at the tip its txids were listed at: a reorg or a block between them has the page read again', async () => {
+      const { AddressApi } = require('../../lib/bitcore/address-api');
+      const tip = (height, c) => ({ height, hash: c.repeat(64) });
+      // txids of HAL, oldest first, at each tip: T2 replaced T1's last block (t1 gone, t2 in
+      // its place), T3 added a block to T2
+      const T1 = tip(2, '1');
+      const T2 = tip(2, '2');
+      const T3 = tip(3, '3');
+      const histories = { [T1.hash]: ['t0', 't1'], [T2.hash]: ['t0', 't2'], [T3.hash]: ['t0', 't2', 't3'] };
+      const store = { tip: T1, getTip: async () => store.tip };
+      let moveAt = null; // a hook: the index commits `moveAt.to` when the read asks for `moveAt.txid`
+      const asked = [];
+      const missing = new Set(); // listed, yet not found by the transaction read
+      const detailedTx = async (txid, at) => {
+        asked.push(`${txid}@${at.tip.hash[0]}`);
+        if (moveAt && moveAt.txid === txid) {
+          store.tip = moveAt.to;
+          moveAt = null;
+        }
+        const now = histories[store.tip.hash];
+        if (!now.includes(txid) || missing.has(txid)) throw rpcError(null, -5, 'No information available about transaction');
+        return { txid, height: now.indexOf(txid) + 1, readAt: store.tip.hash[0], inputs: [], outputs: [] };
+      };
+      const api = new AddressApi({
+        index: { store, txids: async () => histories[store.tip.hash].slice() },
+        reads: new PairedReads(store, null),
+        detailedTx,
+        height: () => store.tip.height,
+        network: NETWORKS.main,
+        bitcore,
+        node: null,
+      });
+      const page = (r) => ({ totalCount: r.totalCount, txs: r.items.map((i) => `${i.tx.txid}@${i.tx.readAt}`) });
+
+      // a reorg after the txids were listed: t1 is no longer in the index (-5), the page is read again at T2
+      moveAt = { txid: 't1', to: T2 };
+      const reorged = await api.getAddressHistory(HAL, { queryMempool: false });
+      assert.deepEqual(page(reorged), { totalCount: 2, txs: ['t2@2', 't0@2'] });
+      assert.deepEqual(asked.slice(-2), ['t2@2', 't0@2']);
+      assert.ok(asked.includes('t1@1'));
+
+      // a block after the txids were listed: every read succeeds, but the page is T2's and the
+      // index is at T3; it is read again, whole, at T3
+      asked.length = 0;
+      moveAt = { txid: 't2', to: T3 };
+      const moved = await api.getAddressHistory(HAL, { queryMempool: false });
+      assert.deepEqual(page(moved), { totalCount: 3, txs: ['t3@3', 't2@3', 't0@3'] });
+      assert.deepEqual(moved.items.map((i) => i.confirmations), [1, 2, 3]);
+      assert.deepEqual(asked.filter((a) => a.endsWith('@3')), ['t3@3', 't2@3', 't0@3']);
+
+      // a transaction that is not there while the index stays put fails the page, once
+      asked.length = 0;
+      histories[T3.hash] = ['t0', 't2', 't3', 't4'];
+      missing.add('t4');
+      api.resetCaches();
+      await assert.rejects(api.getAddressHistory(HAL, { queryMempool: false }), (e) => e.code === -5);
+      assert.equal(asked.filter((a) => a.startsWith('t4')).length, 1);
+    });
   });
 
   describe('errors and status', () => {
