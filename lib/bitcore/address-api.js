@@ -297,4 +297,4 @@ async function mapLimit(items, limit, fn) {
   return out;
 }
 
-module.exports = { AddressApi, DEFAULTS, addressDetails, queryMempoolOf };
+module.exports = { AddressApi, DEFAULTS };

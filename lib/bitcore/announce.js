@@ -68,4 +68,4 @@ class Announcer {
   }
 }
 
-module.exports = { Announcer, KNOWN_TXS };
+module.exports = { Announcer };

@@ -77,4 +77,4 @@ function sameTip(a, b) {
   return a.height === b.height && a.hash === b.hash;
 }
 
-module.exports = { PairedReads, NO_MEMPOOL };
+module.exports = { PairedReads };
