@@ -266,12 +266,12 @@ class MongoStore extends AbstractStore {
     const ids = C.checkHashes(scripthashes, 'getSummaries').map(D.hashHex);
     const script = C.parseView(opts) === 'script';
     this.assertOpen();
-    const { tip, accounts } = await this.reads.accountsAt([...new Set(ids)]);
+    const { tip, accounts } = await this.reads.accountsAt([...new Set(ids)], { parts: script });
     const out = [];
     for (const id of ids) {
       const a = accounts.get(id);
       if (a && script && a.parts) {
-        const { account, parts } = await this.scriptReaders(id, a, tip);
+        const { account, parts } = this.scriptReaders(id, a, tip, accounts);
         out.push(await scriptSummary(account, parts, a.parts.both, id));
       } else {
         out.push(a ? D.summaryOf(a) : null);
@@ -282,12 +282,12 @@ class MongoStore extends AbstractStore {
 
   /**
    * AccountReaders (lib/core/script-view.js) of an address account with P2PK parts and of its
-   * parts' accounts, as of `tip`.
+   * parts' accounts, as of `tip`: `accounts` holds the parts' accounts read at that same tip
+   * (Reads.accountsAt with `parts`).
    * @private
    */
-  async scriptReaders(sh, a, tip) {
+  scriptReaders(sh, a, tip, accounts) {
     const shs = [...new Set(a.parts.p2pk.map((p) => D.hashHex(p.sh)))];
-    const { accounts } = await this.reads.accountsAt(shs);
     const reader = (id, acc) => ({
       summary: D.summaryOf(acc),
       entries: async (lo, hi, desc, want) => {
@@ -322,7 +322,7 @@ class MongoStore extends AbstractStore {
     const uniq = [...new Set(C.checkHashes(scripthashes, 'getHistories').map(D.hashHex))];
     const q = C.parseQuery(opts);
     this.assertOpen();
-    const { tip, accounts } = await this.reads.accountsAt(uniq);
+    const { tip, accounts } = await this.reads.accountsAt(uniq, { parts: q.view === 'script' });
     if (!tip) return { entries: [], next: null };
     // the TxNum range [lo, hi): the height bounds (block documents read first), the cursor,
     // committed blocks only
@@ -340,7 +340,7 @@ class MongoStore extends AbstractStore {
       if (!a || a.txCount === 0) continue;
       if (q.view === 'script' && a.parts) {
         // the P2PKH script alone: its entries worked out first (at most limit + 1 are needed)
-        const { account, parts } = await this.scriptReaders(sh, a, tip);
+        const { account, parts } = this.scriptReaders(sh, a, tip, accounts);
         const list = await scriptEntries(account, parts, a.parts.both, lo, hi, q.desc, q.limit + 1);
         walks.push(new ListWalk(i, list.map((e) => ({ ...e, funded: (e.flags & 1) !== 0, spent: (e.flags & 2) !== 0 }))));
       } else {
@@ -359,12 +359,12 @@ class MongoStore extends AbstractStore {
     const sh = D.hashHex(C.checkHash(scripthash, 'script hash'));
     const { limit, after, view } = C.parseUtxoQuery(opts);
     this.assertOpen();
-    const { tip, accounts } = await this.reads.accountsAt([sh]);
+    const { tip, accounts } = await this.reads.accountsAt([sh], { parts: view === 'script' });
     const a = accounts.get(sh);
     if (!tip || !a) return { utxos: [], next: null };
     let list;
     if (view === 'script' && a.parts) {
-      const { account, parts } = await this.scriptReaders(sh, a, tip);
+      const { account, parts } = this.scriptReaders(sh, a, tip, accounts);
       list = await scriptUtxos(account, parts, after, limit + 1);
     } else {
       list = await this.reads.utxos(sh, a, tip, after && [after.txNum, after.vout], limit + 1);

@@ -9,7 +9,9 @@ const { StoreError } = require('../../lib/errors');
 const { buildDeltas } = require('../../lib/sync/delta');
 const { toDisplayHex } = require('../../lib/chain/hash');
 const { useMongo, FerretServer, buildFerretDB, freePort } = require('../helpers/mongo-server');
-const { mainnetChain, syncBlocks } = require('./data');
+const { mainnetChain, p2pkChain, syncBlocks } = require('./data');
+const { Wallet } = require('../helpers/wallet');
+const { addressScripthash } = require('../helpers/reference');
 const { storeConformance } = require('./conformance');
 const { MongoClient, Long } = require('mongodb');
 const { tempDir } = require('../helpers/tmp');
@@ -67,6 +69,46 @@ describe('MongoDB store (lib/stores/mongo.js)', function () {
     assert.deepEqual(seen, { tip: { height: 20, hash: blocks[20].cols.hash, nextTxNum: 21 },
       history: { entries: [], next: null }, block: null, tx: null, utxos: { utxos: [], next: null } });
     assert.equal((await reader.getHistory(sh)).entries.length, 1);
+  });
+
+  it('a reader\'s script view reads an address\'s P2PK parts at the tip it read the address at', async () => {
+    // the P2PKH script hashes of keys paid both ways (test/stores/data.js): in block 5 the miner
+    // is paid a P2PK coinbase and spends a P2PKH output, k1 spends its P2PK and P2PKH outputs
+    const { blocks } = p2pkChain();
+    const w = new Wallet('addrindex-p2pk-chain');
+    const [miner, k1, k2] = ['miner', 'k1', 'k2'].map((label) => addressScripthash(w.output('p2pkh', label).address));
+    const dbName = env.dbName('script_view');
+    const s = await track(MongoStore.open({ url: env.mongo.url, dbName, network: 'regtest', repairSettleMs: 0 }));
+    await syncBlocks(s, blocks, 0, 4, [2, 3]);
+    const reader = await track(MongoStore.open({ url: env.mongo.url, dbName, network: 'regtest', readOnly: true }));
+    const apply5 = async () => s.apply(await buildDeltas(blocks.slice(5, 6), s, (await s.getTip()).nextTxNum));
+    // the writer commits `commit` whole right after the reader's first read of `target`'s
+    // account: the reader must still answer what the tip it read says
+    const midRead = async (target, commit, read, what) => {
+      const want = await read(s);
+      const findByIds = reader.database.findByIds;
+      let armed = true;
+      reader.database.findByIds = async (name, ids) => {
+        const found = await findByIds.call(reader.database, name, ids);
+        if (armed && name === 'accounts' && ids.includes(toDisplayHex(target))) {
+          armed = false;
+          await commit();
+        }
+        return found;
+      };
+      try {
+        assert.deepEqual(await read(reader), want, what);
+      } finally {
+        reader.database.findByIds = findByIds;
+      }
+      assert.equal(armed, false, `${what}: the commit landed between the reader's reads`);
+      assert.notDeepEqual(await read(s), want, `${what}: the commit changes the answer`);
+    };
+    const script = { view: 'script' };
+    await midRead(miner, apply5, (st) => st.getSummaries([miner, k1, k2], script), 'summaries');
+    await s.revert(4);
+    await midRead(k1, apply5, (st) => st.getUtxos(k1, script), 'utxos');
+    await midRead(miner, () => s.revert(4), (st) => st.getHistory(miner, script), 'history');
   });
 
   it('every collection exists from the open; applies and reverts neither create nor drop one', async () => {

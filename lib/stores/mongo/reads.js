@@ -56,41 +56,61 @@ class Reads {
 
   /**
    * The accounts of script hashes as of one committed tip: each document's own version or the
-   * one before it, by commit number. A reader whose tip is older than both re-reads the tip.
+   * one before it, by commit number. With `parts`, the accounts of the P2PK parts of those that
+   * have them too (the script view), read at the same tip. A reader whose tip is older than
+   * both versions of a document re-reads the tip and reads them all again.
    * @param {string[]} shs
+   * @param {{parts?: boolean}} [opts]
    * @returns {Promise<{tip: object|null, accounts: Map<string, D.Account|null>}>}
    */
-  async accountsAt(shs) {
+  async accountsAt(shs, { parts = false } = {}) {
     for (let attempt = 1; attempt <= READ_ATTEMPTS; attempt++) {
       const tip = await this.committedTip();
-      const accounts = new Map();
-      if (!tip || shs.length === 0) return { tip, accounts };
-      const need = [];
-      for (const sh of shs) {
-        const c = this.accounts.get(sh);
-        if (c && c.seq === tip.seq) accounts.set(sh, c.account);
-        else need.push(sh);
-      }
-      if (need.length === 0) return { tip, accounts };
-      const docs = await this.db.findByIds(C.accounts, need);
-      const missing = need.filter((sh) => !docs.has(sh));
-      if (missing.length && (await this.swapping())) {
-        for (const [sh, d] of await this.db.findByIds(C.staging, missing)) docs.set(sh, d);
-      }
-      let stale = false;
-      for (const sh of need) {
-        const d = docs.get(sh);
-        const v = d ? D.versionAt(d, tip.seq) : null;
-        if (v === undefined) stale = true;
-        else accounts.set(sh, v ? D.fromAccountFields(v, sh) : null);
-      }
-      if (!stale) {
-        for (const sh of need) this.remember(sh, tip.seq, accounts.get(sh));
+      if (!tip || shs.length === 0) return { tip, accounts: new Map() };
+      const accounts = await this.versionsAt(shs, tip);
+      if (accounts && parts) {
+        const more = [...new Set([...accounts.values()].flatMap((a) => (a && a.parts ? a.parts.p2pk.map((p) => D.hashHex(p.sh)) : [])))]
+          .filter((sh) => !accounts.has(sh));
+        const got = more.length ? await this.versionsAt(more, tip) : new Map();
+        if (got) {
+          for (const [sh, a] of got) accounts.set(sh, a);
+          return { tip, accounts };
+        }
+      } else if (accounts) {
         return { tip, accounts };
       }
       await sleep(5 * attempt);
     }
     throw new StoreError('ERR_INDEX_MOVING', `${this.store.describe()}: new blocks were committed during each of ${READ_ATTEMPTS} reads; retry`);
+  }
+
+  /**
+   * The versions of accounts a reader at `tip` sees (kept for the next read at it), or null
+   * when some document has moved two versions past it.
+   * @private
+   */
+  async versionsAt(shs, tip) {
+    const accounts = new Map();
+    const need = [];
+    for (const sh of shs) {
+      const c = this.accounts.get(sh);
+      if (c && c.seq === tip.seq) accounts.set(sh, c.account);
+      else need.push(sh);
+    }
+    if (need.length === 0) return accounts;
+    const docs = await this.db.findByIds(C.accounts, need);
+    const missing = need.filter((sh) => !docs.has(sh));
+    if (missing.length && (await this.swapping())) {
+      for (const [sh, d] of await this.db.findByIds(C.staging, missing)) docs.set(sh, d);
+    }
+    for (const sh of need) {
+      const d = docs.get(sh);
+      const v = d ? D.versionAt(d, tip.seq) : null;
+      if (v === undefined) return null;
+      accounts.set(sh, v ? D.fromAccountFields(v, sh) : null);
+    }
+    for (const sh of need) this.remember(sh, tip.seq, accounts.get(sh));
+    return accounts;
   }
 
   /**
