@@ -144,12 +144,35 @@ describe('MongoDB store (lib/stores/mongo.js)', function () {
       assert.equal((await again.getTip()).height, height, `cut at ${step}`);
       assert.equal(await again.digest(), digests.get(height), `cut at ${step}`);
       assert.equal((await again.verify()).ok, true);
+      assert.equal(await again.client.db(dbName).collection('staging').countDocuments(), 0, `cut at ${step}`);
       if (step === 'stage') {
         // and the same writer, after its failure, repairs before its next apply
         s.opts.onStep = undefined;
         await s.apply(deltas);
         assert.equal(await s.digest(), digests.get(438));
       }
+    }
+  });
+
+  it('a revert cut off before its swap is rolled back on reopen, one cut off after it is finished; staging left empty', async () => {
+    const ref = await track(MongoStore.open({ url: env.mongo.url, dbName: env.dbName('revert_ref'), network: 'main', repairSettleMs: 0 }));
+    await syncBlocks(ref, mainnetChain().blocks, 0, 60, [61]);
+    // undo aside: a store synced past 100 blocks has pruned the undo of the first ones
+    const at60 = await ref.digest({ undo: false });
+    for (const [step, height] of [['stage', 120], ['swap', 60], ['tip', 60], ['done', 60]]) {
+      const dbName = env.dbName(`revert_cut_${step}`);
+      const s = await track(MongoStore.open({ url: env.mongo.url, dbName, network: 'main', repairSettleMs: 0 }));
+      await syncBlocks(s, mainnetChain().blocks, 0, 120, [121]);
+      const at120 = await s.digest({ undo: false });
+      s.opts.onStep = (at) => {
+        if (at === step) throw new Error(`simulated crash at ${step}`);
+      };
+      await assert.rejects(s.revert(60), /simulated crash/);
+      const again = await track(MongoStore.open({ url: env.mongo.url, dbName, network: 'main', repairSettleMs: 0 }));
+      assert.equal((await again.getTip()).height, height, `cut at ${step}`);
+      assert.equal(await again.digest({ undo: false }), height === 60 ? at60 : at120, `cut at ${step}`);
+      assert.equal((await again.verify()).ok, true, `cut at ${step}`);
+      assert.equal(await again.client.db(dbName).collection('staging').countDocuments(), 0, `cut at ${step}`);
     }
   });
 

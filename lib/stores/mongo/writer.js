@@ -306,6 +306,7 @@ class Writer {
           if (!sameTip(tip, prevTip)) throw corrupt(`an interrupted apply left the tip at ${tipText(tip)}, expected ${tipText(prevTip)}`);
           await this.removeAbove(writes(), target);
         }
+        await this.db.clearStaging();
       } else if (!moved) {
         // the swap had begun: finish the operation from the staged accounts and the undo
         const staged = await stagedDocs();
@@ -318,11 +319,13 @@ class Writer {
         await this.setTip(newTip);
         tip = newTip;
         if (pending.op === 'revert') await this.revertCleanup(w, target, staged);
+        else await this.db.clearStaging(staged.map((d) => d._id));
       } else if (pending.op === 'revert' && missing === null && undoDocs.length > 0) {
         // the tip had moved: only the cleanup was left (undo goes last, so if it is gone, all else is)
         await this.revertCleanup(writes(), target, await stagedDocs());
+      } else {
+        await this.db.clearStaging();
       }
-      await this.db.clearStaging();
       if (tip && pending.op === 'apply') await this.pruneUndo(tip.height);
       await this.clearPending();
     }
