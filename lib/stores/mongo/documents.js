@@ -115,8 +115,7 @@ const undoId = (height, part) => `${String(height).padStart(HEIGHT_DIGITS, '0')}
 function blockDoc(cols, height, firstTxNum, locator) {
   return {
     _id: height, hash: cols.hash, prev: cols.prev, time: new Date(cols.time * 1000), firstTxNum: long(firstTxNum), txCount: cols.txCount,
-    // a header parsed on a worker thread arrives as a plain Uint8Array, whose toString() is not hex
-    header: Buffer.from(cols.header.buffer, cols.header.byteOffset, cols.header.byteLength).toString('hex'), size: cols.size, weight: cols.weight,
+    header: cols.header.toString('hex'), size: cols.size, weight: cols.weight,
     locator: locator ? { file: locator.file, offset: long(locator.offset) } : null,
   };
 }
