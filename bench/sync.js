@@ -9,7 +9,7 @@
  *
  *   node bench/sync.js [--txs 1000000 | --sizes 1000000,3000000,10000000] [--stores lmdb,level]
  *                      [--seed 1] [--baseline-txs 100000] [--threads N] [--batch-blocks N]
- *                      [--batch-mb N] [--batch-ms N] [--ahead N] [--bulk N] [--dir DIR] [--keep]
+ *                      [--batch-mb N] [--batch-ms N] [--ahead N] [--bulk N] [--cache-mb N] [--dir DIR] [--keep]
  *                      [--cpu-prof DIR] [--no-baseline] [--memory-max 2G] [--compact] [--json FILE]
  *
  * The chain is generated once for the largest size; the generator's chains of one seed are
@@ -54,6 +54,7 @@ const { values: args } = parseArgs({
     'batch-ms': { type: 'string' },
     ahead: { type: 'string' },
     bulk: { type: 'string' },
+    'cache-mb': { type: 'string' },
     'memory-max': { type: 'string' },
     compact: { type: 'boolean', default: false },
     dir: { type: 'string' },
@@ -94,7 +95,9 @@ async function phaseSync() {
   // --limit: sync only the blocks holding the first `limit` txs (the baseline's prefix)
   const to = limit === Infinity ? source.tip().height : await heightHolding(source, limit);
   const bounded = boundedSource(source, to);
-  const store = await openStore({ store: args.store, datadir: args.datadir, network: 'regtest' });
+  const store = await openStore({
+    store: args.store, datadir: args.datadir, network: 'regtest', cacheBytes: args['cache-mb'] === undefined ? undefined : Number(args['cache-mb']) * 1048576,
+  });
   const samples = [];
   let rssPeak = 0;
   let anonPeak = 0;
@@ -179,7 +182,7 @@ async function phaseBaseline() {
 
 function runPhase(phase, extra, execArgv = [], onSpawn) {
   const argv = ['--seed', args.seed, '--txs', args.txs, ...extra];
-  for (const k of ['threads', 'batch-blocks', 'batch-mb', 'batch-ms', 'ahead', 'bulk']) if (args[k] !== undefined) argv.push(`--${k}`, args[k]);
+  for (const k of ['threads', 'batch-blocks', 'batch-mb', 'batch-ms', 'ahead', 'bulk', 'cache-mb']) if (args[k] !== undefined) argv.push(`--${k}`, args[k]);
   if (args.compact) argv.push('--compact');
   return runPhaseIn(__filename, phase, argv, execArgv, onSpawn);
 }

@@ -5,6 +5,7 @@ const { UsageError } = require('../errors');
 const { BATCH_DEFAULTS, CATCH_UP_BULK, batchLimits } = require('../sync/batch');
 const { intOption, indexLocation, resolveNetwork, storeOptions } = require('./datadir');
 const { openIndex } = require('../stores');
+const { DEFAULT_CACHE_BYTES } = require('../stores/kvstore');
 const { sourceOptions, sourceUsage, openSource } = require('./source');
 const { logOptions, logUsage, logSettings, errorFields } = require('../ops/log');
 
@@ -37,9 +38,13 @@ ${sourceUsage}  --datadir DIR        where the index lives (created when missing
   --batch-mb N         raw block megabytes per commit, at most (default ${BATCH_DEFAULTS.maxBytes / 1048576})
   --batch-ms N         milliseconds a batch may collect blocks before it commits (default ${BATCH_DEFAULTS.maxMs})
   --threads N          parse worker threads (default: one per core but one; 0 parses on the main thread)
-  --bulk-batches N     while catching up, commit N batches at once (default ${CATCH_UP_BULK}; 1: every batch).
-                       Fewer, larger LMDB commits rewrite fewer pages; a crash loses at most N
-                       batches of work, never part of one
+  --cache-mb N         while catching up, the rows the sync writes and reads are kept in memory
+                       (LMDB, LevelDB) and committed together when they fill N MiB (default
+                       ${DEFAULT_CACHE_BYTES / 1048576}), as Bitcoin Core's dbcache: a row the next blocks touch again is
+                       neither read nor written again in between. A crash loses at most that
+                       much work, never part of a commit
+  --bulk-batches N     while catching up, commit at the latest every N batches (default: when the
+                       cache is full; 1: every batch)
   --quiet              no progress output on stderr (the JSON log, when on, still has it)
   --metrics-port N     serve Prometheus metrics on this port at /metrics, and /health (blocks and
                        txs per second, batch and commit times, reorgs, tips and lag, node errors;
@@ -57,6 +62,7 @@ const options = {
   txstore: { type: 'boolean' },
   'batch-blocks': { type: 'string' },
   'batch-mb': { type: 'string' },
+  'cache-mb': { type: 'string' },
   'batch-ms': { type: 'string' },
   threads: { type: 'string' },
   'bulk-batches': { type: 'string' },
@@ -88,6 +94,7 @@ async function sync(positionals, values, io, logger) {
     maxMs: intOption(values, 'batch-ms', 1),
   });
   const undoDepth = intOption(values, 'undo-depth', 0);
+  const cacheMb = intOption(values, 'cache-mb', 1);
   const threads = intOption(values, 'threads', 0);
   const bulkBatches = intOption(values, 'bulk-batches', 1);
   const pollMs = intOption(values, 'poll-ms', 1);
@@ -152,7 +159,9 @@ async function sync(positionals, values, io, logger) {
       if (controller.signal.aborted && err.code === 'ERR_ABORTED') return 0; // stopped while waiting for the node
       throw err;
     }
-    store = await openIndex({ ...location, network, undoDepth, readOnly: false, txstore: values.txstore });
+    store = await openIndex({
+      ...location, network, undoDepth, readOnly: false, txstore: values.txstore, cacheBytes: cacheMb === undefined ? undefined : cacheMb * 1048576,
+    });
     // a server started later reads blocks and transactions from the same place; of a node,
     // only its URL as printed (the password stays out of the index)
     const info = {};

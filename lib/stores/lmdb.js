@@ -170,6 +170,8 @@ class LmdbKv {
     this.db = db;
     this.dir = dir;
     this.reopen = reopen;
+    /** snapshots read synchronously (the row cache's overlay can then too) */
+    this.syncReads = true;
   }
 
   get(key) {
@@ -185,14 +187,13 @@ class LmdbKv {
   }
 
   snapshot() {
-    // inside a bulk group, reads go through its write transaction: lmdb-js reads a get there
-    // whatever transaction it is given, but a range in the one it is given, so a snapshot
-    // with a read transaction of its own would mix the two states
-    return new LmdbSnapshot(this.db, !this.bulk);
+    return new LmdbSnapshot(this.db);
   }
 
   /**
-   * @param {{keys: Buffer[], values: Array<Buffer|null>}} batch
+   * @param {{keys: Buffer[], values: Array<Buffer|null>, sorted?: boolean}|{each: Function}} batch
+   *   rows as arrays (put in key order: sorted says they are already), or handed out one by
+   *   one by `each(fn(key, value))` in key order (the row cache's commits)
    * @param {{key: Buffer, value: Buffer|undefined}} guard
    */
   write(batch, guard) {
@@ -202,71 +203,33 @@ class LmdbKv {
     // reads all resolve as microtasks never yields (the conformance suite's interleaved
     // reader spun forever); and their condition sees only a row's first 8 bytes.
     const db = this.db;
-    const { keys, values } = batch;
-    const order = keyOrder(keys);
+    const put = (key, value) => {
+      if (value === null) db.removeSync(key);
+      else db.putSync(key, value);
+    };
     const run = () => {
       if (!guardHolds(db.getBinary(guard.key), guard)) return false;
-      for (let k = 0; k < order.length; k++) {
-        const i = order[k];
-        if (values[i] === null) db.removeSync(keys[i]);
-        else db.putSync(keys[i], values[i]);
+      if (batch.each) {
+        batch.each(put);
+        return true;
+      }
+      const { keys, values } = batch;
+      const order = batch.sorted ? null : keyOrder(keys);
+      for (let k = 0; k < keys.length; k++) {
+        const i = order ? order[k] : k;
+        put(keys[i], values[i]);
       }
       return true;
     };
-    if (this.bulk) {
-      // inside the open transaction: a put that throws half way leaves a torn batch in it,
-      // so the whole group is then discarded, never committed
-      try {
-        return run();
-      } catch (err) {
-        this.bulk.failed = true;
-        throw err;
-      }
-    }
     return db.transactionSync(() => (run() ? true : ABORT)) === true;
   }
 
-  /**
-   * Opens one write transaction that the following writes join until endBulk(): a group of
-   * batches committed at once dirties each page of the hash-keyed tables once for the group
-   * instead of once per batch. lmdb-js reads every get and range of this process through an
-   * open write transaction, snapshots included, so while a group is open this process sees
-   * its uncommitted writes: only a writer with no readers of its own may use it (the sync's
-   * catch-up). Other processes see the last commit, as always.
-   */
-  beginBulk() {
-    if (this.bulk) return;
-    let settle;
-    const open = new Promise((resolve) => { settle = resolve; });
-    const committed = Promise.resolve(this.db.transactionSync(() => open));
-    // the outcome is awaited by endBulk; a rejection before then must not go unhandled
-    committed.catch(() => {});
-    this.bulk = { settle, committed, failed: false };
-  }
-
-  /**
-   * Commits the open group (or discards it, when `commit` is false or a write in it failed).
-   * @param {boolean} commit
-   * @returns {Promise<boolean>} whether it was committed
-   */
-  async endBulk(commit) {
-    const b = this.bulk;
-    if (!b) return false;
-    this.bulk = null;
-    const keep = commit && !b.failed;
-    b.settle(keep ? true : ABORT);
-    await b.committed;
-    return keep;
-  }
-
   async close() {
-    if (this.bulk) await this.endBulk(false);
     await this.db.close();
   }
 
   /** See LmdbStore#compact. */
   async compact() {
-    if (this.bulk) throw new StoreError('ERR_IN_USE', 'cannot compact while a bulk group is open');
     this.db.readerCheck(); // forget the slots of processes that died
     const others = this.db.readerList().split('\n').slice(1).map((l) => Number(l.trim().split(/\s+/)[0]))
       .filter((pid) => pid > 0 && pid !== process.pid);
@@ -342,14 +305,11 @@ class LmdbKv {
 
 /** One LMDB read transaction: a consistent view until release(). */
 class LmdbSnapshot {
-  /**
-   * @param {object} db
-   * @param {boolean} ownTxn false: read through the open write transaction (a bulk group)
-   */
-  constructor(db, ownTxn) {
+  /** @param {object} db */
+  constructor(db) {
     this.db = db;
-    this.txn = ownTxn ? db.useReadTransaction() : null;
-    this.opts = ownTxn ? { transaction: this.txn } : undefined;
+    this.txn = db.useReadTransaction();
+    this.opts = { transaction: this.txn };
   }
 
   get(key) {

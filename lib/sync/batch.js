@@ -27,13 +27,15 @@ const BATCH_DEFAULTS = Object.freeze({
 });
 
 /**
- * Batches committed at once while `addrindex sync` catches up (SyncService's bulkBatches):
- * LMDB then dirties each page of its hash-keyed tables once per group instead of once per
- * batch. On the 5M-tx chain, continuing the sync for 600k txs took 49.7 µs of main-thread
- * CPU per tx committing every batch, 43.9 in groups of 4 and 41.0 in one group (profiles/
- * README.md); 8 keeps most of that while a crash loses at most 8 batches of work.
+ * Batches committed at once while `addrindex sync` catches up (SyncService's bulkBatches): as
+ * many as the store's writer cache holds (`--cache-mb`). Before that cache, groups of 8 batches
+ * in one LMDB transaction dirtied each page of the hash-keyed tables once per group instead
+ * of once per batch (on the 5M-tx chain 41.0 µs of main-thread CPU per tx in one group
+ * against 49.7 committing every batch, profiles/README.md); the cache keeps that and also
+ * reads and writes each row once per group, and its budget, not a count of batches, bounds
+ * the memory a group takes.
  */
-const CATCH_UP_BULK = 8;
+const CATCH_UP_BULK = Infinity;
 
 /**
  * Validates and completes batch limits.

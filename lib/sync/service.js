@@ -57,10 +57,13 @@ class SyncService {
    * @param {number} [opts.ahead=1]    whole batches queued ahead of the one being committed
    * @param {number} [opts.parseAheadBytes] raw block bytes posted to the parse pool ahead of
    *   the block being batched (default: one batch's maxBytes, at least 4 MiB)
-   * @param {number} [opts.bulkBatches=1] until the index first catches up, commit this many
-   *   batches at once (store.beginBulk/endBulk; LMDB dirties each page of its hash-keyed tables
-   *   once per commit). Readers of the store in this process would see a group's blocks before
-   *   its commit, so the groups end for good at the first 'caught-up': whatever starts reading
+   * @param {number} [opts.bulkBatches=1] until the index first catches up, commit up to this
+   *   many batches at once (store.beginBulk/endBulk; Infinity: as many as the store's writer
+   *   cache holds, store.bulkFull()). The key-value stores keep a group's rows and the rows
+   *   it read in their row cache (lib/stores/rowcache.js), so a row the next batches touch
+   *   again is neither read nor written again before the group's one commit. Readers of the
+   *   store in this process would see a group's blocks before its commit, so the groups end
+   *   for good at the first 'caught-up' (and the cache is dropped): whatever starts reading
    *   then (a mempool follower, metrics) never meets one, however far a later pass has to go.
    *   The last batch of a catch-up, a stop and an error always end the group.
    */
@@ -82,7 +85,9 @@ class SyncService {
     this.parseAheadBytes = opts.parseAheadBytes;
     this.verifyMerkle = opts.verifyMerkle !== false;
     this.bulkBatches = opts.bulkBatches === undefined ? 1 : opts.bulkBatches;
-    if (!(Number.isInteger(this.bulkBatches) && this.bulkBatches >= 1)) throw new TypeError('bulkBatches must be an integer >= 1');
+    if (!((Number.isInteger(this.bulkBatches) || this.bulkBatches === Infinity) && this.bulkBatches >= 1)) {
+      throw new TypeError('bulkBatches must be an integer >= 1 or Infinity');
+    }
     this.caughtUp = false;
   }
 
@@ -252,11 +257,11 @@ class SyncService {
         // it whole at endBulk (below, in finally); a failure before any write keeps the batches
         // before it, like any stop
         await this.store.apply(deltas);
-        // a group ends at its size and always with the catch-up's last batch, so commits stay a
-        // function of the chain and the limits (and a caught-up index is committed)
-        if (grouped > 0 && (grouped >= this.bulkBatches || lastBlock.height === to)) {
+        // a group ends at its size, when the store's cache is full, and always with the
+        // catch-up's last batch (a caught-up index is committed, and its cache let go)
+        if (grouped > 0 && (grouped >= this.bulkBatches || this.store.bulkFull() || lastBlock.height === to)) {
           grouped = 0;
-          await this.store.endBulk();
+          await this.store.endBulk({ keepCache: lastBlock.height !== to });
         }
         const commitMs = Date.now() - t1;
         nextTxNum += batch.txs;
@@ -275,7 +280,7 @@ class SyncService {
       }
     } finally {
       // stopped, or the source failed: the batches applied are whole, commit them
-      if (grouped > 0) await this.store.endBulk();
+      if (grouped > 0) await this.store.endBulk({ keepCache: false });
       channel.close();
       await reading;
     }

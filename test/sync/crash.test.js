@@ -14,9 +14,10 @@ describe('sync: crash safety (SIGKILL at random points, then restart)', function
     const chain = await makeChain({ seed: 'crash-1', blocks: 120, txsPerBlock: 35 });
     assert.ok(chain.txs > 3000, `a few thousand txs (${chain.txs})`);
     const expected = await freshDigest(chain.dir);
-    // small batches: ~60 commits, so a kill lands between, during and right after commits
+    // small batches in groups of two (the writer's cache committed every 4 blocks): ~30
+    // commits, so a kill lands between, during and right after commits
     const args = (datadir) => ['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest',
-      '--batch-blocks', '2', '--threads', '1'];
+      '--batch-blocks', '2', '--bulk-batches', '2', '--threads', '1'];
 
     // an uninterrupted CLI run: the reference
     const whole = path.join(tempDir('crash-whole'), 'index');

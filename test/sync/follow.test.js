@@ -48,11 +48,12 @@ describe('sync --follow', function () {
   });
 
   it('SIGTERM in the middle of a long catch-up: exit 0 at a batch boundary, verify passes, a restart completes', async () => {
-    // many small commits, so the catch-up lasts long enough to be interrupted
+    // many small commits (groups of 4 batches of 2 blocks), so the catch-up lasts long enough
+    // to be interrupted
     const chain = await makeChain({ seed: 'follow-2', blocks: 1500, txsPerBlock: 4 });
     const datadir = path.join(tempDir('follow-term'), 'index');
     const args = ['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest',
-      '--follow', '--batch-blocks', '2', '--threads', '1'];
+      '--follow', '--batch-blocks', '2', '--bulk-batches', '4', '--threads', '1'];
     const child = startCli(args);
     try {
       await waitFor(async () => {
