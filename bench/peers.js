@@ -185,6 +185,8 @@ async function prefixDir(chain, blocks, work) {
 // --- processes ----------------------------------------------------------------------------
 
 const live = new Set(); // pids this script started and has not seen exit
+const cgroups = new Set(); // memory cgroups made and not yet removed
+const scratch = new Set(); // what a SIGINT removes (unless --keep): datadirs, or the whole temporary work dir
 
 /** /proc/PID/stat: its CPU seconds (own user + system, and its reaped children's). */
 function procCpu(pid) {
@@ -385,6 +387,7 @@ const SYSTEMS = {
           run('python3', ['-m', 'venv', venv]);
           run(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', `e-x==${version}`, 'plyvel']);
         } catch (err) {
+          fs.rmSync(venv, { recursive: true, force: true });
           throw new Skip(`cannot install e-x==${version} with plyvel (${lastLine(err)})`);
         }
         if (!installed()) throw new Skip(`e-x==${version} with plyvel did not install into ${venv}`);
@@ -609,6 +612,7 @@ async function measure(name, sys, ctx) {
       evictAll([ctx.blocks, ctx.prefix, datadir]);
       const { MemoryCgroup } = require('./lib/cgroup');
       cg = new MemoryCgroup(memoryMax(), `addrindex-bench-peers-${process.pid}-${name}`);
+      cgroups.add(cg);
     }
     const progress = [];
     const logFile = path.join(work, 'logs', `${name}.log`);
@@ -657,7 +661,10 @@ async function measure(name, sys, ctx) {
       await fixture.stop().catch(() => {});
       live.delete(fixture.pid);
     }
-    if (cg) cg.remove();
+    if (cg) {
+      cg.remove();
+      cgroups.delete(cg);
+    }
     if (!args.keep) {
       fs.rmSync(datadir, { recursive: true, force: true });
       fs.rmSync(runWork, { recursive: true, force: true });
@@ -666,7 +673,6 @@ async function measure(name, sys, ctx) {
 }
 
 function cleanupOnSignal() {
-  let cg = [];
   const onSignal = (sig) => {
     console.log(`\n${sig}: stopping every process this bench started`);
     for (const pid of live) {
@@ -676,15 +682,9 @@ function cleanupOnSignal() {
         // already gone
       }
     }
-    cg = fs.existsSync('/sys/fs/cgroup/memory') ? fs.readdirSync('/sys/fs/cgroup/memory').filter((d) => d.startsWith(`addrindex-bench-peers-${process.pid}-`)) : [];
     setTimeout(() => {
-      for (const d of cg) {
-        try {
-          fs.rmdirSync(path.join('/sys/fs/cgroup/memory', d));
-        } catch {
-          // still has a process
-        }
-      }
+      for (const cg of cgroups) cg.remove();
+      if (!args.keep) for (const d of scratch) fs.rmSync(d, { recursive: true, force: true });
       process.exit(130);
     }, 500);
   };
@@ -710,6 +710,7 @@ async function main() {
   if (args['memory-max']) memoryMax();
   cleanupOnSignal();
   const work = args.dir || fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-bench-peers-'));
+  scratch.add(args.dir ? path.join(work, 'runs') : work);
   const blocks = path.join(work, 'blocks');
   const regime = args['memory-max'] ? `memory-max ${args['memory-max']}` : 'in RAM';
   say(`bench/peers: ${txs.toLocaleString('en-US')} txs, seed ${args.seed}, ${regime}; ${os.cpus().length} cores, node ${process.version}, ` +
@@ -784,6 +785,7 @@ function report(results, ctx, regime) {
       'CPU s': r.cpuSec !== undefined ? r.cpuSec.toFixed(1) : '',
       'fixture CPU s': r.fixtureCpuSec ? r.fixtureCpuSec.toFixed(1) : '',
       'peak RSS MB': r.peakRss ? fmt(r.peakRss / MB) : r.mem ? fmt(r.mem.hwm / MB) : '',
+      'peak anon MB': r.peakAnon ? fmt(r.peakAnon / MB) : r.mem ? fmt(r.mem.anon / MB) : '',
       'disk MB': r.diskBytes !== undefined ? fmt(r.diskBytes / MB) : '',
       'tx/s first → last tenth': r.tenths ? `${fmt(r.tenths[0])} → ${fmt(r.tenths[9])}` : r.txs ? 'n/a' : '',
       slope: r.tenths ? `${(100 * r.slope).toFixed(0)} %` : '',
