@@ -24,7 +24,10 @@
  *   - ElectrumX (PyPI `e-x`, pinned by --electrumx-version, with `plyvel`: LevelDB), installed
  *     by this script into a virtualenv under .cache/electrumx/ (python3 -m venv; pip). Fed by
  *     the fixture; configured by its environment (COIN=Bitcoin NET=regtest DB_ENGINE=leveldb,
- *     no services, no peer discovery; CACHE_MB from --electrumx-cache-mb, else its own default).
+ *     no services, no peer discovery; CACHE_MB from --electrumx-cache-mb, else its own default;
+ *     REORG_LIMIT, the raw blocks it keeps for reorgs, from --electrumx-reorg-limit, default 200
+ *     as on Bitcoin mainnet: its regtest default, 8,000, would keep every block of these chains;
+ *     '' for that).
  *     Below height 130,000 ElectrumX asks the node for up to 1,000 blocks a request (the whole
  *     of a 1M-tx chain in one batch); --electrumx-fetch-blocks caps that (default 100, what it
  *     asks for above that height on mainnet; 0: its own rule). Done when it logs "synced to
@@ -95,6 +98,7 @@ const { values: args } = parseArgs({
     'electrumx-version': { type: 'string', default: '2.0.0' },
     'electrumx-cache-mb': { type: 'string' },
     'electrumx-fetch-blocks': { type: 'string', default: '100' },
+    'electrumx-reorg-limit': { type: 'string', default: '200' },
     'addrindex-flags': { type: 'string', default: '' },
     'timeout-s': { type: 'string', default: '3600' },
     keep: { type: 'boolean', default: false },
@@ -396,8 +400,11 @@ const SYSTEMS = {
       if (genesis !== ctx.chain.genesis) throw new Skip(`its Bitcoin regtest genesis ${genesis} is not the chain's ${ctx.chain.genesis}`);
       const fetchBlocks = Number(args['electrumx-fetch-blocks']);
       const cacheMb = args['electrumx-cache-mb'];
+      const reorgLimit = args['electrumx-reorg-limit'];
       const settings = {
         COIN: 'Bitcoin', NET: 'regtest', DB_ENGINE: 'leveldb', CACHE_MB: cacheMb === undefined ? '1200 (its default)' : cacheMb,
+        // the raw blocks it keeps for reorgs: its regtest default (8,000) keeps every block of these chains
+        REORG_LIMIT: reorgLimit ? `${reorgLimit}${reorgLimit === '200' ? ' (its Bitcoin mainnet default; 8,000 on regtest)' : ''}` : '8000 (its regtest default)',
         blocksPerRequest: fetchBlocks > 0 ? fetchBlocks : 'its own (1,000 below height 130,000)',
         python: run(py, ['--version']), plyvel: run(py, ['-c', 'import plyvel; print(plyvel.__version__)']),
       };
@@ -421,6 +428,7 @@ const SYSTEMS = {
             // height every 30 s)
             ALLOW_ROOT: '1', SERVICES: '', PEER_DISCOVERY: 'off', PEER_ANNOUNCE: '', LOG_LEVEL: 'debug',
             ...(cacheMb === undefined ? {} : { CACHE_MB: cacheMb }),
+            ...(reorgLimit ? { REORG_LIMIT: reorgLimit } : {}),
           };
           return {
             cmd: py, argv: ['-c', wrapper, String(fetchBlocks > 0 ? fetchBlocks : 0)], env,
@@ -568,6 +576,21 @@ function evictAll(dirs) {
   for (const d of dirs) walk(d);
 }
 
+/** Bytes on disk of each top-level entry of a datadir (and ElectrumX's raw blocks, meta/block*). */
+function diskByEntry(dir) {
+  const out = {};
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    out[e.name] = e.isDirectory() ? diskUsage(p) : e.isFile() ? Math.min(fs.statSync(p).size, fs.statSync(p).blocks * 512) : 0;
+  }
+  const meta = path.join(dir, 'meta');
+  if (fs.existsSync(meta)) {
+    out['meta/block* (raw blocks)'] = fs.readdirSync(meta).filter((f) => /^block\d+$/.test(f))
+      .reduce((n, f) => n + Math.min(fs.statSync(path.join(meta, f)).size, fs.statSync(path.join(meta, f)).blocks * 512), 0);
+  }
+  return out;
+}
+
 /**
  * tx/s over each tenth of the chain's transactions, interpolated between progress samples
  * ({ms, txs}, from the indexer's start).
@@ -601,6 +624,7 @@ async function measure(name, sys, ctx) {
   let fixture = null;
   let cg = null;
   const load = os.loadavg();
+  const date = new Date().toISOString();
   try {
     const servedFile = path.join(runWork, 'served.txt');
     if (sys.fixture) {
@@ -627,7 +651,7 @@ async function measure(name, sys, ctx) {
     fixture = null;
     const limit = cg ? { ...cg.usage(), oomKills: cg.oomKills() } : null;
     const out = {
-      system: name, label: SYSTEMS[name].label, version: sys.version, settings: sys.settings, loadAvgAtStart: load, loadAvgAtEnd: os.loadavg(),
+      system: name, label: SYSTEMS[name].label, date, version: sys.version, settings: sys.settings, loadAvgAtStart: load, loadAvgAtEnd: os.loadavg(),
       log: logFile, memoryLimit: limit, fixture: fx,
     };
     if (!r.done) {
@@ -651,7 +675,7 @@ async function measure(name, sys, ctx) {
     return {
       ...out, txs: chain.txs, blocks: top + 1, ms: r.done.ms, txPerSec: chain.txs / (r.done.ms / 1000),
       cpuSec: r.done.cpu, cpuSecAtExit: r.cpuAtExit, fixtureCpuSec: fx ? fx.cpuMs / 1000 : null,
-      peakRss: r.mem.hwm, peakRssSum: r.mem.rss, peakAnon: r.mem.anon, diskBytes: diskUsage(datadir),
+      peakRss: r.mem.hwm, peakRssSum: r.mem.rss, peakAnon: r.mem.anon, diskBytes: diskUsage(datadir), diskByEntry: diskByEntry(datadir),
       tenths: t, slope: t ? t[9] / t[0] : null, progressPoints: inside, samples: own,
       // when the fixture sent each block: how far ahead of its indexing it fetched (not its progress)
       servedTenths: servedSamples && tenths(servedSamples, chain.txs),
@@ -813,11 +837,16 @@ function report(results, ctx, regime) {
   }
   const doc = fs.existsSync(args.json) ? JSON.parse(fs.readFileSync(args.json, 'utf8')) : {};
   const regimes = doc.regimes || {};
+  // the systems this run did not run keep their figures, when they were of the same chain
+  const before = regimes[regime];
+  const same = before && before.chain && before.chain.txs === chain.txs && before.chain.seed === args.seed && before.chain.height === chain.height;
+  const kept = same ? before.systems.filter((b) => !results.some((r) => r.system === b.system)) : [];
+  const systems = [...kept, ...results].sort((a, b) => ALL.indexOf(a.system) - ALL.indexOf(b.system));
   regimes[regime] = {
     date: new Date().toISOString(), node: process.version, python, cores: os.cpus().length, memory: os.totalmem(), kernel: os.release(),
     loadAvgAtEnd: os.loadavg(), options: { ...args, phase: undefined, blocks: undefined },
     chain: { seed: args.seed, height: chain.height, blocks: chain.height + 1, txs: chain.txs, bytes: chain.bytes, tipOfTheFiles: chain.tip.height },
-    systems: results,
+    systems,
   };
   fs.mkdirSync(path.dirname(args.json), { recursive: true });
   fs.writeFileSync(args.json, `${JSON.stringify({ bench: 'bench/peers.js', regimes }, null, 2)}\n`);
