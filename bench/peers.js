@@ -840,7 +840,7 @@ function report(results, ctx, regime) {
   // the systems this run did not run keep their figures, when they were of the same chain
   const before = regimes[regime];
   const same = before && before.chain && before.chain.txs === chain.txs && before.chain.seed === args.seed && before.chain.height === chain.height;
-  const kept = same ? before.systems.filter((b) => !results.some((r) => r.system === b.system)) : [];
+  const kept = same ? before.systems.filter((b) => !results.some((r) => r.system === b.system)).map((b) => ({ date: before.date, ...b })) : [];
   const systems = [...kept, ...results].sort((a, b) => ALL.indexOf(a.system) - ALL.indexOf(b.system));
   regimes[regime] = {
     date: new Date().toISOString(), node: process.version, python, cores: os.cpus().length, memory: os.totalmem(), kernel: os.release(),
