@@ -9,7 +9,8 @@
  *   node bench/peers.js [--dir DIR] [--txs 1000000] [--seed 1]
  *        [--systems electrumx,fulcrum,addrindex-rpc,addrindex-blocks] [--memory-max 1G]
  *        [--fulcrum PATH] [--fulcrum-db-mem MIB] [--electrumx-version 2.0.0]
- *        [--electrumx-cache-mb MB] [--electrumx-fetch-blocks 100] [--addrindex-flags "..."]
+ *        [--electrumx-cache-mb MB] [--electrumx-fetch-blocks 100] [--electrumx-reorg-limit 200]
+ *        [--addrindex-flags="--bulk-batches 1 ..."]
  *        [--timeout-s 3600] [--keep] [--json FILE]
  *
  * The chain is bench/gen-chain.js's (tools/generator, regtest, seed 1 by default), written into
