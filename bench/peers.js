@@ -36,12 +36,13 @@
  *     of blocks it processes; at info it says its height every 30 s only).
  *   - Fulcrum, a binary given by --fulcrum PATH or $FULCRUM_BIN (built from its own source, see
  *     its README; skipped without one). Fed by the fixture; a config file in the run's work dir
- *     (datadir, bitcoind, rpcuser/rpcpassword, tcp and stats on 127.0.0.1, no peering; db_mem
- *     from --fulcrum-db-mem, else its own default). Done when it logs "Block height H,
- *     up-to-date"; progress from its "Processed height: H" lines, which it prints every 1,000
- *     blocks (a 1M-tx chain has ~600: then no tenths, only its whole rate; its stats endpoint
- *     does not answer while it processes blocks, and what the fixture sent is no measure, as it
- *     fetches up to 1,000 blocks ahead).
+ *     (datadir, bitcoind, rpcuser/rpcpassword, tcp on 127.0.0.1, no peering; db_mem from
+ *     --fulcrum-db-mem, else its own default). Done when it logs "Block height H, up-to-date";
+ *     progress from its "Processed height: H" lines, which its upstream source prints every
+ *     1,000 blocks (a 1M-tx chain has ~600: then no tenths, only its whole rate; a binary that
+ *     prints them more often gives tenths, and the results record the interval seen). Its stats
+ *     endpoint does not answer while it processes blocks, and what the fixture sent is no
+ *     measure: it fetches up to 1,000 blocks ahead of what it has indexed.
  *   - `addrindex sync --rpc-url URL` (the fixture) and `addrindex sync --blocks-dir DIR`, both
  *     `--network regtest --log-format json --log-level debug` (every committed batch is a JSON
  *     line on stdout: the progress, one point per batch), with --addrindex-flags added. Done
@@ -68,7 +69,9 @@
  *
  * Results: a table on stdout, and bench/results/peers.json (--json): per regime (in RAM, or
  * the memory limit) the date, load averages, node and Python versions, the chain, and each
- * system's version, settings and figures; a run replaces its own regime's entry only.
+ * system's version, settings and figures, with its log (the lines it printed, timed). A run
+ * replaces, in its own regime, the figures of the systems it ran; those of the others stay when
+ * they were of the same chain.
  */
 
 const fs = require('node:fs');
@@ -672,12 +675,14 @@ async function measure(name, sys, ctx) {
     const servedSamples = served ? toSamples(served) : null;
     // tenths only where it said its height within the chain often enough to draw them
     const inside = new Set(own.filter((p) => p.txs > 0 && p.txs < chain.txs).map((p) => p.txs)).size;
+    // how often it said its height: the smallest step between successive heights it printed
+    const steps = progress.slice(1).map((p, k) => p.height - progress[k].height).filter((d) => d > 0);
     const t = inside >= 3 ? tenths(own, chain.txs) : null;
     return {
       ...out, txs: chain.txs, blocks: top + 1, ms: r.done.ms, txPerSec: chain.txs / (r.done.ms / 1000),
       cpuSec: r.done.cpu, cpuSecAtExit: r.cpuAtExit, fixtureCpuSec: fx ? fx.cpuMs / 1000 : null,
       peakRss: r.mem.hwm, peakRssSum: r.mem.rss, peakAnon: r.mem.anon, diskBytes: diskUsage(datadir), diskByEntry: diskByEntry(datadir),
-      tenths: t, slope: t ? t[9] / t[0] : null, progressPoints: inside, samples: own,
+      tenths: t, slope: t ? t[9] / t[0] : null, progressPoints: inside, progressEveryBlocks: steps.length ? Math.min(...steps) : null, samples: own,
       // when the fixture sent each block: how far ahead of its indexing it fetched (not its progress)
       servedTenths: servedSamples && tenths(servedSamples, chain.txs),
     };
@@ -793,7 +798,7 @@ function printOne(r) {
   say(`${r.system}: ${fmt(r.txs)} txs in ${(r.ms / 1000).toFixed(1)} s, ${fmt(r.txPerSec)} tx/s; CPU ${r.cpuSec.toFixed(1)} s` +
     (r.fixtureCpuSec !== null ? `, the fixture's ${r.fixtureCpuSec.toFixed(1)} s` : '') +
     `; peak RSS ${(r.peakRss / MB).toFixed(0)} MB (anonymous ${(r.peakAnon / MB).toFixed(0)} MB); ${(r.diskBytes / MB).toFixed(0)} MB on disk; ` +
-    `${r.progressPoints} heights reported inside the chain${r.tenths ? '' : ' (too few for tenths)'}` +
+    `heights reported inside the chain: ${r.progressPoints}${r.tenths ? '' : ' (too few for tenths)'}` +
     (r.memoryLimit ? `; cgroup peak ${(r.memoryLimit.peak / MB).toFixed(0)} MB of ${(r.memoryLimit.limit / MB).toFixed(0)}` : ''));
   return undefined;
 }
@@ -827,9 +832,13 @@ function report(results, ctx, regime) {
       system: r.label, ...Object.fromEntries(r.tenths.map((v, i) => [`${i + 1}`, fmt(v)])), points: String(r.progressPoints),
     })));
   }
-  for (const r of ran.filter((x) => !x.tenths)) say(`${r.label}: no tenths, it reported ${r.progressPoints} heights inside the chain`);
+  for (const r of ran.filter((x) => !x.tenths)) say(`${r.label}: no tenths, heights it reported inside the chain: ${r.progressPoints}`);
   say('\nsettings:');
-  for (const r of results) if (r.settings) say(`  ${r.label}: ${r.version}; ${Object.entries(r.settings).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  for (const r of results) {
+    if (!r.settings) continue;
+    say(`  ${r.label}: ${r.version}; ${Object.entries(r.settings).map(([k, v]) => `${k} ${v}`).join(', ')}` +
+      (r.progressEveryBlocks ? `; said its height every ${r.progressEveryBlocks} blocks or more` : ''));
+  }
   let python = null;
   try {
     python = run('python3', ['--version']);
