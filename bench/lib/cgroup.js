@@ -41,6 +41,26 @@ class MemoryCgroup {
     this.maxBytes = maxBytes;
   }
 
+  /** The file a process writes its pid into to join the cgroup (before it execs what is measured). */
+  get procsFile() {
+    return path.join(this.dir, 'cgroup.procs');
+  }
+
+  /**
+   * Processes the OOM killer killed in this cgroup (v2 memory.events, v1 memory.oom_control;
+   * null where the kernel does not count them).
+   * @returns {number|null}
+   */
+  oomKills() {
+    try {
+      const text = fs.readFileSync(path.join(this.dir, this.version === 2 ? 'memory.events' : 'memory.oom_control'), 'utf8');
+      const m = /^oom_kill (\d+)$/m.exec(text);
+      return m ? Number(m[1]) : null;
+    } catch {
+      return null;
+    }
+  }
+
   /** Moves a process (and the threads it starts afterwards) into the cgroup. */
   add(pid) {
     fs.writeFileSync(path.join(this.dir, 'cgroup.procs'), String(pid));

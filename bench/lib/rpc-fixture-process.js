@@ -9,10 +9,10 @@ const { spawn } = require('node:child_process');
  * run, on a free port.
  * @param {string} blocks the blocks dir it serves
  * @param {string[]} [argv] more of its options (e.g. --mempool-above H)
- * @returns {Promise<{url: string, tell: (line: string) => Promise<{tip: number, count: number}>,
- *   stop: () => Promise<{cpuMs: number, requests: number, calls: number, bytesOut: number}>}>}
+ * @returns {Promise<{url: string, pid: number, tell: (line: string) => Promise<{tip: number, count: number}>,
+ *   stop: () => Promise<{cpuMs: number, requests: number, calls: number, bytesOut: number, methods: Object<string, number>}>}>}
  *   tell: a control line (`mempool N`, `tip H`), answered once the fixture has done it; stop:
- *   SIGTERM, and the fixture's own CPU time and counts
+ *   SIGTERM, and the fixture's own CPU time and counts (calls by method)
  */
 function startRpcFixture(blocks, argv = []) {
   return new Promise((resolve, reject) => {
@@ -26,6 +26,7 @@ function startRpcFixture(blocks, argv = []) {
         ready = true;
         resolve({
           url: m[1],
+          pid: child.pid,
           tell: (cmd) => new Promise((done) => {
             waiting.push(done);
             child.stdin.write(`${cmd}\n`);

@@ -10,8 +10,17 @@
  *
  *   node bench/lib/rpc-fixture.js --blocks DIR --mempool-above H …
  *
+ *   node bench/lib/rpc-fixture.js --blocks DIR --tip-height H …
+ *
  * Prints `ready http://U:P@127.0.0.1:N` when it serves; on SIGTERM prints one JSON line with
- * its CPU time and request counts, then exits.
+ * its CPU time, request counts and calls by method, then exits. The first call of a method it
+ * does not answer is said on stderr (`rpc-fixture: no method NAME`).
+ *
+ * With `--tip-height H` the node's best chain ends at H: the blocks above are not its own (a
+ * longer generated chain seen as its prefix, as bench/lib/prefix.js syncs it). With
+ * `--served FILE` each block it sends (getblock) is a line `EPOCH_MS HEIGHT` in FILE, written
+ * when its answer is made: how far a client has fetched, for clients that do not say how far
+ * they have indexed.
  *
  * With `--mempool-above H` the blocks above height H are not the node's yet: its best chain
  * ends at H and the spending transactions of those blocks, in block order, are the pool its
@@ -26,13 +35,20 @@
  * transaction's hex, else Core's -5 (no txindex).
  *
  * Like bitcoind: HTTP/1.1 keep-alive, Basic auth (401 otherwise), JSON-RPC 1.0 and 2.0, batches
- * (an array in, an array out), `getblock HASH 0` reads the block's bytes from its blk file and
- * hex-encodes them (Core 23+ does not deserialize for verbosity 0), errors with Core's codes
- * (-5 unknown block, -8 height out of range, -32601 unknown method). Answered: getbestblockhash,
- * getblockcount, getblockhash, getblock (verbosity 0), getblockheader (bool), getchaintips,
- * getrawmempool (not verbose), getrawtransaction (not verbose).
+ * (an array in, an array out, the reply streamed one answer after another as they are made, so a
+ * batch of a whole chain's blocks is never one string), `getblock HASH 0` reads the block's bytes
+ * from its blk file and hex-encodes them (Core 23+ does not deserialize for verbosity 0), errors
+ * with Core's codes (-5 unknown block, -8 height out of range, -32601 unknown method). Answered:
+ * getbestblockhash, getblockcount, getblockhash, getblock (verbosity 0), getblockheader (bool),
+ * getchaintips, getrawmempool (not verbose), getrawtransaction (not verbose); and what the
+ * Electrum servers ask of a node before and while they sync (ElectrumX 2, Fulcrum 2), answered
+ * as a Bitcoin Core 31 on regtest with txindex would: getnetworkinfo (version 310000,
+ * subversion `/Satoshi:31.0.0/`), getblockchaininfo, getindexinfo (txindex, txospenderindex),
+ * getmempoolinfo, estimatesmartfee (no estimate, as Core says without data), getzmqnotifications
+ * (none), uptime, help.
  */
 
+const fs = require('node:fs');
 const http = require('node:http');
 const readline = require('node:readline');
 const { parseArgs } = require('node:util');
@@ -48,6 +64,8 @@ const { values: args } = parseArgs({
     pass: { type: 'string', default: 'bench' },
     network: { type: 'string', default: 'regtest' },
     'mempool-above': { type: 'string' },
+    'tip-height': { type: 'string' },
+    served: { type: 'string' },
   },
 });
 
@@ -61,10 +79,26 @@ class RpcFailure extends Error {
 async function main() {
   const source = new BlocksDirSource({ dir: args.blocks, network: args.network });
   await source.scan();
-  const counts = { requests: 0, calls: 0, bytesOut: 0 };
-  const mempool = args['mempool-above'] === undefined ? null : await mempoolPool(source, Number(args['mempool-above']));
-  const tip = () => (mempool ? { height: mempool.tipHeight, hash: source.hashAt(mempool.tipHeight) } : source.tip());
+  const counts = { requests: 0, calls: 0, bytesOut: 0, methods: {} };
+  // --tip-height: the best chain ends there (a longer chain's prefix)
+  const chainEnd = args['tip-height'] === undefined ? source.tip().height : Math.min(Number(args['tip-height']), source.tip().height);
+  if (!(chainEnd >= 0)) throw new Error(`--tip-height takes a height, got ${args['tip-height']}`);
+  const mempool = args['mempool-above'] === undefined ? null : await mempoolPool(source, Number(args['mempool-above']), chainEnd);
+  const tip = () => {
+    const height = mempool ? mempool.tipHeight : chainEnd;
+    return { height, hash: source.hashAt(height) };
+  };
+  const started = Date.now();
+  const headers = new Map(); // height → parsed header (getblockchaininfo's median time past)
+  const header = async (height) => {
+    if (!headers.has(height)) {
+      for await (const b of source.blocks(height, height)) headers.set(height, parseHeader(b.raw));
+    }
+    return headers.get(height);
+  };
 
+  // written at once (one short line a block): all of it is in the file when SIGTERM's line is printed
+  const served = args.served ? fs.openSync(args.served, 'w') : null;
   const readBlock = async (hash) => {
     const height = typeof hash === 'string' ? source.heightOf(hash) : null;
     if (height === null || height > tip().height) throw new RpcFailure(-5, 'Block not found');
@@ -82,7 +116,8 @@ async function main() {
     },
     getblock: async ([hash, verbosity = 1]) => {
       if (verbosity !== 0 && verbosity !== false) throw new RpcFailure(-8, 'this fixture serves verbosity 0 only');
-      const { raw } = await readBlock(hash);
+      const { height, raw } = await readBlock(hash);
+      if (served !== null) fs.writeSync(served, `${Date.now()} ${height}\n`);
       return `"${raw.toString('hex')}"`;
     },
     getblockheader: async ([hash, verbose = true]) => {
@@ -101,6 +136,43 @@ async function main() {
       if (verbose) throw new RpcFailure(-8, 'this fixture answers getrawmempool false only');
       return mempool ? mempool.listJson() : '[]';
     },
+    // what the Electrum servers ask before and while they sync (ElectrumX 2 wants Core >= 31 and
+    // its txindex and txospenderindex; Fulcrum 2 takes /Satoshi: as Bitcoin Core, segwit)
+    getnetworkinfo: async () => JSON.stringify({
+      version: 310000, subversion: '/Satoshi:31.0.0/', protocolversion: 70016, localservices: '0000000000000c09',
+      localservicesnames: ['NETWORK', 'WITNESS', 'NETWORK_LIMITED', 'P2P_V2'], localrelay: true, timeoffset: 0,
+      networkactive: true, connections: 0, connections_in: 0, connections_out: 0, networks: [],
+      relayfee: 0.00001, incrementalfee: 0.00001, localaddresses: [], warnings: [],
+    }),
+    getblockchaininfo: async () => {
+      const t = tip();
+      const times = [];
+      for (let h = Math.max(0, t.height - 10); h <= t.height; h++) times.push((await header(h)).time);
+      const last = await header(t.height);
+      return JSON.stringify({
+        chain: args.network === 'main' ? 'main' : args.network === 'testnet' ? 'test' : args.network,
+        blocks: t.height, headers: t.height, bestblockhash: t.hash, bits: last.bits.toString(16).padStart(8, '0'),
+        difficulty: difficulty(last.bits), time: last.time, mediantime: times.sort((a, b) => a - b)[times.length >> 1],
+        verificationprogress: 1, initialblockdownload: false,
+        chainwork: source.chainWork(t.hash).toString(16).padStart(64, '0'), size_on_disk: 0, pruned: false, warnings: [],
+      });
+    },
+    getindexinfo: async () => {
+      const at = { synced: true, best_block_height: tip().height };
+      return JSON.stringify({ txindex: at, txospenderindex: at });
+    },
+    getmempoolinfo: async () => {
+      const txs = mempool ? mempool.current() : [];
+      const bytes = txs.reduce((n, t) => n + t.raw.length, 0);
+      return JSON.stringify({
+        loaded: true, size: txs.length, bytes, usage: bytes, total_fee: 0, maxmempool: 300000000, mempoolminfee: 0.00001,
+        minrelaytxfee: 0.00001, incrementalrelayfee: 0.00001, unbroadcastcount: 0, fullrbf: true,
+      });
+    },
+    estimatesmartfee: async ([blocks = 1]) => JSON.stringify({ errors: ['Insufficient data or no feerate found'], blocks }),
+    getzmqnotifications: async () => '[]',
+    uptime: async () => String(Math.floor((Date.now() - started) / 1000)),
+    help: async ([command]) => JSON.stringify(command ? `${command} ...\n(a bench fixture: no help text)` : '== Blockchain ==\ngetbestblockhash\ngetblock "blockhash" ( verbosity )\n'),
     getrawtransaction: async ([txid, verbose = 0]) => {
       if (verbose !== 0 && verbose !== false) throw new RpcFailure(-8, 'this fixture answers getrawtransaction TXID 0 only');
       const tx = mempool && mempool.get(txid);
@@ -115,7 +187,10 @@ async function main() {
     const id = JSON.stringify(req && req.id !== undefined ? req.id : null);
     const v2 = req && req.jsonrpc === '2.0';
     const head = v2 ? '{"jsonrpc":"2.0",' : '{';
-    const fn = req && methods[req.method];
+    const name = req && typeof req.method === 'string' ? req.method : '';
+    const fn = Object.hasOwn(methods, name) ? methods[name] : null;
+    if (!Object.hasOwn(counts.methods, name) && !fn) process.stderr.write(`rpc-fixture: no method ${JSON.stringify(name)}\n`);
+    counts.methods[name] = (counts.methods[name] || 0) + 1;
     try {
       if (!fn) throw new RpcFailure(-32601, 'Method not found');
       const result = await fn(Array.isArray(req.params) ? req.params : []);
@@ -146,18 +221,31 @@ async function main() {
         res.end('{"result":null,"error":{"code":-32700,"message":"Parse error"},"id":null}\n');
         return;
       }
-      let status = 200;
-      let text;
       if (Array.isArray(body)) {
-        const replies = [];
-        for (const r of body) replies.push((await answer(r)).text); // bitcoind answers a batch in order, one at a time
-        text = `[${replies.join(',')}]\n`;
-      } else {
-        const r = await answer(body);
-        // JSON-RPC 1.x errors come with HTTP 500 (404 for an unknown method), as bitcoind sends them
-        if (!r.ok && body.jsonrpc !== '2.0') status = r.code === -32601 ? 404 : 500;
-        text = `${r.text}\n`;
+        // bitcoind answers a batch in order, one at a time; the reply goes out as it is made
+        // (chunked), so a batch of many blocks is never held whole: one answer at a time, each
+        // written once the connection has taken the one before
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        try {
+          for (let k = 0; k < body.length; k++) {
+            const text = `${k ? ',' : '['}${(await answer(body[k])).text}`;
+            counts.bytesOut += Buffer.byteLength(text);
+            if (!res.write(text)) await drained(res);
+          }
+          const end = `${body.length ? '' : '['}]\n`;
+          counts.bytesOut += end.length;
+          res.end(end);
+        } catch (err) {
+          // the client went away mid-batch, or a block could not be read: the reply is cut short
+          if (!res.destroyed) process.stderr.write(`rpc-fixture: batch reply failed: ${err.message}\n`);
+          res.destroy();
+        }
+        return;
       }
+      const r = await answer(body);
+      // JSON-RPC 1.x errors come with HTTP 500 (404 for an unknown method), as bitcoind sends them
+      const status = !r.ok && body.jsonrpc !== '2.0' ? (r.code === -32601 ? 404 : 500) : 200;
+      const text = `${r.text}\n`;
       counts.bytesOut += Buffer.byteLength(text);
       res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
       res.end(text);
@@ -171,7 +259,7 @@ async function main() {
     readline.createInterface({ input: process.stdin }).on('line', (line) => {
       const [cmd, arg] = line.trim().split(/\s+/);
       if (cmd === 'mempool') mempool.size = Number(arg);
-      else if (cmd === 'tip') mempool.tipHeight = Math.min(Number(arg), source.tip().height);
+      else if (cmd === 'tip') mempool.tipHeight = Math.min(Number(arg), chainEnd);
       else return;
       mempool.changed();
       process.stdout.write(`ok ${mempool.tipHeight} ${mempool.current().length}\n`);
@@ -190,9 +278,9 @@ async function main() {
  * The transactions of the blocks above `above`, which the node has not seen in a block yet:
  * the pool its mempool is drawn from.
  */
-async function mempoolPool(source, above) {
+async function mempoolPool(source, above, top) {
   const txs = [];
-  for await (const b of source.blocks(above + 1, source.tip().height)) {
+  for await (const b of source.blocks(above + 1, top)) {
     const block = parseBlock(b.raw, { verifyMerkle: false });
     for (const tx of block.txs.slice(1)) txs.push({ id: tx.hash, height: b.height, raw: Buffer.from(tx.raw) });
   }
@@ -224,6 +312,28 @@ async function mempoolPool(source, above) {
     },
   };
   return pool;
+}
+
+/** Core's difficulty of a header's compact target: the highest target (0x1d00ffff) over its own. */
+function difficulty(bits) {
+  const target = (bits & 0xffffff) * 256 ** ((bits >>> 24) - 3);
+  return (0xffff * 256 ** (0x1d - 3)) / target;
+}
+
+/** Resolves when `res` can take more, or rejects when its connection closes first. */
+function drained(res) {
+  return new Promise((resolve, reject) => {
+    const done = (err) => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onDrain = () => done();
+    const onClose = () => done(new Error('the client closed the connection'));
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
 }
 
 main().catch((err) => {
