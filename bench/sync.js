@@ -9,7 +9,7 @@
  *
  *   node bench/sync.js [--txs 1000000 | --sizes 1000000,3000000,10000000] [--stores lmdb,level]
  *                      [--seed 1] [--baseline-txs 100000] [--threads N] [--batch-blocks N]
- *                      [--batch-mb N] [--batch-ms N] [--ahead N] [--bulk N] [--cache-mb N] [--dir DIR] [--keep]
+ *                      [--batch-mb N] [--batch-ms N] [--ahead N] [--bulk N] [--cache-mb N] [--prefetch auto|on|off] [--dir DIR] [--keep]
  *                      [--cpu-prof DIR] [--no-baseline] [--memory-max 2G] [--compact] [--json FILE]
  *
  * The chain is generated once for the largest size; the generator's chains of one seed are
@@ -30,6 +30,9 @@
  * slows as the index grows (the cost per transaction must stay flat): under 70 % fails its
  * target line and the process exits 1.
  */
+
+// as bin/addrindex.js: the thread pool the writer's prefetcher reads on
+if (!process.env.UV_THREADPOOL_SIZE) process.env.UV_THREADPOOL_SIZE = '20';
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -55,6 +58,7 @@ const { values: args } = parseArgs({
     ahead: { type: 'string' },
     bulk: { type: 'string' },
     'cache-mb': { type: 'string' },
+    prefetch: { type: 'string' },
     'memory-max': { type: 'string' },
     compact: { type: 'boolean', default: false },
     dir: { type: 'string' },
@@ -97,6 +101,7 @@ async function phaseSync() {
   const bounded = boundedSource(source, to);
   const store = await openStore({
     store: args.store, datadir: args.datadir, network: 'regtest', cacheBytes: args['cache-mb'] === undefined ? undefined : Number(args['cache-mb']) * 1048576,
+    ...(args.prefetch ? { prefetch: args.prefetch } : {}),
   });
   const samples = [];
   let rssPeak = 0;
@@ -182,7 +187,7 @@ async function phaseBaseline() {
 
 function runPhase(phase, extra, execArgv = [], onSpawn) {
   const argv = ['--seed', args.seed, '--txs', args.txs, ...extra];
-  for (const k of ['threads', 'batch-blocks', 'batch-mb', 'batch-ms', 'ahead', 'bulk', 'cache-mb']) if (args[k] !== undefined) argv.push(`--${k}`, args[k]);
+  for (const k of ['threads', 'batch-blocks', 'batch-mb', 'batch-ms', 'ahead', 'bulk', 'cache-mb', 'prefetch']) if (args[k] !== undefined) argv.push(`--${k}`, args[k]);
   if (args.compact) argv.push('--compact');
   return runPhaseIn(__filename, phase, argv, execArgv, onSpawn);
 }

@@ -290,6 +290,18 @@ class AbstractStore {
   }
 
   /**
+   * A hint from the writer: these blocks are the next to be applied (after the ones being
+   * applied now). A store that can read what they will need ahead of time starts doing so
+   * and returns a promise that settles (never rejects) when it is done; the writer waits for
+   * it before applying them. Null when the store does nothing, which is what this base does.
+   * @param {BlockDelta[]|Array<{cols: object}>} blocks parsed, not yet resolved
+   * @returns {Promise<void>|null}
+   */
+  prefetch(blocks) {
+    return null;
+  }
+
+  /**
    * Ends what beginBulk() opened: commits the group, or with `{commit: false}` discards it
    * (the store is then back at the last commit). Nothing to do when no group is open.
    * `keepCache: false` also drops what the writer cached for the next group (the sync caught

@@ -343,12 +343,14 @@ class KvStore extends AbstractStore {
   }
 
   async endBulk({ commit = true, keepCache = true } = {}) {
-    // nothing cached outlives a discarded group: the row cache drops everything, the prevout
-    // cache is dropped after every apply, and the tip cache is checked against the tip row's
-    // bytes on every read
+    // nothing cached outlives a discarded group: the row cache drops the group's generation,
+    // the prevout cache is dropped after every apply, and the tip cache is checked against
+    // the tip row's bytes on every read
     if (!this.kv || !this.kv.endBulk) return;
-    const outcome = await this.kv.endBulk(commit);
-    if (!keepCache) this.kv.dropCache();
+    const dbg = process.env.ADDRINDEX_DEBUG_GROUPS && { t: Date.now(), f: process.resourceUsage().majorPageFault, c: this.kv.cacheStats() };
+    let outcome = await this.kv.endBulk(commit, { wait: !keepCache });
+    if (!keepCache && outcome !== 'conflict') outcome = await this.kv.dropCache();
+    if (dbg) process.stderr.write(`[group] ${JSON.stringify(dbg.c)} end ${Date.now() - dbg.t} ms, faults ${process.resourceUsage().majorPageFault - dbg.f}, total faults ${process.resourceUsage().majorPageFault} at ${new Date().toISOString()}\n`);
     if (outcome === 'conflict') throw C.concurrentWrite(this.describe());
   }
 
@@ -684,19 +686,9 @@ function findVout(rec, vout) {
   return -1;
 }
 
-/**
- * Whether a write's guard holds: the row at guard.key (`current`, undefined when absent)
- * still equals guard.value (undefined = absent).
- * @param {Buffer|undefined} current
- * @param {{key: Buffer, value: Buffer|undefined}} guard
- */
-function guardHolds(current, guard) {
-  return current === undefined ? guard.value === undefined : guard.value !== undefined && current.equals(guard.value);
-}
-
 function sameBytes(a, b) {
   if (!a || !b) return !a && !b;
   return a.equals(b);
 }
 
-module.exports = { KvStore, WriteBatch, SCHEMA_VERSION, DEFAULT_CACHE_BYTES, guardHolds };
+module.exports = { KvStore, WriteBatch, SCHEMA_VERSION, DEFAULT_CACHE_BYTES };

@@ -3,7 +3,8 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { ClassicLevel } = require('classic-level');
-const { KvStore, guardHolds } = require('./kvstore');
+const { KvStore } = require('./kvstore');
+const { guardHolds } = require('./guard');
 const { StoreError, UsageError } = require('../errors');
 const { noIndex, notAnIndex } = require('../core/checks');
 

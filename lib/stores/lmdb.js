@@ -3,9 +3,12 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { open, ABORT } = require('lmdb');
-const { KvStore, guardHolds } = require('./kvstore');
+const { Worker } = require('node:worker_threads');
+const { KvStore } = require('./kvstore');
+const { guardHolds } = require('./guard');
 const { StoreError, UsageError } = require('../errors');
 const { noIndex, notAnIndex } = require('../core/checks');
+const { Prefetcher } = require('./prefetcher');
 
 /**
  * Readers map 1 TiB of address space: virtual only, so they never remap however far the
@@ -61,13 +64,27 @@ class LmdbStore extends KvStore {
   /**
    * @param {object} opts see AbstractStore, plus
    * @param {string} opts.datadir directory of the LMDB environment (created when writable)
+   * @param {'auto'|'on'|'off'} [opts.prefetch='auto'] a writer's reads ahead of its batches
+   *   (prefetcher.js): auto while the file is more than half the memory the process may use
    */
   constructor(opts) {
     super(opts);
     if (!opts.datadir || typeof opts.datadir !== 'string') {
       throw new UsageError('ERR_USAGE', 'the LMDB store needs a datadir');
     }
+    const mode = opts.prefetch === undefined ? 'auto' : opts.prefetch;
+    if (!['auto', 'on', 'off'].includes(mode)) throw new UsageError('ERR_USAGE', `prefetch is auto, on or off, got ${opts.prefetch}`);
     this.datadir = opts.datadir;
+    this.prefetcher = this.readOnly ? null : new Prefetcher({ datadir: this.datadir, mode });
+  }
+
+  prefetch(blocks) {
+    return this.prefetcher && this.kv ? this.prefetcher.prefetch(blocks) : null;
+  }
+
+  async close() {
+    if (this.prefetcher) await this.prefetcher.close();
+    await super.close();
   }
 
   describe() {
@@ -100,27 +117,28 @@ class LmdbStore extends KvStore {
     // lmdb-js crashes the process on a file that is not LMDB's: say so before it opens one
     if (st && st.size > 0 && !hasLmdbMagic(file)) throw notAnIndex(this.describe(), 'a data.mdb that is not an LMDB environment');
     let db;
+    const options = {
+      path: this.datadir,
+      encoding: 'binary',
+      keyEncoding: 'binary',
+      readOnly: this.readOnly,
+      // cluster workers each hold a reader slot
+      maxReaders: 512,
+      mapSize: this.readOnly ? READER_MAP_SIZE : writerMapSize(st),
+      useWritemap: !this.readOnly && this.opts.writemap !== false,
+      pageSize: PAGE_SIZE,
+      // MDB_NORDAHEAD (madvise MADV_RANDOM): a page fault reads its page, not the disk's
+      // read-ahead window around it (8 MiB on this machine's disk). Every lookup here is a
+      // random one; once the file outgrows the page cache, read-around made the 10M-tx sync
+      // read ~3 MB from disk per fault (docs/SCALING.md, "Beyond RAM").
+      noReadAhead: true,
+    };
     try {
-      db = open({
-        path: this.datadir,
-        encoding: 'binary',
-        keyEncoding: 'binary',
-        readOnly: this.readOnly,
-        // cluster workers each hold a reader slot
-        maxReaders: 512,
-        mapSize: this.readOnly ? READER_MAP_SIZE : writerMapSize(st),
-        useWritemap: !this.readOnly,
-        pageSize: PAGE_SIZE,
-        // MDB_NORDAHEAD (madvise MADV_RANDOM): a page fault reads its page, not the disk's
-        // read-ahead window around it (8 MiB on this machine's disk). Every lookup here is a
-        // random one; once the file outgrows the page cache, read-around made the 10M-tx sync
-        // read ~3 MB from disk per fault (docs/SCALING.md, "Beyond RAM").
-        noReadAhead: true,
-      });
+      db = open(options);
     } catch (err) {
       throw new StoreError('ERR_OPEN', `cannot open ${this.describe()} as an LMDB environment: ${err.message}`);
     }
-    return new LmdbKv(db, this.datadir, () => this.openKv());
+    return new LmdbKv(db, this.datadir, () => this.openKv(), options);
   }
 }
 
@@ -166,12 +184,64 @@ class LmdbKv {
    * @param {string} dir
    * @param {() => Promise<LmdbKv>} reopen opens the environment again (after compact)
    */
-  constructor(db, dir, reopen) {
+  constructor(db, dir, reopen, options) {
     this.db = db;
     this.dir = dir;
     this.reopen = reopen;
+    this.options = options;
     /** snapshots read synchronously (the row cache's overlay can then too) */
     this.syncReads = true;
+    this.committer = null;
+    this.commits = new Map();
+    this.nextCommit = 0;
+  }
+
+  /**
+   * Commits a row cache generation's rows (rowcache.js, share()) on the committer thread
+   * (lmdb-committer.js), in key order, guarded like write(): the caller goes on meanwhile,
+   * must not change the generation, and must not commit anything else before this settles.
+   * @param {import('./rowcache').SharedRows} shared
+   * @param {{key: Buffer, value: Buffer|undefined}} guard
+   * @returns {Promise<boolean>} false when the guard did not hold (nothing written)
+   */
+  commitAsync(shared, guard) {
+    const w = this.startCommitter();
+    const id = this.nextCommit++;
+    w.ref();
+    return new Promise((resolve, reject) => {
+      this.commits.set(id, { resolve, reject });
+      const columns = [shared.keyAt.buffer, shared.keyLen.buffer, shared.valAt.buffer, shared.valLen.buffer];
+      w.postMessage({ id, shared, guardKey: guard.key, guardValue: guard.value === undefined ? null : guard.value }, columns);
+    });
+  }
+
+  /** @private */
+  startCommitter() {
+    if (this.committer) return this.committer;
+    const w = new Worker(path.join(__dirname, 'lmdb-committer.js'), { workerData: { options: { ...this.options, readOnly: false } } });
+    const failAll = (err) => {
+      for (const c of this.commits.values()) c.reject(err);
+      this.commits.clear();
+    };
+    w.on('message', ({ id, ok, error }) => {
+      const c = this.commits.get(id);
+      this.commits.delete(id);
+      if (this.commits.size === 0) w.unref();
+      if (!c) return;
+      if (error) c.reject(new StoreError('ERR_COMMIT', `the LMDB commit of datadir ${this.dir} failed: ${error.message}`, { cause: error.code }));
+      else c.resolve(ok);
+    });
+    w.on('error', (err) => {
+      this.committer = null;
+      failAll(new StoreError('ERR_COMMIT', `the LMDB committer of datadir ${this.dir} stopped: ${err.message}`));
+    });
+    w.on('exit', () => {
+      this.committer = null;
+      failAll(new StoreError('ERR_COMMIT', `the LMDB committer of datadir ${this.dir} exited`));
+    });
+    w.unref();
+    this.committer = w;
+    return w;
   }
 
   get(key) {
@@ -225,6 +295,11 @@ class LmdbKv {
   }
 
   async close() {
+    if (this.committer) {
+      const w = this.committer;
+      this.committer = null;
+      await w.terminate();
+    }
     await this.db.close();
   }
 

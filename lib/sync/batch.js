@@ -12,16 +12,18 @@ const { UsageError } = require('../errors');
  * The defaults come from bench/sync.js-style runs on a 400k-tx generated chain on this
  * project's shared 2-core machine, measured as transactions per CPU second of the main
  * thread (the sync's bottleneck; wall time there depends on the neighbours): 4 MiB batches
- * ~25k, 16 MiB ~39k, 64 MiB 42-55k, 128 MiB 52-57k. 64 MiB is the default: on the 1M-tx
- * chain it holds ~0.7 GB of anonymous memory against ~0.9 GB for 128 MiB. Bigger batches
- * win because a reused address's row and the LMDB pages it sits on are rewritten once per
- * batch, not once per block. See profiles/README.md.
+ * ~25k, 16 MiB ~39k, 64 MiB 42-55k, 128 MiB 52-57k — when every batch was its own LMDB
+ * commit. Since the writer's row cache commits many batches at once (lib/stores/rowcache.js),
+ * a batch's size only weighs its own fixed costs against the memory it holds: on the 1M-tx
+ * chain 16, 32 and 64 MiB took 26.2, 24.1 and 24.2 s of main-thread CPU with 1.06, 1.16 and
+ * 1.38 GB of peak anonymous memory (a batch is parsed, queued and applied at once: ~4x its
+ * raw bytes), so 32 MiB. See profiles/README.md.
  */
 const BATCH_DEFAULTS = Object.freeze({
   /** blocks per commit */
   maxBlocks: 1000,
   /** raw block bytes per commit */
-  maxBytes: 64 * 1024 * 1024,
+  maxBytes: 32 * 1024 * 1024,
   /** milliseconds from a batch's first block to its commit */
   maxMs: 10000,
 });

@@ -243,16 +243,19 @@ class SyncService {
         if (signal && signal.aborted) break;
         const batch = await channel.take();
         if (!batch || (signal && signal.aborted)) break;
-        const t0 = Date.now();
-        const deltas = await buildDeltas(batch.blocks, this.store, nextTxNum);
-        const t1 = Date.now();
+        if (batch.prefetched) await batch.prefetched;
         const lastBlock = batch.blocks[batch.blocks.length - 1];
+        // a group opens before the batch's reads: they go through the store's cache, which
+        // holds what the groups before wrote and may still be committing
         if (this.bulkBatches > 1 && !this.caughtUp && grouped === 0 && lastBlock.height < to) {
           await this.store.beginBulk();
           grouped = 1;
         } else if (grouped > 0) {
           grouped++;
         }
+        const t0 = Date.now();
+        const deltas = await buildDeltas(batch.blocks, this.store, nextTxNum);
+        const t1 = Date.now();
         // a write that fails half way marks the open group failed, and the store then discards
         // it whole at endBulk (below, in finally); a failure before any write keeps the batches
         // before it, like any stop
@@ -279,8 +282,9 @@ class SyncService {
         await new Promise(setImmediate);
       }
     } finally {
-      // stopped, or the source failed: the batches applied are whole, commit them
-      if (grouped > 0) await this.store.endBulk({ keepCache: false });
+      // stopped, or the source failed: the batches applied are whole, commit them (and wait
+      // for the commit of the group before, which may still be under way)
+      if (this.bulkBatches > 1) await this.store.endBulk({ keepCache: false });
       channel.close();
       await reading;
     }
@@ -356,10 +360,13 @@ class SyncService {
         }
         batch.push({ height: head.height, hash: head.hash, size: head.size, locator: head.locator, raw: head.raw, cols });
         if (batch.full()) {
+          // the store may start reading what the batch needs while the one before commits
+          batch.prefetched = this.store.prefetch(batch.blocks);
           if (!(await channel.put(batch))) return;
           batch = nextBatch();
         }
       }
+      if (batch.length) batch.prefetched = this.store.prefetch(batch.blocks);
       if (batch.length && !(await channel.put(batch))) return;
       if (sourceError) throw sourceError;
       channel.end();

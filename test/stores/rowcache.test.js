@@ -2,6 +2,7 @@
 
 const assert = require('node:assert/strict');
 const { RowCache } = require('../../lib/stores/rowcache');
+const { sharedInOrder } = require('../../lib/stores/packed-rows');
 const { openStore } = require('../../lib/stores');
 const { TIP_KEY } = require('../../lib/stores/layout');
 const { tempDir } = require('../helpers/tmp');
@@ -19,7 +20,7 @@ function randomKey(rand, table, len, shared) {
 const hex = (b) => (b === null || b === undefined ? b : Buffer.from(b).toString('hex'));
 
 describe('RowCache: the writer\'s rows between commits', () => {
-  it('answers what it was told: dirty rows over clean ones, absent keys as null, unknown ones as undefined', () => {
+  it('answers what it was told: written rows over read ones, absent keys as null, unknown ones as undefined', () => {
     const c = new RowCache({ maxBytes: 1 << 20 });
     const a = Buffer.from('sAAAA');
     const b = Buffer.from('sBBBB');
@@ -38,10 +39,10 @@ describe('RowCache: the writer\'s rows between commits', () => {
     const rows = [];
     c.dirtyRows().each((k, v) => rows.push([k.toString(), v && v.toString()]));
     assert.deepEqual(rows, [['sAAAA', null], ['sBBBB', 'new']]);
-    c.committed();
-    assert.equal(c.dirtyCount, 0);
-    assert.equal(c.get(b).toString(), 'new');
-    assert.throws(() => { c.set(b, Buffer.from('x')); c.update(b, Buffer.from('y')); }, /not yet committed/);
+    // shared with a committer thread, and read there in key order
+    const back = [];
+    sharedInOrder(c.share()).each((k, v) => back.push([k.toString(), v && v.toString()]));
+    assert.deepEqual(back, rows);
   });
 
   it('hands its dirty rows out in key order, whatever their lengths and shared prefixes (200k rows)', () => {
@@ -81,36 +82,26 @@ describe('RowCache: the writer\'s rows between commits', () => {
     assert.equal(c.get(Buffer.from('rsmall')).toString(), 'x');
   });
 
-  it('after a commit over half its budget, keeps half: rows touched in both of the last two intervals first, then the newest', () => {
-    const rand = prng(11);
-    const c = new RowCache({ maxBytes: 4 << 20 });
-    const size = (k) => 40 + k.length + 40; // overhead, key, value
-    const keys = [];
-    for (let i = 0; i < 30000; i++) {
-      const k = randomKey(rand, 0x73, 12);
-      keys.push(k);
-      c.set(k, Buffer.alloc(40, i % 251));
+  it('shares its written rows with another thread: what it holds, in key order there (50k rows)', () => {
+    const rand = prng(5);
+    const c = new RowCache({ maxBytes: 64 << 20 });
+    const model = new Map();
+    for (let i = 0; i < 50000; i++) {
+      const k = randomKey(rand, [0x73, 0x6f, 0x75][i % 3], [4, 12, 17][i % 3]);
+      const v = rand() < 0.1 ? null : Buffer.alloc(Math.floor(rand() * 100), i % 256);
+      c.set(k, v);
+      model.set(k.toString('latin1'), v);
     }
-    assert.ok(c.bytes > 2 << 20);
-    c.committed();
-    // every row was touched in this interval: the newest that fit in half the budget stay
-    const fit = Math.floor((2 << 20) / size(keys[0]));
-    assert.equal(c.n, fit);
-    assert.equal(c.get(keys[29999])[0], 29999 % 251);
-    assert.equal(c.get(keys[0]), undefined);
-    assert.ok(c.bytes <= 4 << 20, `${c.bytes} bytes held within the budget`);
-    // now touch 1000 old survivors and write 20,000 new rows: the 1000, touched in both
-    // intervals, outlive newer rows
-    const old = keys.slice(30000 - fit, 30000 - fit + 1000);
-    for (const k of old) c.get(k);
-    for (let i = 0; i < 20000; i++) c.set(randomKey(rand, 0x73, 12), Buffer.alloc(40, 1));
-    c.committed();
-    for (const k of old) assert.ok(c.get(k), 'a row touched in both intervals stays');
-    assert.ok(c.stats.evicted > 0);
-    c.set(keys[29999], Buffer.from('z'));
-    c.discard();
-    assert.equal(c.n, 0);
-    assert.equal(c.get(keys[29999]), undefined);
+    const want = [...model.keys()].sort((x, y) => Buffer.compare(Buffer.from(x, 'latin1'), Buffer.from(y, 'latin1')));
+    const shared = sharedInOrder(c.share());
+    assert.equal(shared.count, want.length);
+    let i = 0;
+    shared.each((k, v) => {
+      assert.equal(k.toString('latin1'), want[i]);
+      assert.equal(hex(v), hex(model.get(want[i])));
+      i++;
+    });
+    assert.equal(i, want.length);
   });
 
   it('lists the dirty rows of a range for the overlay: one account\'s UTXO rows, a table\'s rows, forward and reverse', () => {
@@ -230,6 +221,9 @@ for (const kind of ['lmdb', 'level']) {
           } else {
             model = new Map(committed);
           }
+          // the commit runs in the background: reads see its rows meanwhile, and after
+          await check();
+          await kv.settle();
           await check();
         }
         // what the backend itself holds equals the model
