@@ -58,6 +58,13 @@ known, lag under --max-lag), GET /metrics (Prometheus, every worker merged by th
   --rate-window-s N    the rate limit's window in seconds (default 60)
   --trust-proxy        the client is the last X-Forwarded-For address (behind one reverse proxy)
   --cors-origin O      let browser pages from origin O read the API ('*': any page); repeatable
+                       (insight's /insight-api routes answer any origin unless this is given)
+
+The explorer and insight's live feed (docs/API.md, "The explorer"):
+  --explorer           serve insight-ui 0.4.0 at /insight/ on the same port (a browser opening /
+                       is sent there); off unless given (\`addrindex start\` turns it on)
+  --live-poll-ms N     how often each worker reads the tip and the mempool snapshot for insight's
+                       socket.io feed at /socket.io/ (default 1000)
 
 Electrum protocol 1.4 (off unless a port is given), served by the same workers:
   --electrum-port N          plain TCP (50001 is the custom; 0 picks a free port)
@@ -93,6 +100,8 @@ const options = {
   'rate-window-s': { type: 'string' },
   'trust-proxy': { type: 'boolean', default: false },
   'cors-origin': { type: 'string', multiple: true },
+  explorer: { type: 'boolean', default: false },
+  'live-poll-ms': { type: 'string' },
   ...logOptions,
   'electrum-port': { type: 'string' },
   'electrum-tls-port': { type: 'string' },
@@ -166,6 +175,8 @@ function serveConfig(values) {
     host: values.host,
     port: intValue(values, 'port', 0, 65535, 3000),
     timeoutMs: intValue(values, 'timeout-ms', 100, 600000, LIMITS.requestTimeoutMs),
+    explorer: Boolean(values.explorer),
+    livePollMs: intValue(values, 'live-poll-ms', 10, 600000, 1000),
     graceMs: intValue(values, 'grace-ms', 0, 600000, 10000),
     ...ops,
     mempoolPollMs: intValue(values, 'mempool-poll-ms', 10, 3600000, undefined),
@@ -323,7 +334,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       // options' own, so a URL from $ADDRINDEX_RPC_URL reaches it through the environment
       node: cfg.node && { rpcUrl: cfg.node.rpcUrl, rpcCookie: cfg.node.rpcCookie, rpcHost: cfg.node.rpcHost },
       compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors, electrum, blocksDir: bodies.dir,
-      indexKeepsBlocks: keepsBlocks,
+      indexKeepsBlocks: keepsBlocks, explorer: cfg.explorer, livePollMs: cfg.livePollMs, workers: cfg.workers,
     },
   });
   const ops = new PrimaryOps(primary, metrics);

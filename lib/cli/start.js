@@ -110,10 +110,11 @@ async function run(positionals, values, io) {
   const cfg = serveConfig({ ...values, datadir, store: 'lmdb', network: 'main' });
   const { synced, ms } = await ensureIndex(datadir, io);
   io.stderr.write(synced ? `addrindex start: indexed 439 blocks in ${ms} ms\n` : `addrindex start: ${datadir} already holds the 439 blocks\n`);
-  return serve(cfg, io, {
+  return serve({ ...cfg, explorer: true }, io, {
     onReady: ({ url }) => {
       const shown = url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//127.0.0.1:');
-      io.stdout.write(`\nTry:\n\n${examples(shown).map((l) => (l.startsWith('#') ? `  ${l}` : `  ${l}\n`)).join('\n')}\nCtrl-C stops the server.\n`);
+      io.stdout.write(`\nThe explorer (insight-ui): open ${shown}/insight/ in a browser\n\nThe API, try:\n\n` +
+        `${examples(shown).map((l) => (l.startsWith('#') ? `  ${l}` : `  ${l}\n`)).join('\n')}\nCtrl-C stops the server.\n`);
     },
   });
 }
