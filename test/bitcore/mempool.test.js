@@ -108,8 +108,9 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
     assert.deepEqual(heard.rawtransaction, added.map(noWitness));
     heard.tx.forEach((t, k) => assert.equal(Math.round(t.valueOut * 1e8), added[k].outs.reduce((n, o) => n + o.value, 0)));
     // bitcore-node's rule: the addresses bitcore-lib reads off input scripts (a P2PKH spend
-    // shows its key) and output scripts
-    const names = (p) => p.outs.some((o) => o.sh === subscribed.sh && bitcore.Script.fromBuffer(o.script).isPublicKeyHashOut()) ||
+    // shows its key) and output scripts, and (addrindex's) a P2PK output its key's address
+    const paysTo = (o) => { const s = bitcore.Script.fromBuffer(o.script); return s.isPublicKeyHashOut() || s.isPublicKeyOut(); };
+    const names = (p) => p.outs.some((o) => o.sh === subscribed.sh && paysTo(o)) ||
       p.ins.some((i, k) => i.sh === subscribed.sh && p.tx.inputs[k].script.isPublicKeyHashIn());
     assert.deepEqual(heard.addresstxid, added.filter(names).map((p) => ({ address: subscribed.address, txid: p.tx.hash })));
     assert.ok(heard.addresstxid.length >= 1);
