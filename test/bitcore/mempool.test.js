@@ -41,6 +41,11 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
   let addresses; // base58 (all insight 0.4.3 takes) of the script hashes the pool touches, and a few it does not
   const heard = { tx: [], block: [], rawtransaction: [], addresstxid: [] };
   const order = [];
+  // the same feed from `addrindex serve`'s own socket.io server (lib/api/live.js), heard by
+  // socket.io 4's client
+  let ourSocket;
+  const ours = { tx: [], block: [], rawtransaction: [], addresstxid: [] };
+  const ourOrder = [];
   let subscribed;
   /** "txid:vout" → the output's script, bitcore-lib's, for every output of the long chain */
   const scripts = new Map();
@@ -69,7 +74,7 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
     // blocks M+1..B are appended to the same files after 0..M: one blocks dir serves both
     [bc, own] = await Promise.all([
       startBitcore({ network: 'regtest', bitcoind: { datadir, blocksDir: chains.full.dir, tipPollMs: 50 } }),
-      startServer(datadir, { network: 'regtest', blocksDir: chains.full.dir }),
+      startServer(datadir, { network: 'regtest', blocksDir: chains.full.dir, live: { pollMs: 50 } }),
     ]);
     const io = createRequire(path.join(await bitcoreHost(), 'noop.js'))('socket.io-client');
     socket = io(bc.url, { transports: ['websocket'], forceNew: true });
@@ -84,9 +89,36 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
     socket.emit('subscribe', 'bitcoind/rawtransaction');
     socket.emit('subscribe', 'bitcoind/addresstxid', [subscribed.address]);
     await call('getBestBlockHash', []); // a round trip: the subscriptions before it have reached the server
+    ourSocket = require('socket.io-client')(own.url, { transports: ['websocket'], forceNew: true });
+    await new Promise((resolve) => ourSocket.once('connect', resolve));
+    for (const name of ['tx', 'block']) ourSocket.on(name, (m) => { ours[name].push(m); ourOrder.push(name); });
+    for (const topic of ['rawtransaction', 'addresstxid']) ourSocket.on(`bitcoind/${topic}`, (m) => ours[topic].push(m));
+    ourSocket.emit('subscribe', 'inv');
+    ourSocket.emit('subscribe', 'bitcoind/rawtransaction');
+    ourSocket.emit('subscribe', 'bitcoind/addresstxid', [subscribed.address]);
+    // the server in this process has taken the subscriptions
+    await waitFor(() => own.app.live.subscriptions.addresses.has(subscribed.address) && own.app.live.subscriptions.topics.rawtransaction.length === 1 &&
+      own.app.live.io.sockets.adapter.rooms.has('inv'), 5000, 'serve\'s subscriptions');
   });
+
+  /** serve's feed said what the service said: the same messages in the same order (its tx
+   * messages may name more outputs: P2PK, one-key multisig, segwit, as its /tx does). */
+  async function sameFeed() {
+    await waitFor(() => ours.tx.length >= heard.tx.length && ours.block.length >= heard.block.length, 20000, 'serve\'s feed');
+    assert.deepEqual(ourOrder, order);
+    assert.deepEqual(ours.block, heard.block);
+    assert.deepEqual(ours.rawtransaction, heard.rawtransaction);
+    assert.deepEqual(ours.addresstxid, heard.addresstxid);
+    ours.tx.forEach((t, k) => {
+      const theirs = heard.tx[k];
+      assert.deepEqual([t.txid, t.valueOut, t.isRBF], [theirs.txid, theirs.valueOut, theirs.isRBF]);
+      const named = new Map(t.vout.map((o) => Object.entries(o)[0]));
+      for (const o of theirs.vout) for (const [a, v] of Object.entries(o)) assert.equal(named.get(a), v, `${t.txid} pays ${a}`);
+    });
+  }
   after(async () => {
     if (socket) socket.close();
+    if (ourSocket) ourSocket.close();
     if (bc) await bc.stop();
     if (own) await own.close();
     if (store) await store.close();
@@ -115,6 +147,7 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
     assert.deepEqual(heard.addresstxid, added.filter(names).map((p) => ({ address: subscribed.address, txid: p.tx.hash })));
     assert.ok(heard.addresstxid.length >= 1);
     assert.deepEqual(heard.block, []);
+    await sameFeed();
   });
 
   it('/addr/:addr: unconfirmed balance and appearances, the mempool\'s txids first (newest first); as addrindex\'s own insight route', async () => {
@@ -258,6 +291,7 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
     const got = order.slice(order.length - expected.length).map((name) => [name, name === 'tx' ? heard.tx[t++].txid : heard.block[b++]]);
     assert.equal(order.length - expected.length, before);
     assert.deepEqual(got, expected);
+    await sameFeed();
     for (const { sh, address } of addresses) {
       const at = addressAt(ref, sh, B);
       const r = (await insight(`/addr/${address}`)).json;
