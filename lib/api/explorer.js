@@ -67,7 +67,8 @@ class Explorer {
     if (accept.includes('text/html') && req.headers['x-requested-with'] !== 'XMLHttpRequest') return this.page();
     let rel;
     try {
-      rel = decodeURIComponent(pathname.slice(PREFIX.length + 1));
+      // insight-ui asks `base.href + '/sound/…'`, a double slash, which Express's static files take
+      rel = decodeURIComponent(pathname.slice(PREFIX.length + 1)).replace(/^\/+/, '');
     } catch {
       throw new ApiError(400, 'ERR_BAD_PATH', 'the path holds malformed percent-encoding');
     }

@@ -88,19 +88,31 @@ class LiveFeed {
    */
   onConnection(socket) {
     const s = this.subscriptions;
-    socket.on('subscribe', (name, params) => {
+    // A subscription to a name that publishes nothing is acknowledged when the client asks
+    // (a round trip a client can wait on: what it sent before is in place). The others are
+    // not, as bitcore-node acknowledged none: insight-ui's socket wrapper passes a callback of
+    // its own on every emit, and calls an event's parameters in its place
+    const split = (args) => {
+      const ack = typeof args[args.length - 1] === 'function' ? args.pop() : null;
+      return { name: args[0], params: args[1], ack };
+    };
+    socket.on('subscribe', (...args) => {
+      const { name, params, ack } = split(args);
       if (name === 'inv') socket.join('inv');
       else if (name === 'bitcoind/addresstxid') s.subscribeAddress(socket, params);
       else if (name === 'bitcoind/hashblock') s.subscribe('hashblock', socket);
       else if (name === 'bitcoind/rawtransaction') s.subscribe('rawtransaction', socket);
       // anything else (insight-ui's status page asks for 'sync') names no event: ignored, as
       // bitcore-node's bus ignores it
+      else if (ack) ack();
     });
-    socket.on('unsubscribe', (name, params) => {
+    socket.on('unsubscribe', (...args) => {
+      const { name, params, ack } = split(args);
       if (name === 'inv') socket.leave('inv');
       else if (name === 'bitcoind/addresstxid') s.unsubscribeAddress(socket, params);
       else if (name === 'bitcoind/hashblock') s.unsubscribe('hashblock', socket);
       else if (name === 'bitcoind/rawtransaction') s.unsubscribe('rawtransaction', socket);
+      else if (ack) ack();
     });
     socket.on('disconnect', () => {
       s.unsubscribeAddress(socket);

@@ -37,7 +37,7 @@ async function startBrowser() {
   const puppeteer = require('puppeteer-core');
   const userDataDir = tempDir('chromium-profile');
   const browser = await puppeteer.launch({
-    executablePath, headless: true, userDataDir, args: FLAGS, defaultViewport: { width: 1200, height: 900 },
+    executablePath, headless: true, userDataDir, args: FLAGS, defaultViewport: { width: 1100, height: 760 },
   });
   return {
     browser,
