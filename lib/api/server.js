@@ -94,6 +94,8 @@ class ApiApp {
     this.httpMetrics = new HttpMetrics(this.metrics);
     watchIndex(this.metrics, this.store, () => this.node.tip);
     this.blocksDir = opts.blocksDir || null;
+    this.keepsBlocks = Boolean(opts.indexKeepsBlocks);
+    this.hasNode = Boolean(opts.fetchFromNode);
     this.reader = new BlockReader({
       dir: this.blocksDir, network: this.network, maxBytes: opts.blockCacheBytes, fetchFromNode: opts.fetchFromNode || null,
       fromIndex: opts.indexKeepsBlocks ? indexBlockBytes(this.store) : null,
@@ -196,6 +198,20 @@ class ApiApp {
     await this.reader.close();
   }
 
+  /**
+   * A block asked of a server that has nowhere to read blocks from (no blocks dir, no node, an
+   * index without its blocks): retrying cannot help, so the answer says what to change.
+   * @returns {{status: number, code: string, message: string, internal: boolean}|null}
+   */
+  noBlockSource(err) {
+    if (!err || err.code !== 'ERR_BLOCK_UNAVAILABLE' || this.blocksDir || this.keepsBlocks || this.hasNode) return null;
+    return {
+      status: 503, code: 'ERR_NO_BLOCK_SOURCE', internal: false,
+      message: 'this server has nowhere to read whole blocks and transactions from: start `addrindex serve` with --blocks-dir DIR ' +
+        '(the node\'s blocks dir) or --rpc-url URL (a node to ask), or build the index with `addrindex sync --txstore` (it then keeps them)',
+    };
+  }
+
   /** The node's tip as last read (a cluster worker gets it from the primary). */
   setNodeTip(tip) {
     this.node.tip = tip ? { height: tip.height, hash: tip.hash } : null;
@@ -266,7 +282,7 @@ class ApiApp {
     this.dispatch(req, state).then(
       (reply) => finish(reply),
       (err) => {
-        const e = toHttpError(err);
+        const e = this.noBlockSource(err) || toHttpError(err);
         if (e.internal) {
           this.log(`addrindex api: ${req.method} ${req.url} [${state.id}]: ${err && err.stack ? err.stack : err}`);
           this.logger.error({ reqId: state.id, method: req.method, url: req.url, err }, 'internal error');
