@@ -39,6 +39,14 @@ async function shot(page, name) {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 }
 
+/** After each page: no console error, page error or failed request but the web fonts'. */
+function noProblems(page) {
+  if (!page) return;
+  const problems = unexpectedProblems(page);
+  page.problems.length = 0;
+  assert.deepEqual(problems, [], 'console errors other than the unreachable web fonts');
+}
+
 /** The heights the home page's Latest Blocks (or the block list) shows, top first. */
 function listedHeights(page) {
   return page.$$eval('tr.fader td:first-child a', (as) => as.map((a) => Number(a.textContent.trim())));
@@ -71,11 +79,7 @@ describe('the explorer in a real browser: insight-ui on addrindex serve, the bun
     srv = await serveExplorer(['--datadir', fixture.datadir]);
     page = await browser.newPage();
   });
-  afterEach(() => {
-    const problems = page ? unexpectedProblems(page) : [];
-    if (page) page.problems.length = 0;
-    assert.deepEqual(problems, [], 'console errors other than the unreachable web fonts');
-  });
+  afterEach(() => noProblems(page));
   after(async () => {
     if (browser) await browser.close();
     if (srv) {
@@ -191,11 +195,7 @@ describe('the explorer in a real browser: a btcd regtest chain with a mempool, l
     await waitFor(async () => (await api(`/addr/${watched}`)).unconfirmedTxApperances === 1, 20000, 'the mempool payment');
     page = await browser.newPage();
   });
-  afterEach(() => {
-    const problems = page ? unexpectedProblems(page) : [];
-    if (page) page.problems.length = 0;
-    assert.deepEqual(problems, [], 'console errors other than the unreachable web fonts');
-  });
+  afterEach(() => noProblems(page));
   after(async () => {
     if (browser) await browser.close();
     for (const c of [srv && srv.cli, follow]) {
