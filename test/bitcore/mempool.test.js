@@ -46,6 +46,8 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
   let ourSocket;
   const ours = { tx: [], block: [], rawtransaction: [], addresstxid: [] };
   const ourOrder = [];
+  let oldSocket;
+  const oldHeard = [];
   let subscribed;
   /** "txid:vout" → the output's script, bitcore-lib's, for every output of the long chain */
   const scripts = new Map();
@@ -96,9 +98,14 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
     ourSocket.emit('subscribe', 'inv');
     ourSocket.emit('subscribe', 'bitcoind/rawtransaction');
     ourSocket.emit('subscribe', 'bitcoind/addresstxid', [subscribed.address]);
+    // bitcore-node's own socket.io 1.7 client (engine.io protocol 3) on serve's feed too
+    oldSocket = io(own.url, { transports: ['websocket'], forceNew: true });
+    await new Promise((resolve) => oldSocket.once('connect', resolve));
+    oldSocket.on('tx', (m) => oldHeard.push(m.txid));
+    oldSocket.emit('subscribe', 'inv');
     // the server in this process has taken the subscriptions
     await waitFor(() => own.app.live.subscriptions.addresses.has(subscribed.address) && own.app.live.subscriptions.topics.rawtransaction.length === 1 &&
-      own.app.live.io.sockets.adapter.rooms.has('inv'), 5000, 'serve\'s subscriptions');
+      own.app.live.io.sockets.adapter.rooms.get('inv') && own.app.live.io.sockets.adapter.rooms.get('inv').size === 2, 5000, 'serve\'s subscriptions');
   });
 
   /** serve's feed said what the service said: the same messages in the same order (its tx
@@ -119,6 +126,7 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
   after(async () => {
     if (socket) socket.close();
     if (ourSocket) ourSocket.close();
+    if (oldSocket) oldSocket.close();
     if (bc) await bc.stop();
     if (own) await own.close();
     if (store) await store.close();
@@ -148,6 +156,8 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
     assert.ok(heard.addresstxid.length >= 1);
     assert.deepEqual(heard.block, []);
     await sameFeed();
+    await waitFor(() => oldHeard.length >= heard.tx.length, 20000, 'the socket.io 1.7 client');
+    assert.deepEqual(oldHeard, heard.tx.map((t) => t.txid));
   });
 
   it('/addr/:addr: unconfirmed balance and appearances, the mempool\'s txids first (newest first); as addrindex\'s own insight route', async () => {
