@@ -26,6 +26,7 @@ const insight = require('./routes/insight');
 const insightStatus = require('./routes/insight-status');
 const insightBlocks = require('./routes/insight-blocks');
 const { Explorer } = require('./explorer');
+const { BlockTimes } = require('../bitcore/timestamps');
 const ops = require('./routes/ops');
 
 const VERSION = require('../../package.json').version;
@@ -118,6 +119,8 @@ class ApiApp {
     insightBlocks.register(this.router, this);
     ops.register(this.router, this);
     this.explorer = opts.explorer ? new Explorer() : null;
+    /** the patched node's logical timestamps over the index (insight's /blocks by date) */
+    this.blockTimes = new BlockTimes(this.store);
     this.live = null;
     if (opts.live) {
       const { LiveFeed } = require('./live');
@@ -187,9 +190,11 @@ class ApiApp {
     return out;
   }
 
-  /** Starts what runs beside the requests: the live feed's watcher (when there is a feed). */
+  /** Starts what runs beside the requests: the live feed's watcher, the explorer's table of block times. */
   async start() {
     if (this.live) await this.live.start();
+    // the explorer's home asks for the newest blocks at once: their table is built now, not then
+    if (this.explorer) this.blockTimes.update().catch((err) => this.log(`addrindex api: reading the blocks' times: ${err && err.stack ? err.stack : err}`));
   }
 
   /** Closes what the app opened itself (the live feed, the block reader's files); the store is the caller's. */
