@@ -599,10 +599,16 @@ export class ApiApp {
     mempoolReader?: object;
     /** the node behind the server (lib/node/serve-node.js ServeNode): broadcast, fee estimates; null: those routes answer 503 */
     node?: object | null;
+    /** serve insight-ui 0.4.0 at /insight/ (a browser opening / is sent there) */
+    explorer?: boolean;
+    /** insight's socket.io live feed at /socket.io/ (createServer attaches it, start() starts its watcher); websocketOnly with several processes */
+    live?: { pollMs?: number; websocketOnly?: boolean } | null;
   });
   readonly store: AbstractStore;
   readonly network: Network;
-  /** closes the block reader's files (the store stays the caller's); closeGracefully calls it */
+  /** starts the live feed's watcher, when there is a feed */
+  start(): Promise<void>;
+  /** closes the live feed and the block reader's files (the store stays the caller's); closeGracefully calls it */
   close(): Promise<void>;
   /** the node's tip as last read, with nodeConfigured (null: not known) */
   setNodeTip(tip: { height: number; hash: string } | null): void;

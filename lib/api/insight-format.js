@@ -20,6 +20,8 @@ const { hex32 } = require('./format');
 const { parseTxDetail } = require('../chain/tx');
 const { coreAsm } = require('../chain/asm');
 const { insightOutputAddress, insightInputAddress } = require('../chain/insight-script');
+const { classify } = require('../chain/script');
+const { base58Address } = require('../chain/address');
 const { getNetwork } = require('../chain/networks');
 const { Memo } = require('./memo');
 
@@ -76,7 +78,7 @@ function insightTx(tx, { prevouts, spends, block, tipHeight, network, now, optio
         input.scriptSig = { hex };
         if (!options.noAsm) input.scriptSig.asm = coreAsm(d.script, true, hex);
       }
-      input.addr = inputMemo.get(p.script.toString('hex'), () => insightInputAddress(p.script, net));
+      input.addr = inputMemo.get(p.script.toString('hex'), () => inputAddress(p.script, net));
       input.valueSat = p.value;
       input.value = p.value / 1e8;
       input.doubleSpentTxID = null;
@@ -115,6 +117,19 @@ function insightTx(tx, { prevouts, spends, block, tipHeight, network, now, optio
     out.fees = (valueIn - valueOut) / 1e8;
   }
   return out;
+}
+
+/**
+ * An input's `addr`: the address of the output it spends, as insight-api on the bitcore-node
+ * service names it. The patched node's spent index knew only the exact P2PKH and P2SH forms;
+ * a P2PK output counts toward its key's P2PKH address in the index (and in the service's
+ * answers), so the input spending it names that address too.
+ */
+function inputAddress(prevScript, net) {
+  const a = insightInputAddress(prevScript, net);
+  if (a) return a;
+  const c = classify(prevScript);
+  return c.type === 'p2pk' ? base58Address(net.p2pkh, c.hash) : null;
 }
 
 const GENESIS_TARGET = BigInt(0xffff) << 208n;

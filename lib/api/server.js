@@ -23,6 +23,10 @@ const { readConsistent, movedRows } = require('../core/consistent');
 const native = require('./routes/native');
 const esplora = require('./routes/esplora');
 const insight = require('./routes/insight');
+const insightStatus = require('./routes/insight-status');
+const insightBlocks = require('./routes/insight-blocks');
+const { Explorer } = require('./explorer');
+const { BlockTimes } = require('../bitcore/timestamps');
 const ops = require('./routes/ops');
 
 const VERSION = require('../../package.json').version;
@@ -68,6 +72,10 @@ class ApiApp {
    *   index's snapshot to share (its decoded snapshot) with the host's other readers of the store
    * @param {import('../node/serve-node').ServeNode|null} [opts.node] the node behind the server
    *   (serve --rpc-url): broadcast, fee estimates; null: those routes answer 503
+   * @param {boolean} [opts.explorer] serve insight-ui at /insight/ (serve --explorer); a browser
+   *   asking for / is sent there
+   * @param {{pollMs?: number, websocketOnly?: boolean}|null} [opts.live] insight's socket.io live
+   *   feed (lib/api/live.js); started by start(), attached to a server by createServer()
    */
   constructor(opts) {
     this.store = opts.store;
@@ -87,6 +95,8 @@ class ApiApp {
     this.httpMetrics = new HttpMetrics(this.metrics);
     watchIndex(this.metrics, this.store, () => this.node.tip);
     this.blocksDir = opts.blocksDir || null;
+    this.keepsBlocks = Boolean(opts.indexKeepsBlocks);
+    this.hasNode = Boolean(opts.fetchFromNode);
     this.reader = new BlockReader({
       dir: this.blocksDir, network: this.network, maxBytes: opts.blockCacheBytes, fetchFromNode: opts.fetchFromNode || null,
       fromIndex: opts.indexKeepsBlocks ? indexBlockBytes(this.store) : null,
@@ -105,7 +115,17 @@ class ApiApp {
     native.register(this.router, this);
     esplora.register(this.router, this);
     insight.register(this.router, this);
+    insightStatus.register(this.router, this);
+    insightBlocks.register(this.router, this);
     ops.register(this.router, this);
+    this.explorer = opts.explorer ? new Explorer() : null;
+    /** the patched node's logical timestamps over the index (insight's /blocks by date) */
+    this.blockTimes = new BlockTimes(this.store);
+    this.live = null;
+    if (opts.live) {
+      const { LiveFeed } = require('./live');
+      this.live = new LiveFeed(this, opts.live);
+    }
     // mempool.space serves other networks' Esplora API under /testnet/api, /testnet4/api and
     // /signet/api,
     // and @mempool/mempool.js builds its URLs that way: accept that prefix for our network.
@@ -170,9 +190,31 @@ class ApiApp {
     return out;
   }
 
-  /** Closes what the app opened itself (the block reader's files); the store is the caller's. */
+  /** Starts what runs beside the requests: the live feed's watcher, the explorer's table of block times. */
+  async start() {
+    if (this.live) await this.live.start();
+    // the explorer's home asks for the newest blocks at once: their table is built now, not then
+    if (this.explorer) this.blockTimes.update().catch((err) => this.log(`addrindex api: reading the blocks' times: ${err && err.stack ? err.stack : err}`));
+  }
+
+  /** Closes what the app opened itself (the live feed, the block reader's files); the store is the caller's. */
   async close() {
+    if (this.live) await this.live.close();
     await this.reader.close();
+  }
+
+  /**
+   * A block asked of a server that has nowhere to read blocks from (no blocks dir, no node, an
+   * index without its blocks): retrying cannot help, so the answer says what to change.
+   * @returns {{status: number, code: string, message: string, internal: boolean}|null}
+   */
+  noBlockSource(err) {
+    if (!err || err.code !== 'ERR_BLOCK_UNAVAILABLE' || this.blocksDir || this.keepsBlocks || this.hasNode) return null;
+    return {
+      status: 503, code: 'ERR_NO_BLOCK_SOURCE', internal: false,
+      message: 'this server has nowhere to read whole blocks and transactions from: start `addrindex serve` with --blocks-dir DIR ' +
+        '(the node\'s blocks dir) or --rpc-url URL (a node to ask), or build the index with `addrindex sync --txstore` (it then keeps them)',
+    };
   }
 
   /** The node's tip as last read (a cluster worker gets it from the primary). */
@@ -186,6 +228,16 @@ class ApiApp {
    * @param {http.ServerResponse} res
    */
   handle(req, res) {
+    // the live feed's long-polling requests outlast the request timeout and write their own
+    // answers: they bypass the JSON machinery
+    if (this.live) {
+      const q = req.url.indexOf('?');
+      const pathname = q === -1 ? req.url : req.url.slice(0, q);
+      if (this.live.owns(pathname)) {
+        this.live.handleRequest(req, res, pathname);
+        return;
+      }
+    }
     const started = process.hrtime.bigint();
     // per request: the route it matched (for metrics) and headers every answer carries
     const state = { id: requestId(req), route: null, headers: null };
@@ -222,10 +274,20 @@ class ApiApp {
       finish(NO_CONTENT, this.cors.preflight(req));
       return;
     }
+    // insight-api answers every request of its own with open CORS headers, and OPTIONS with
+    // 204, whatever it asks (unless --cors-origin chose a policy for every route)
+    if (!this.cors && req.url.startsWith(INSIGHT_PREFIX)) {
+      Object.assign(state.headers, INSIGHT_CORS);
+      if (req.method === 'OPTIONS') {
+        state.route = 'preflight';
+        finish(NO_CONTENT);
+        return;
+      }
+    }
     this.dispatch(req, state).then(
       (reply) => finish(reply),
       (err) => {
-        const e = toHttpError(err);
+        const e = this.noBlockSource(err) || toHttpError(err);
         if (e.internal) {
           this.log(`addrindex api: ${req.method} ${req.url} [${state.id}]: ${err && err.stack ? err.stack : err}`);
           this.logger.error({ reqId: state.id, method: req.method, url: req.url, err }, 'internal error');
@@ -310,6 +372,23 @@ class ApiApp {
     const q = url.indexOf('?');
     let path = q === -1 ? url : url.slice(0, q);
     if (this.networkPrefix && path.startsWith(this.networkPrefix)) path = path.slice(this.networkPrefix.length - 5);
+    if (this.explorer) {
+      if (this.explorer.owns(path)) {
+        state.route = 'explorer';
+        const reply = this.explorer.serve(req, path);
+        if (reply.headers) Object.assign(state.headers, reply.headers);
+        return reply;
+      }
+      // a person opening the server's address in a browser gets the explorer, clients the JSON index
+      if (path === '/' && req.method === 'GET' && String(req.headers.accept || '').includes('text/html')) {
+        state.route = 'explorer';
+        state.headers.location = '/insight/';
+        return { status: 302, type: null, body: Buffer.alloc(0) };
+      }
+    }
+    // insight-api's Express router takes a path with one trailing slash as the path without
+    // (insight-ui asks /addr/ADDR/?noTxList=1)
+    if (path.length > INSIGHT_PREFIX.length && path.startsWith(INSIGHT_PREFIX) && path.endsWith('/')) path = path.slice(0, -1);
     let found;
     try {
       found = this.router.match(req.method, path);
@@ -344,6 +423,13 @@ class ApiApp {
 }
 
 const EMPTY_QUERY = new URLSearchParams();
+const INSIGHT_PREFIX = '/insight-api/';
+/** insight-api 0.4.3's CORS headers, on every answer of its own routes. */
+const INSIGHT_CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, HEAD, PUT, POST, OPTIONS',
+  'access-control-allow-headers': 'Origin, X-Requested-With, Content-Type, Accept, Content-Length, Cache-Control, cf-connecting-ip',
+};
 const NO_CONTENT = { status: 204, type: null, body: Buffer.alloc(0) };
 
 /**
@@ -450,6 +536,10 @@ function tooLarge(limit) {
  */
 function createServer(app) {
   const server = http.createServer({ maxHeaderSize: 16384 }, app.handle);
+  // websocket connections of the live feed; any other upgrade is refused
+  server.on('upgrade', (req, socket, head) => {
+    if (!app.live || !app.live.handleUpgrade(req, socket, head)) socket.destroy();
+  });
   // slow clients: the whole request must arrive within the request timeout
   server.headersTimeout = Math.min(app.timeoutMs, 10000);
   server.requestTimeout = app.timeoutMs;
@@ -483,6 +573,8 @@ function createServer(app) {
  */
 async function closeGracefully(server, app, graceMs = 10000) {
   const drained = app.drain();
+  // websocket connections keep the server open until they close: the feed closes them first
+  if (app.live) await app.live.close();
   const closed = new Promise((resolve) => server.close(() => resolve()));
   // Idle keep-alive sockets go now; busy ones close after their answer (it carries
   // `Connection: close`), so no answer is cut short by destroying its socket.

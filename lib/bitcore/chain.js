@@ -108,8 +108,10 @@ class ChainReader {
   async tx(txid) {
     const id = this.parseTxid(txid);
     const loc = id ? await this.store.getTx(id) : null;
-    // Core keeps the genesis coinbase out of its transaction index: no node can return it
-    if (!loc || loc.txNum === 0) throw this._error(RPC.INVALID_ADDRESS_OR_KEY, 'No information available about transaction');
+    // Core keeps the genesis coinbase out of its transaction index (its getrawtransaction
+    // answers -5), and insight-ui's genesis page then waited forever for the block's list of
+    // transactions; the index holds it (TxNum 0), so it is answered like any other
+    if (!loc) throw this._error(RPC.INVALID_ADDRESS_OR_KEY, 'No information available about transaction');
     const [{ block }, info] = await Promise.all([this.blocks.read(loc.blockHash), this.store.getBlock(loc.height)]);
     const tx = block.txs[loc.position];
     if (!tx || !tx.txid.equals(id)) {

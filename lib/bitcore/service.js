@@ -19,6 +19,8 @@ const { PairedReads } = require('./paired');
 const { TipWatcher, addedHeights } = require('./tip');
 const { Subscriptions } = require('./subscriptions');
 const { Announcer } = require('./announce');
+const { feedAddresses } = require('../api/insight-feed');
+const { parseTransaction } = require('../chain/tx');
 const { Broadcaster } = require('./broadcast');
 const status = require('./status');
 const { serviceFailure, rpcError } = require('./rpc-error');
@@ -243,27 +245,13 @@ class BitcoindService extends EventEmitter {
   }
 
   /**
-   * bitcore-node's `_getAddressesFromTransaction`: the addresses the host's bitcore-lib reads
-   * from a transaction's input scripts and output scripts, distinct, inputs first.
+   * bitcore-node's `_getAddressesFromTransaction`: the addresses a transaction names, distinct,
+   * inputs first (lib/api/insight-feed.js, shared with `addrindex serve`'s feed). Unlike the
+   * bitcore-lib it asked, a P2PK output names its key's P2PKH address, the address the index
+   * counts it for, so an address page hears of such a payment.
    */
   _addressesOf(raw) {
-    const tx = new this.bitcore.Transaction().fromBuffer(raw);
-    const out = [];
-    const add = (script) => {
-      let a = null;
-      try {
-        a = script ? script.toAddress(this.node.network) : null;
-      } catch {
-        a = null;
-      }
-      if (a) {
-        const s = a.toString();
-        if (!out.includes(s)) out.push(s);
-      }
-    };
-    for (const input of tx.inputs) add(input.script);
-    for (const output of tx.outputs) add(output.script);
-    return out;
+    return feedAddresses(parseTransaction(raw, { detail: true }), this.network);
   }
 
   /** Called by the Node. */

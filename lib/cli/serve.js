@@ -58,6 +58,13 @@ known, lag under --max-lag), GET /metrics (Prometheus, every worker merged by th
   --rate-window-s N    the rate limit's window in seconds (default 60)
   --trust-proxy        the client is the last X-Forwarded-For address (behind one reverse proxy)
   --cors-origin O      let browser pages from origin O read the API ('*': any page); repeatable
+                       (insight's /insight-api routes answer any origin unless this is given)
+
+The explorer and insight's live feed (docs/API.md, "The explorer"):
+  --explorer           serve insight-ui 0.4.0 at /insight/ on the same port (a browser opening /
+                       is sent there); off unless given (\`addrindex start\` turns it on)
+  --live-poll-ms N     how often each worker reads the tip and the mempool snapshot for insight's
+                       socket.io feed at /socket.io/ (default 1000)
 
 Electrum protocol 1.4 (off unless a port is given), served by the same workers:
   --electrum-port N          plain TCP (50001 is the custom; 0 picks a free port)
@@ -93,6 +100,8 @@ const options = {
   'rate-window-s': { type: 'string' },
   'trust-proxy': { type: 'boolean', default: false },
   'cors-origin': { type: 'string', multiple: true },
+  explorer: { type: 'boolean', default: false },
+  'live-poll-ms': { type: 'string' },
   ...logOptions,
   'electrum-port': { type: 'string' },
   'electrum-tls-port': { type: 'string' },
@@ -166,6 +175,8 @@ function serveConfig(values) {
     host: values.host,
     port: intValue(values, 'port', 0, 65535, 3000),
     timeoutMs: intValue(values, 'timeout-ms', 100, 600000, LIMITS.requestTimeoutMs),
+    explorer: Boolean(values.explorer),
+    livePollMs: intValue(values, 'live-poll-ms', 10, 600000, 1000),
     graceMs: intValue(values, 'grace-ms', 0, 600000, 10000),
     ...ops,
     mempoolPollMs: intValue(values, 'mempool-poll-ms', 10, 3600000, undefined),
@@ -221,7 +232,7 @@ function opsConfig(values, env = process.env) {
     rateLimit: limit === undefined ? undefined
       : { limit, windowMs: 1000 * intValue(values, 'rate-window-s', 1, 86400, 60), trustProxy: Boolean(values['trust-proxy']) },
     cors: origins,
-    log: { format: values['log-format'], level: values['log-level'] },
+    log: { format: values['log-format'], level: values['log-level'], quiet: Boolean(values.quiet) },
   };
 }
 
@@ -229,12 +240,13 @@ function opsConfig(values, env = process.env) {
  * Starts the cluster and keeps it up until SIGTERM/SIGINT (or `signal` aborts), then drains.
  * @param {ReturnType<typeof serveConfig>} cfg
  * @param {{stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream}} io
- * @param {{onReady?: (info: {url: string, network: string, tip: object|null}) => void, signal?: AbortSignal}} [hooks]
+ * @param {{onReady?: (info: {url: string, network: string, tip: object|null}) => void, signal?: AbortSignal,
+ *   intro?: (url: string) => void}} [hooks] intro: once listening, before the banner (what a person should see first)
  * @returns {Promise<number>} exit code
  */
 async function serve(cfg, io, hooks = {}) {
   const { createLogger } = require('../ops/log');
-  const logs = logSettings(cfg.log ? { 'log-format': cfg.log.format, 'log-level': cfg.log.level } : {}, io.stdout);
+  const logs = logSettings(cfg.log ? { 'log-format': cfg.log.format, 'log-level': cfg.log.level, quiet: cfg.log.quiet } : {});
   const logger = createLogger({ ...logs, dest: io.stdout === process.stdout ? 1 : io.stdout });
   try {
     return await serveWith(cfg, io, hooks, logs, logger);
@@ -278,7 +290,10 @@ async function serveWith(cfg, io, hooks, logs, logger) {
   // the Electrum workers read confirmed transactions as the REST routes do
   const electrum = cfg.electrum && { ...cfg.electrum, blocksDir: bodies.readable ? bodies.dir : null, indexKeepsBlocks: keepsBlocks };
 
-  const say = (msg) => io.stderr.write(`addrindex serve: ${msg}\n`);
+  // readable lines: events on stderr, the banner on stdout (stderr with the JSON log on stdout);
+  // --quiet keeps errors only
+  const say = (msg, { error = false } = {}) => { if (error || !logs.quiet) io.stderr.write(`addrindex serve: ${msg}\n`); };
+  const banner = (line) => { if (!logs.quiet) (logs.json ? io.stderr : io.stdout).write(line); };
   // Transactions and blocks are read where the sync read them (or where --blocks-dir says),
   // else from the node (getblock); with neither those routes answer 503.
   if (keepsBlocks) {
@@ -286,7 +301,8 @@ async function serveWith(cfg, io, hooks, logs, logger) {
   } else if (cfg.node) {
     if (!bodies.readable) say(`${bodies.why}: transactions and blocks will be read from the node (getblock)`);
   } else if (!bodies.dir) {
-    say(`${bodies.why} and neither --blocks-dir nor a node was given: transaction and block routes will answer 503`);
+    say(`${bodies.why}, and neither --blocks-dir nor a node was given: transaction and block routes will answer 503 ` +
+      'ERR_NO_BLOCK_SOURCE; give --blocks-dir DIR or --rpc-url URL, or build the index with `addrindex sync --txstore`');
   } else if (!bodies.readable) {
     say(`${bodies.why}: transaction and block routes will answer 503 until it can`);
   }
@@ -323,7 +339,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       // options' own, so a URL from $ADDRINDEX_RPC_URL reaches it through the environment
       node: cfg.node && { rpcUrl: cfg.node.rpcUrl, rpcCookie: cfg.node.rpcCookie, rpcHost: cfg.node.rpcHost },
       compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors, electrum, blocksDir: bodies.dir,
-      indexKeepsBlocks: keepsBlocks,
+      indexKeepsBlocks: keepsBlocks, explorer: cfg.explorer, livePollMs: cfg.livePollMs, workers: cfg.workers,
     },
   });
   const ops = new PrimaryOps(primary, metrics);
@@ -339,12 +355,13 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     logger.info({ worker: w.process.pid }, 'worker listening');
   });
   primary.on('fatal', (w, e) => {
-    say(`worker ${w.process.pid} could not start: ${e.message}${e.code ? ` [${e.code}]` : ''}`);
+    say(`worker ${w.process.pid} could not start: ${e.message}${e.code ? ` [${e.code}]` : ''}`, { error: true });
     logger.error({ worker: w.process.pid, code: e.code, error: e.message }, 'worker could not start');
   });
   primary.on('exit', (w, code, signal, delay) => {
     const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
-    say(delay === null ? `worker ${w.process.pid} ${how}` : `worker ${w.process.pid} ${how}; starting a replacement${delay ? ` in ${delay} ms` : ''}`);
+    say(delay === null ? `worker ${w.process.pid} ${how}` : `worker ${w.process.pid} ${how}; starting a replacement${delay ? ` in ${delay} ms` : ''}`,
+      { error: delay !== null });
     const fields = { worker: w.process.pid, code, signal, replacementInMs: delay };
     if (delay === null) logger.info(fields, 'worker exited');
     else logger.warn(fields, 'worker died; starting a replacement');
@@ -377,9 +394,10 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     }
     const host = address.address.includes(':') ? `[${address.address}]` : address.address;
     const url = `http://${host}:${address.port}`;
+    if (hooks.intro && !logs.quiet) hooks.intro(url);
     // The banner is for people and scripts reading the URL; with the JSON log on stdout it goes
     // to stderr, so stdout holds nothing but JSON lines.
-    (logs.json ? io.stderr : io.stdout).write(`addrindex serve: ${network.name} index, ${tip ? `tip ${tip.height} ${tip.hash}` : 'empty'}; ` +
+    banner(`addrindex serve: ${network.name} index, ${tip ? `tip ${tip.height} ${tip.hash}` : 'empty'}; ` +
       `${cfg.workers} worker${cfg.workers === 1 ? '' : 's'} (${cfg.store}, ${strategy === 'forward' ? `reads forwarded to this process${follows ? ', which follows the node' : ''}` : 'read-only'}) ` +
       `listening on ${url}\n`);
     const listening = address.electrum || null;
@@ -388,13 +406,13 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       const ports = [listening.tcp && `tcp ${at(listening.tcp)}`, listening.tls && `tls ${at(listening.tls)}`].filter(Boolean);
       const txs = keepsBlocks ? 'transactions from the index' : bodies.readable ? `transactions from ${bodies.dir}`
         : node ? 'transactions from the node (getblock)' : `no raw confirmed transactions: ${bodies.why}`;
-      (logs.json ? io.stderr : io.stdout).write(`addrindex serve: electrum ${ports.join(', ')} (${txs})\n`);
+      banner(`addrindex serve: electrum ${ports.join(', ')} (${txs})\n`);
     }
-    if (node) (logs.json ? io.stderr : io.stdout).write(`addrindex serve: node ${node.display} (tip ${watcher.tip ? watcher.tip.height : 'unknown'})\n`);
+    if (node) banner(`addrindex serve: node ${node.display} (tip ${watcher.tip ? watcher.tip.height : 'unknown'})\n`);
     if (keepsBlocks) {
-      (logs.json ? io.stderr : io.stdout).write('addrindex serve: transactions and blocks read from the index (synced with --txstore)\n');
+      banner('addrindex serve: transactions and blocks read from the index (synced with --txstore)\n');
     } else if (bodies.dir) {
-      (logs.json ? io.stderr : io.stdout).write(`addrindex serve: transactions and blocks read from ${bodies.dir} ` +
+      banner(`addrindex serve: transactions and blocks read from ${bodies.dir} ` +
         `(${bodies.from === 'index' ? 'the blocks dir sync recorded' : '--blocks-dir'})\n`);
     }
     logger.info({

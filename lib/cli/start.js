@@ -19,8 +19,8 @@ const usage = `usage: addrindex start [--datadir DIR] [--host ADDR] [--port N] [
 
 The main job on the bundled data, for a fresh clone: indexes the first 439 mainnet blocks
 (test/fixtures/mainnet/blk-first-439.dat, read as a Bitcoin Core blocks directory) into an
-LMDB index unless it is already there, then serves the API and prints example requests.
-Ctrl-C stops it.
+LMDB index unless it is already there, then serves the explorer (insight-ui at /insight/) and
+the API, and prints the explorer's URL and example requests. Ctrl-C stops it.
 
   --datadir DIR        the index (default ./data/mainnet-439)
   --host ADDR          listen address (default 127.0.0.1)
@@ -107,13 +107,18 @@ function examples(url) {
 
 async function run(positionals, values, io) {
   const datadir = path.resolve(values.datadir);
-  const cfg = serveConfig({ ...values, datadir, store: 'lmdb', network: 'main' });
-  const { synced, ms } = await ensureIndex(datadir, io);
-  io.stderr.write(synced ? `addrindex start: indexed 439 blocks in ${ms} ms\n` : `addrindex start: ${datadir} already holds the 439 blocks\n`);
+  const cfg = serveConfig({ ...values, datadir, store: 'lmdb', network: 'main', explorer: true });
+  const quiet = Boolean(values.quiet);
+  const { synced, ms } = await ensureIndex(datadir, quiet ? { stderr: { write() {} } } : io);
+  if (!quiet) io.stderr.write(synced ? `addrindex start: indexed 439 blocks in ${ms} ms\n` : `addrindex start: ${datadir} already holds the 439 blocks\n`);
+  const shown = (url) => url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//127.0.0.1:');
   return serve(cfg, io, {
+    // what a person opens first: the explorer
+    intro: (url) => io.stdout.write(`\nThe explorer (insight-ui): open ${shown(url)}/insight/ in a browser\n\n`),
     onReady: ({ url }) => {
-      const shown = url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//127.0.0.1:');
-      io.stdout.write(`\nTry:\n\n${examples(shown).map((l) => (l.startsWith('#') ? `  ${l}` : `  ${l}\n`)).join('\n')}\nCtrl-C stops the server.\n`);
+      if (quiet) return;
+      io.stdout.write(`\nThe API (docs/API.md), requests that work as printed:\n\n` +
+        `${examples(shown(url)).map((l) => (l.startsWith('#') ? `  ${l}` : `  ${l}\n`)).join('\n')}\nCtrl-C stops the server.\n`);
     },
   });
 }

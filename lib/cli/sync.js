@@ -45,7 +45,6 @@ ${sourceUsage}  --datadir DIR        where the index lives (created when missing
                        much work, never part of a commit
   --bulk-batches N     while catching up, commit at the latest every N batches (default: when the
                        cache is full; 1: every batch)
-  --quiet              no progress output on stderr (the JSON log, when on, still has it)
   --metrics-port N     serve Prometheus metrics on this port at /metrics, and /health (blocks and
                        txs per second, batch and commit times, reorgs, tips and lag, node errors;
                        see docs/DEPLOY.md); 0 picks a free port, printed on stderr
@@ -66,7 +65,6 @@ const options = {
   'batch-ms': { type: 'string' },
   threads: { type: 'string' },
   'bulk-batches': { type: 'string' },
-  quiet: { type: 'boolean', default: false },
   'metrics-port': { type: 'string' },
   'metrics-host': { type: 'string', default: '127.0.0.1' },
   ...logOptions,
@@ -74,9 +72,11 @@ const options = {
 
 async function run(positionals, values, io) {
   const { createLogger } = require('../ops/log');
-  const logger = createLogger({ ...logSettings(values, io.stdout), dest: io.stdout === process.stdout ? 1 : io.stdout });
+  const logs = logSettings(values);
+  const logger = createLogger({ ...logs, dest: io.stdout === process.stdout ? 1 : io.stdout });
   try {
-    return await sync(positionals, values, io, logger);
+    // the readable lines are for a person: off with --quiet, and with the JSON log, which has them
+    return await sync(positionals, { ...values, quiet: logs.quiet || logs.json }, io, logger);
   } catch (err) {
     // the JSON log says why the process stopped, like stderr's one line does
     logger.fatal(errorFields(err), 'sync failed');

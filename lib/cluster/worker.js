@@ -50,6 +50,9 @@ async function main() {
       compression: config.compression, rateLimit: config.rateLimit, cors: config.cors, blocksDir: config.blocksDir || null,
       indexKeepsBlocks: Boolean(config.indexKeepsBlocks), nodeSource: config.nodeSource,
       node, fetchFromNode: node && ((hash) => node.block(hash)), mempoolReader,
+      explorer: Boolean(config.explorer),
+      // insight's socket.io feed; long-polling only where one worker holds every connection
+      live: { pollMs: config.livePollMs || 1000, websocketOnly: config.workers > 1 },
     });
     app.setNodeTip(nodeTip);
     ops.onNodeTip = (tip) => app.setNodeTip(tip);
@@ -61,6 +64,7 @@ async function main() {
         resolve();
       });
     });
+    await app.start();
     if (config.electrum) electrum = await startElectrum(config, store, log, node, mempoolReader);
   } catch (err) {
     if (electrum) await electrum.close().catch(() => {});

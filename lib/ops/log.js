@@ -4,47 +4,54 @@ const pino = require('pino');
 const { AddrIndexError, UsageError } = require('../errors');
 
 /**
- * The structured log of the long-running commands (sync, serve, start).
+ * The logs of the long-running commands (sync, serve, start), for two audiences, never mixed
+ * on one stream:
  *
- * Two audiences, two streams. stderr is for people and is what it always was: the progress
- * line on a terminal, plain timestamped lines otherwise, the one-line errors. stdout, when it
- * is not a terminal (systemd, Docker, a pipe into a log shipper), carries the same events as
- * JSON, one object per line (pino): a level, a time, the pid, and fields a machine can filter
- * on — the request id of every API request, heights, rates. On a terminal the JSON stream is
- * off: the readable lines already say it all. `--log-format json|text` overrides the choice.
+ *  - `--log-format text` (the default): lines for a person. stderr has the progress line
+ *    (rewritten in place on a terminal, a timestamped line otherwise), events and the one-line
+ *    errors; stdout what the command prints for its user (serve's banner, start's URLs). No
+ *    JSON anywhere, whether or not the output is a terminal.
+ *  - `--log-format json`: lines for a service manager. stdout carries the events as JSON, one
+ *    object per line (pino): a level, a time, the pid, and fields a machine can filter on (the
+ *    request id of every API request, heights, rates); the readable copies of those events
+ *    stay off stdout (banners go to stderr).
+ *
+ * `--quiet` prints errors only, in either format (the JSON log's level becomes `error`).
  *
  * Lines are written synchronously, one write each: the workers of `serve` share the primary's
  * stdout, and a line written whole (under the pipe's 4 KiB atomic write) never interleaves
  * with another process's.
  */
 
-const FORMATS = ['auto', 'json', 'text'];
+const FORMATS = ['text', 'json'];
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 /** The parseArgs options every long-running command takes. */
 const logOptions = {
-  'log-format': { type: 'string', default: 'auto' },
+  'log-format': { type: 'string', default: 'text' },
   'log-level': { type: 'string', default: 'info' },
+  quiet: { type: 'boolean', default: false },
 };
 
-const logUsage = `  --log-format F       auto (default: JSON lines on stdout when it is not a terminal) | json | text
-                       (text: no JSON stream; stderr keeps its readable lines either way)
+const logUsage = `  --log-format F       text (default: readable lines, no JSON) | json (JSON lines on stdout,
+                       for a service manager; readable banners on stderr)
   --log-level L        ${LEVELS.join(' | ')}
                        (default info; debug adds every batch and every API request)
+  --quiet              errors only, in either format
 `;
 
 /**
- * The JSON-log settings from command-line values.
- * @param {{'log-format'?: string, 'log-level'?: string}} values
- * @param {{isTTY?: boolean}} stdout
- * @returns {{json: boolean, level: string}}
+ * The log settings from command-line values.
+ * @param {{'log-format'?: string, 'log-level'?: string, quiet?: boolean}} values
+ * @returns {{json: boolean, level: string, quiet: boolean}}
  */
-function logSettings(values, stdout) {
-  const format = values['log-format'] || 'auto';
+function logSettings(values) {
+  const format = values['log-format'] || 'text';
   const level = values['log-level'] || 'info';
   if (!FORMATS.includes(format)) throw new UsageError('ERR_USAGE', `--log-format must be one of ${FORMATS.join(', ')}, got "${format}"`);
   if (!LEVELS.includes(level)) throw new UsageError('ERR_USAGE', `--log-level must be one of ${LEVELS.join(', ')}, got "${level}"`);
-  return { json: format === 'json' || (format === 'auto' && !stdout.isTTY), level };
+  const quiet = Boolean(values.quiet);
+  return { json: format === 'json', level: quiet && LEVELS.indexOf(level) < LEVELS.indexOf('error') ? 'error' : level, quiet };
 }
 
 /**

@@ -158,6 +158,7 @@ async function startServer(datadir, { network = 'main', blocksDir, store: given,
   const app = new ApiApp({ store, network, storeKind: store.kind || 'lmdb', log: (m) => logs.push(m), blocksDir: dir, ...opts });
   const server = createServer(app);
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await app.start(); // the live feed's watcher, when opts.live asks for one
   const url = `http://127.0.0.1:${server.address().port}`;
   return {
     url, app, server, store, logs,

@@ -87,12 +87,13 @@ describe('api: transactions and blocks of an index synced from btcd over JSON-RP
     assert.ok(spendAll.fee > 0);
   });
 
-  it('without --txstore and without a node to ask: 503 ERR_BLOCK_UNAVAILABLE, never a guess; what needs no block still answers', async () => {
+  it('without --txstore, a blocks dir or a node to ask: 503 ERR_NO_BLOCK_SOURCE naming what to change, never a guess; what needs no block still answers', async () => {
     const t = chain.txs.spendAll;
     for (const p of [`/api/tx/${t}`, `/api/tx/${t}/hex`, `/insight-api/tx/${t}`, `/api/block/${hashes[0]}/raw`]) {
       const r = await request(`${bare.url}${p}`);
       assert.equal(r.status, 503, p);
-      assert.equal(r.json.error.code, 'ERR_BLOCK_UNAVAILABLE', p);
+      assert.equal(r.json.error.code, 'ERR_NO_BLOCK_SOURCE', p);
+      for (const cure of ['--blocks-dir', '--rpc-url', 'sync --txstore']) assert.ok(r.json.error.message.includes(cure), `${p}: ${cure}`);
     }
     for (const p of [`/api/tx/${t}/status`, `/api/block/${hashes[0]}`, `/api/block/${hashes[0]}/txids`, `/api/v1/tx/${t}`]) {
       const [want, got] = await Promise.all([request(`${fromFile.url}${p}`), request(`${bare.url}${p}`)]);

@@ -9,6 +9,8 @@ const { syncedFixture, startServer, request, referenceIndex, HAL, SATOSHI, TX170
 const { check, KNOWN } = require('./schema-check');
 
 const DOC = path.join(__dirname, '..', '..', 'docs', 'openapi.json');
+/** 65 bytes of base64 that sign nothing: /messages/verify answers false */
+const UNSIGNED = Buffer.alloc(65, 1).toString('base64');
 const METHODS = ['get', 'post', 'put', 'delete', 'patch', 'head', 'options'];
 
 function sha(address) {
@@ -50,6 +52,7 @@ describe('api: docs/openapi.json checked against the live server', function () {
     const names = new Set((op.parameters || []).filter((x) => x.in === 'query').map((x) => x.name));
     if (names.has('limit')) url += '?limit=2';
     else if (names.has('from')) url += '?from=0&to=2';
+    else if (names.has('signature')) url += `?address=${HAL}&signature=${encodeURIComponent(UNSIGNED)}&message=x`;
     else if (names.has('address')) url += `?address=${SATOSHI}`;
     else if (names.has('full')) url += '?full=1';
     let body;
@@ -58,7 +61,8 @@ describe('api: docs/openapi.json checked against the live server', function () {
       body = referenceIndex().blocks[170].transactions[1].toBuffer().toString('hex');
     } else if (op.requestBody) {
       const name = reqSchema && reqSchema.$ref ? reqSchema.$ref.split('/').pop() : '';
-      if (name === 'InsightTxSendRequest') body = { rawtx: referenceIndex().blocks[170].transactions[1].toBuffer().toString('hex') };
+      if (name === 'InsightMessageVerifyRequest') body = { address: HAL, signature: UNSIGNED, message: 'x' };
+      else if (name === 'InsightTxSendRequest') body = { rawtx: referenceIndex().blocks[170].transactions[1].toBuffer().toString('hex') };
       else if (name.startsWith('Addresses')) body = { addresses: [HAL, SATOSHI], ...(name.includes('History') ? { limit: 2 } : {}) };
       else if (name.startsWith('Scripthashes')) body = { scripthashes: [Buffer.from(sha(HAL)).reverse().toString('hex')] };
       else body = { addrs: `${HAL},${SATOSHI}` };

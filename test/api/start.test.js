@@ -26,6 +26,14 @@ describe('addrindex start: the main job on a fresh clone', function () {
       await s.ready();
       const { stdout: out, stderr: err } = s.output;
       assert.match(err, /indexed 439 blocks/);
+      // what a person sees first is the explorer, and it answers a browser with insight-ui
+      const first = out.split('\n').find((l) => l.trim());
+      const explorer = first.match(/open (http:\/\/127\.0\.0\.1:\d+\/insight\/) in a browser/);
+      assert.ok(explorer, first);
+      const page = await fetch(explorer[1], { headers: { accept: 'text/html' } });
+      assert.match(await page.text(), /window\.apiPrefix = '\/insight-api'/);
+      // readable lines only: no JSON log lines mixed in, on either stream
+      for (const line of `${out}\n${err}`.split('\n')) assert.ok(!line.startsWith('{"level"'), line);
       const commands = out.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('curl '));
       assert.ok(commands.length >= 8, out);
       for (const cmd of commands) {
@@ -42,6 +50,18 @@ describe('addrindex start: the main job on a fresh clone', function () {
       s.kill('SIGINT');
     }
     assert.equal((await s.exited).code, 0);
+  });
+
+  it('--quiet prints errors only: a sync says nothing, a sync that fails says why', async () => {
+    const blocksDir = tempDir('start-quiet-blocks');
+    require('node:fs').copyFileSync(require('node:path').join(__dirname, '..', 'fixtures', 'mainnet', 'blk-first-439.dat'), `${blocksDir}/blk00000.dat`);
+    const quiet = startCli(['sync', '--blocks-dir', blocksDir, '--datadir', tempDir('start-quiet'), '--quiet', '--threads', '0']);
+    const done = await quiet.exited;
+    assert.deepEqual([done.code, done.stdout, done.stderr], [0, '', '']);
+    const failed = await startCli(['sync', '--blocks-dir', `${blocksDir}/missing`, '--datadir', tempDir('start-quiet-2'), '--quiet']).exited;
+    assert.notEqual(failed.code, 0);
+    assert.equal(failed.stdout, '');
+    assert.match(failed.stderr, /^addrindex: .*\[ERR_/);
   });
 
   it('a second start finds the index already there and does not sync again', async () => {

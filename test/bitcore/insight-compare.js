@@ -9,10 +9,9 @@ const bitcore = require('bitcore-lib');
  * design: the service hands out bitcore-node's view of a transaction (its non-witness bytes,
  * so its `size`, checked apart; no address for segwit scripts, which insight 0.4.3 cannot
  * read; an empty scriptSig's asm null), an unconfirmed one's `time` is insight's own clock
- * (checked to be now-ish), an output spent in the mempool has `spentHeight` -1 (the patched
- * node's mempool spent index; addrindex's route: null), and an input spending a P2PK output
- * names its key's P2PKH address, the address the index counts it for (addrindex's route, as
- * the patched node: none).
+ * (checked to be now-ish), and an output spent in the mempool has `spentHeight` -1 (the patched
+ * node's mempool spent index; addrindex's route: null). Both name an input spending a P2PK
+ * output by its key's P2PKH address, the address the index counts it for.
  * @param {object} theirs insight-api's JSON
  * @param {object} ours addrindex's route's
  * @param {object} opts
@@ -28,8 +27,9 @@ function assertSameTx(theirs, ours, { since, scriptOf, network = 'regtest' }) {
     size: undefined,
     vin: t.isCoinBase ? t.vin : t.vin.map((v) => {
       const key = p2pkKey(scriptOf(v.txid, v.vout));
-      const addr = !service && v.addr === null && key
-        ? new bitcore.Address(bitcore.crypto.Hash.sha256ripemd160(key), network, 'pubkeyhash').toString() : base58(v.addr);
+      // both name a P2PK output's spender by its key's address: checked against bitcore-lib's
+      const addr = base58(v.addr);
+      if (key) assert.equal(addr, new bitcore.Address(bitcore.crypto.Hash.sha256ripemd160(key), network, 'pubkeyhash').toString(), `${t.txid} spends a P2PK output`);
       return { ...v, addr, scriptSig: { hex: v.scriptSig.hex, asm: v.scriptSig.hex ? v.scriptSig.asm : null } };
     }),
     vout: t.vout.map((o) => {

@@ -35,8 +35,8 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
   let ref;
   /** "txid:vout" → who spent it, from bitcore-lib's decoding */
   const spenders = new Map();
-  const insight = (p) => request(`${bc.url}/insight-api${p}`);
-  const own = (p) => request(`${native.url}${p}`);
+  const insight = (p, opts) => request(`${bc.url}/insight-api${p}`, opts);
+  const own = (p, opts) => request(`${native.url}${p}`, opts);
 
   before(async () => {
     fixture = await syncedFixture();
@@ -59,9 +59,9 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
   /**
    * What /insight-api/tx/:txid answers for a transaction of the fixture: the project's insight
    * formatter (checked against a real insight answer and bitcore-lib) over bitcore-lib's
-   * prevouts and spenders, with one deliberate difference: an input spending a P2PK output
-   * names its key's P2PKH address, the address addrindex counts that output for (the
-   * patched node's spent index named none).
+   * prevouts and spenders; each input's address is the one bitcore-lib reads off the output it
+   * spends (a P2PK output: its key's P2PKH address, which the patched node's spent index did
+   * not give, and which addrindex counts that output for).
    */
   function expectedTx(txid) {
     const loc = ref.txs[ref.txids.indexOf(txid)];
@@ -76,20 +76,6 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
       j.vin.forEach((v, n) => { v.addr = outputAddress(bitcore.Script.fromBuffer(prevouts[n].script)); });
     }
     assert.equal(j.size, raw.length);
-    return j;
-  }
-
-  /**
-   * insight-api's own answer as addrindex's /insight-api route must give it: the same but for
-   * inputs spending a P2PK output, whose `addr` the patched node's spent index left empty
-   * (insight-format.js), where the service names the key's P2PKH address.
-   */
-  function asOwnRoute(t) {
-    const j = JSON.parse(JSON.stringify(t));
-    if (!j.isCoinBase) {
-      const outputs = chainOutputs();
-      for (const v of j.vin) if (bitcore.Script.fromBuffer(outputs.get(`${v.txid}:${v.vout}`).script).isPublicKeyOut()) v.addr = null;
-    }
     return j;
   }
 
@@ -161,7 +147,7 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
         for (const t of r.json.items) assert.deepEqual(t, expectedTx(t.txid), t.txid);
         // addrindex's own route: the same window of the same transactions
         const mine = await own(`/insight-api/addrs/${addrs.join(',')}/txs?from=${from}&to=${to}`);
-        assert.deepEqual(mine.json, { ...r.json, items: r.json.items.map(asOwnRoute) });
+        assert.deepEqual(mine.json, r.json);
       }
     });
   });
@@ -172,14 +158,17 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
         const [r, mine] = await Promise.all([insight(`/tx/${txid}`), own(`/insight-api/tx/${txid}`)]);
         assert.equal(r.status, 200, txid);
         assert.deepEqual(r.json, expectedTx(txid), txid);
-        assert.deepEqual(mine.json, asOwnRoute(r.json), `addrindex's /insight-api/tx/${txid}`);
+        assert.deepEqual(mine.json, r.json, `addrindex's /insight-api/tx/${txid}`);
       }
       const hal = await insight(`/tx/${TX170}`);
       assert.equal(hal.json.vout[0].scriptPubKey.addresses[0], HAL);
       assert.equal(hal.json.valueIn, 50);
       assert.equal(hal.json.fees, 0);
-      // Core never indexed the genesis coinbase: not found, as a node answers it
-      assert.equal((await insight(`/tx/${ref.txids[0]}`)).status, 404);
+      // Core never indexed the genesis coinbase (insight-ui's genesis page waited forever for
+      // it); the index holds it: answered as addrindex's own route answers it
+      const genesis = await insight(`/tx/${ref.txids[0]}`);
+      assert.equal(genesis.status, 200);
+      assert.deepEqual(genesis.json, (await own(`/insight-api/tx/${ref.txids[0]}`)).json);
     });
 
     it('/rawtx/:txid: the transaction\'s bytes', async () => {
@@ -220,7 +209,7 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
       const byBlock = await insight(`/txs?block=${ref.blockHashes[h]}`);
       assert.equal(byBlock.status, 200);
       assert.deepEqual(byBlock.json.txs, ref.blocks[h].transactions.map((t) => expectedTx(t.hash)));
-      assert.deepEqual((await own(`/insight-api/txs?block=${ref.blockHashes[h]}`)).json, { ...byBlock.json, txs: byBlock.json.txs.map(asOwnRoute) });
+      assert.deepEqual((await own(`/insight-api/txs?block=${ref.blockHashes[h]}`)).json, byBlock.json);
       const history = ref.at(SATOSHI).history.map((e) => e.txid).reverse();
       for (const pageNum of [0, 1]) {
         const r = await insight(`/txs?address=${SATOSHI}&pageNum=${pageNum}`);
@@ -228,7 +217,7 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
         assert.deepEqual(r.json.txs.map((t) => t.txid), history.slice(pageNum * 10, pageNum * 10 + 10));
         for (const t of r.json.txs) assert.deepEqual(t, expectedTx(t.txid));
         const mine = await own(`/insight-api/txs?address=${SATOSHI}&pageNum=${pageNum}`);
-        assert.deepEqual(mine.json, { ...r.json, txs: r.json.txs.map(asOwnRoute) });
+        assert.deepEqual(mine.json, r.json);
       }
       // 2009-01-09 (UTC): the first blocks after genesis
       const gte = Date.UTC(2009, 0, 9) / 1000;
@@ -254,6 +243,65 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service (bitcore-node 3.1.3
       const sync = await insight('/sync');
       assert.deepEqual(sync.json, { status: 'finished', blockChainHeight: TIP, syncPercentage: 100, height: TIP, error: null, type: 'bitcore node' });
       assert.deepEqual((await insight('/utils/estimatefee?nbBlocks=2,6')).json, { 2: -1, 6: -1 });
+    });
+  });
+
+  describe('the routes insight-ui asks besides: addrindex serve answers as insight-api does', () => {
+    it('/status (every q), /sync, /peer, /version, /utils/estimatefee, the genesis block\'s /txs, /blocks of a given day', async () => {
+      const routes = ['/status', '/status?q=getInfo', '/status?q=getDifficulty', '/status?q=getBestBlockHash', '/status?q=getLastBlockHash',
+        '/sync', '/peer', '/version', '/utils/estimatefee?nbBlocks=2,6', `/txs?block=${ref.blockHashes[0]}`,
+        '/blocks?blockDate=2009-01-09&limit=500', '/blocks?blockDate=2009-01-12', '/blocks?blockDate=2008-12-31'];
+      for (const p of routes) {
+        const [r, mine] = await Promise.all([insight(p), own(`/insight-api${p}`)]);
+        assert.equal(r.status, 200, p);
+        assert.deepEqual(mine.json, r.json, p);
+      }
+      // the genesis block's list holds its coinbase (insight-ui's genesis page waited for it)
+      const genesis = await own(`/insight-api/txs?block=${ref.blockHashes[0]}`);
+      assert.deepEqual(genesis.json.txs.map((t) => t.txid), [ref.txids[0]]);
+      // a page shorter than the day: insight-api's moreTs repeats the page's end; addrindex's is
+      // the oldest block listed, where the next page starts
+      const [r, mine] = await Promise.all([insight('/blocks?blockDate=2009-01-12&limit=3'), own('/insight-api/blocks?blockDate=2009-01-12&limit=3')]);
+      assert.equal(r.json.pagination.more, true);
+      assert.deepEqual({ ...mine.json, pagination: { ...mine.json.pagination, moreTs: undefined } }, { ...r.json, pagination: { ...r.json.pagination, moreTs: undefined } });
+      assert.equal(mine.json.pagination.moreTs, mine.json.blocks[2].time);
+    });
+
+    it('/blocks without a date: insight-api lists today\'s (none on a 2009 chain), addrindex the newest block\'s day', async () => {
+      const day = new Date(ref.blocks[TIP].header.time * 1000).toISOString().slice(0, 10);
+      const [r, mine, ofDay] = await Promise.all([insight('/blocks?limit=5'), own('/insight-api/blocks?limit=5'), insight(`/blocks?blockDate=${day}&limit=5`)]);
+      assert.deepEqual(r.json.blocks, []);
+      assert.deepEqual(mine.json.blocks, ofDay.json.blocks);
+      assert.deepEqual(mine.json.blocks.map((b) => b.height), [TIP, TIP - 1, TIP - 2, TIP - 3, TIP - 4]);
+      assert.equal(mine.json.pagination.current, day);
+    });
+
+    it('/messages/verify: signatures made by bitcore-lib, verified by insight-api (bitcore-message) and by addrindex alike', async () => {
+      const key = new bitcore.PrivateKey(bitcore.crypto.Hash.sha256(Buffer.from('insight-ui messages')).toString('hex'), 'livenet');
+      const address = key.toAddress('livenet').toString();
+      const message = 'addrindex: one answer, two servers';
+      const signature = new bitcore.Message(message).sign(key);
+      const cases = [
+        { address, signature, message },
+        { address, signature, message: `${message}.` },
+        { address: HAL, signature, message },
+      ];
+      for (const body of cases) {
+        const [r, mine] = await Promise.all([
+          insight('/messages/verify', { method: 'POST', body }), own('/insight-api/messages/verify', { method: 'POST', body }),
+        ]);
+        assert.equal(r.status, 200, r.text);
+        assert.deepEqual(mine.json, r.json);
+      }
+      assert.deepEqual((await own('/insight-api/messages/verify', { method: 'POST', body: cases[0] })).json, { result: true });
+      const q = new URLSearchParams(cases[0]).toString();
+      assert.deepEqual((await own(`/insight-api/messages/verify?${q}`)).json, (await insight(`/messages/verify?${q}`)).json);
+      // no signature: both refuse it (insight-api as text, addrindex as JSON)
+      const [r, mine] = await Promise.all([
+        insight('/messages/verify', { method: 'POST', body: { address, message } }), own('/insight-api/messages/verify', { method: 'POST', body: { address, message } }),
+      ]);
+      assert.equal(r.status, 400);
+      assert.equal(mine.status, 400);
     });
   });
 

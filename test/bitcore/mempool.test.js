@@ -41,6 +41,13 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
   let addresses; // base58 (all insight 0.4.3 takes) of the script hashes the pool touches, and a few it does not
   const heard = { tx: [], block: [], rawtransaction: [], addresstxid: [] };
   const order = [];
+  // the same feed from `addrindex serve`'s own socket.io server (lib/api/live.js), heard by
+  // socket.io 4's client
+  let ourSocket;
+  const ours = { tx: [], block: [], rawtransaction: [], addresstxid: [] };
+  const ourOrder = [];
+  let oldSocket;
+  const oldHeard = [];
   let subscribed;
   /** "txid:vout" → the output's script, bitcore-lib's, for every output of the long chain */
   const scripts = new Map();
@@ -69,7 +76,7 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
     // blocks M+1..B are appended to the same files after 0..M: one blocks dir serves both
     [bc, own] = await Promise.all([
       startBitcore({ network: 'regtest', bitcoind: { datadir, blocksDir: chains.full.dir, tipPollMs: 50 } }),
-      startServer(datadir, { network: 'regtest', blocksDir: chains.full.dir }),
+      startServer(datadir, { network: 'regtest', blocksDir: chains.full.dir, live: { pollMs: 50 } }),
     ]);
     const io = createRequire(path.join(await bitcoreHost(), 'noop.js'))('socket.io-client');
     socket = io(bc.url, { transports: ['websocket'], forceNew: true });
@@ -84,9 +91,42 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
     socket.emit('subscribe', 'bitcoind/rawtransaction');
     socket.emit('subscribe', 'bitcoind/addresstxid', [subscribed.address]);
     await call('getBestBlockHash', []); // a round trip: the subscriptions before it have reached the server
+    ourSocket = require('socket.io-client')(own.url, { transports: ['websocket'], forceNew: true });
+    await new Promise((resolve) => ourSocket.once('connect', resolve));
+    for (const name of ['tx', 'block']) ourSocket.on(name, (m) => { ours[name].push(m); ourOrder.push(name); });
+    for (const topic of ['rawtransaction', 'addresstxid']) ourSocket.on(`bitcoind/${topic}`, (m) => ours[topic].push(m));
+    ourSocket.emit('subscribe', 'inv');
+    ourSocket.emit('subscribe', 'bitcoind/rawtransaction');
+    ourSocket.emit('subscribe', 'bitcoind/addresstxid', [subscribed.address]);
+    // bitcore-node's own socket.io 1.7 client (engine.io protocol 3) on serve's feed too
+    oldSocket = io(own.url, { transports: ['websocket'], forceNew: true });
+    await new Promise((resolve) => oldSocket.once('connect', resolve));
+    oldSocket.on('tx', (m) => oldHeard.push(m.txid));
+    oldSocket.emit('subscribe', 'inv');
+    // the server in this process has taken the subscriptions
+    await waitFor(() => own.app.live.subscriptions.addresses.has(subscribed.address) && own.app.live.subscriptions.topics.rawtransaction.length === 1 &&
+      own.app.live.io.sockets.adapter.rooms.get('inv') && own.app.live.io.sockets.adapter.rooms.get('inv').size === 2, 5000, 'serve\'s subscriptions');
   });
+
+  /** serve's feed said what the service said: the same messages in the same order (its tx
+   * messages may name more outputs: P2PK, one-key multisig, segwit, as its /tx does). */
+  async function sameFeed() {
+    await waitFor(() => ours.tx.length >= heard.tx.length && ours.block.length >= heard.block.length, 20000, 'serve\'s feed');
+    assert.deepEqual(ourOrder, order);
+    assert.deepEqual(ours.block, heard.block);
+    assert.deepEqual(ours.rawtransaction, heard.rawtransaction);
+    assert.deepEqual(ours.addresstxid, heard.addresstxid);
+    ours.tx.forEach((t, k) => {
+      const theirs = heard.tx[k];
+      assert.deepEqual([t.txid, t.valueOut, t.isRBF], [theirs.txid, theirs.valueOut, theirs.isRBF]);
+      const named = new Map(t.vout.map((o) => Object.entries(o)[0]));
+      for (const o of theirs.vout) for (const [a, v] of Object.entries(o)) assert.equal(named.get(a), v, `${t.txid} pays ${a}`);
+    });
+  }
   after(async () => {
     if (socket) socket.close();
+    if (ourSocket) ourSocket.close();
+    if (oldSocket) oldSocket.close();
     if (bc) await bc.stop();
     if (own) await own.close();
     if (store) await store.close();
@@ -108,12 +148,16 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
     assert.deepEqual(heard.rawtransaction, added.map(noWitness));
     heard.tx.forEach((t, k) => assert.equal(Math.round(t.valueOut * 1e8), added[k].outs.reduce((n, o) => n + o.value, 0)));
     // bitcore-node's rule: the addresses bitcore-lib reads off input scripts (a P2PKH spend
-    // shows its key) and output scripts
-    const names = (p) => p.outs.some((o) => o.sh === subscribed.sh && bitcore.Script.fromBuffer(o.script).isPublicKeyHashOut()) ||
+    // shows its key) and output scripts, and (addrindex's) a P2PK output its key's address
+    const paysTo = (o) => { const s = bitcore.Script.fromBuffer(o.script); return s.isPublicKeyHashOut() || s.isPublicKeyOut(); };
+    const names = (p) => p.outs.some((o) => o.sh === subscribed.sh && paysTo(o)) ||
       p.ins.some((i, k) => i.sh === subscribed.sh && p.tx.inputs[k].script.isPublicKeyHashIn());
     assert.deepEqual(heard.addresstxid, added.filter(names).map((p) => ({ address: subscribed.address, txid: p.tx.hash })));
     assert.ok(heard.addresstxid.length >= 1);
     assert.deepEqual(heard.block, []);
+    await sameFeed();
+    await waitFor(() => oldHeard.length >= heard.tx.length, 20000, 'the socket.io 1.7 client');
+    assert.deepEqual(oldHeard, heard.tx.map((t) => t.txid));
   });
 
   it('/addr/:addr: unconfirmed balance and appearances, the mempool\'s txids first (newest first); as addrindex\'s own insight route', async () => {
@@ -257,6 +301,7 @@ describe('insight-api 0.4.3 on addrindex\'s bitcoind service: the mempool snapsh
     const got = order.slice(order.length - expected.length).map((name) => [name, name === 'tx' ? heard.tx[t++].txid : heard.block[b++]]);
     assert.equal(order.length - expected.length, before);
     assert.deepEqual(got, expected);
+    await sameFeed();
     for (const { sh, address } of addresses) {
       const at = addressAt(ref, sh, B);
       const r = (await insight(`/addr/${address}`)).json;

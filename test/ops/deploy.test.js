@@ -24,10 +24,12 @@ describe('docs/DEPLOY.md and deploy/: what the guide shows is what ships', () =>
   it('the example config file is accepted by sync and serve and gives them what the guide says', () => {
     const file = path.join(ROOT, 'deploy', 'addrindex.json');
     const sync = configValues({ command: 'sync', spec: allSpecs.sync, allSpecs, env: {}, file }).file;
-    assert.deepEqual(sync, { datadir: '/var/lib/addrindex/index', network: 'main', 'blocks-dir': '/home/bitcoin/.bitcoin/blocks', follow: true, 'metrics-port': '9464' });
+    assert.deepEqual(sync, {
+      datadir: '/var/lib/addrindex/index', network: 'main', 'blocks-dir': '/home/bitcoin/.bitcoin/blocks', 'log-format': 'json', follow: true, 'metrics-port': '9464',
+    });
     const serve = configValues({ command: 'serve', spec: allSpecs.serve, allSpecs, env: {}, file }).file;
     assert.deepEqual(serve, {
-      datadir: '/var/lib/addrindex/index', network: 'main', 'blocks-dir': '/home/bitcoin/.bitcoin/blocks', port: '3000', 'max-lag': '3', 'cors-origin': ['*'],
+      datadir: '/var/lib/addrindex/index', network: 'main', 'blocks-dir': '/home/bitcoin/.bitcoin/blocks', 'log-format': 'json', port: '3000', 'max-lag': '3', 'cors-origin': ['*'],
     });
   });
 
