@@ -45,6 +45,12 @@ ${sourceUsage}  --datadir DIR        where the index lives (created when missing
                        much work, never part of a commit
   --bulk-batches N     while catching up, commit at the latest every N batches (default: when the
                        cache is full; 1: every batch)
+  --prefetch MODE      LMDB: read what the next batch needs ahead of the writer, many reads at a
+                       time: auto (default: while the index is more than half the memory the
+                       process may use), on, off
+  --no-compact         LMDB: when the index first catches up after indexing most of it, do not
+                       rewrite it into full pages (addrindex compact's rewrite, which it otherwise
+                       runs when no other process reads the index)
   --metrics-port N     serve Prometheus metrics on this port at /metrics, and /health (blocks and
                        txs per second, batch and commit times, reorgs, tips and lag, node errors;
                        see docs/DEPLOY.md); 0 picks a free port, printed on stderr
@@ -62,6 +68,8 @@ const options = {
   'batch-blocks': { type: 'string' },
   'batch-mb': { type: 'string' },
   'cache-mb': { type: 'string' },
+  prefetch: { type: 'string' },
+  'no-compact': { type: 'boolean', default: false },
   'batch-ms': { type: 'string' },
   threads: { type: 'string' },
   'bulk-batches': { type: 'string' },
@@ -95,6 +103,9 @@ async function sync(positionals, values, io, logger) {
   });
   const undoDepth = intOption(values, 'undo-depth', 0);
   const cacheMb = intOption(values, 'cache-mb', 1);
+  if (values.prefetch !== undefined && !['auto', 'on', 'off'].includes(values.prefetch)) {
+    throw new UsageError('ERR_USAGE', `--prefetch is auto, on or off, got ${values.prefetch}`);
+  }
   const threads = intOption(values, 'threads', 0);
   const bulkBatches = intOption(values, 'bulk-batches', 1);
   const pollMs = intOption(values, 'poll-ms', 1);
@@ -161,6 +172,7 @@ async function sync(positionals, values, io, logger) {
     }
     store = await openIndex({
       ...location, network, undoDepth, readOnly: false, txstore: values.txstore, cacheBytes: cacheMb === undefined ? undefined : cacheMb * 1048576,
+      prefetch: values.prefetch,
     });
     // a server started later reads blocks and transactions from the same place; of a node,
     // only its URL as printed (the password stays out of the index)
@@ -199,6 +211,7 @@ async function sync(positionals, values, io, logger) {
       // writing the store (the metrics' index tip may run up to a group ahead until then)
       bulkBatches: bulkBatches === undefined ? CATCH_UP_BULK : bulkBatches,
       onProgress: (p) => { for (const o of observers) o.update(p); },
+      onFirstCatchUp: values['no-compact'] ? undefined : (run) => compactAfterCatchUp(store, run, { say, logger }),
     });
     const summary = await service.run({ follow: values.follow, signal: controller.signal });
     if (mempool) await mempool.stop();
@@ -214,5 +227,35 @@ async function sync(positionals, values, io, logger) {
     if (store) await store.close();
   }
 }
+
+/**
+ * After an initial sync (this run indexed at least half of the index's transactions), an
+ * LMDB index is rewritten into full pages, as `addrindex compact` does: copy-on-write and
+ * random inserts leave the file 2-4 times its rows, the rewrite about 1.3 times (docs/SCALING.md).
+ * Not when another process reads the index (it would keep reading the replaced file): then
+ * it says so and the sync goes on; `addrindex compact` can run later.
+ * @param {import('../stores/abstract').AbstractStore} store
+ * @param {{txs: number, tip: {nextTxNum: number}|null}} run
+ * @param {{say: (line: string) => void, logger: object}} out
+ */
+async function compactAfterCatchUp(store, run, { say, logger }) {
+  if (typeof store.compact !== 'function' || !run.tip || run.txs < run.tip.nextTxNum / 2) return;
+  const stats = await store.engineStats();
+  say(`compacting the index after its initial sync (${mb(stats.usedBytes)}); readers wait until it is done`);
+  const t0 = Date.now();
+  try {
+    const r = await store.compact();
+    const line = `compacted the index: ${mb(r.before)} -> ${mb(r.after)} on disk in ${((Date.now() - t0) / 1000).toFixed(1)} s`;
+    say(line);
+    logger.info({ before: r.before, after: r.after, ms: Date.now() - t0 }, line);
+  } catch (err) {
+    if (err.code !== 'ERR_IN_USE') throw err;
+    const line = `not compacted: ${err.message} (run "addrindex compact" when nothing reads it)`;
+    say(line);
+    logger.warn(line);
+  }
+}
+
+const mb = (bytes) => `${(bytes / 1e6).toFixed(0)} MB`;
 
 module.exports = { usage, options, run };

@@ -27,6 +27,12 @@ const READER_MAP_SIZE = 2 ** 40;
  */
 const PAGE_SIZE = 4096;
 
+/**
+ * The directory compact() builds the new file in, with an `owner` file naming its process:
+ * while it is there and its owner lives, readers wait before they open the environment.
+ */
+const COMPACTING = 'compacting';
+
 /** The writer's map never starts below this (the file's length is the map's: see openKv). */
 const MIN_WRITER_MAP = 2 ** 26;
 
@@ -66,6 +72,8 @@ class LmdbStore extends KvStore {
    * @param {string} opts.datadir directory of the LMDB environment (created when writable)
    * @param {'auto'|'on'|'off'} [opts.prefetch='auto'] a writer's reads ahead of its batches
    *   (prefetcher.js): auto while the file is more than half the memory the process may use
+   * @param {(pid: number) => void} [opts.onCompactionWait] a reader opening while process
+   *   `pid` compacts the datadir waits for it; told once
    */
   constructor(opts) {
     super(opts);
@@ -76,6 +84,7 @@ class LmdbStore extends KvStore {
     if (!['auto', 'on', 'off'].includes(mode)) throw new UsageError('ERR_USAGE', `prefetch is auto, on or off, got ${opts.prefetch}`);
     this.datadir = opts.datadir;
     this.prefetcher = this.readOnly ? null : new Prefetcher({ datadir: this.datadir, mode });
+    this.onCompactionWait = opts.onCompactionWait;
   }
 
   prefetch(blocks) {
@@ -107,10 +116,26 @@ class LmdbStore extends KvStore {
    */
   async compact() {
     this.assertWritable();
+    // the prefetcher's thread holds the environment too: it must let go of the old file
+    if (this.prefetcher) await this.prefetcher.close();
     return this.kv.compact();
   }
 
   async openKv() {
+    if (this.readOnly) {
+      // a reader must not open the file a compaction is about to replace (compact())
+      for (;;) {
+        await untilCompacted(this.datadir, this.onCompactionWait);
+        const kv = await this.openEnv();
+        if (!compactingOwner(this.datadir)) return kv;
+        await kv.close();
+      }
+    }
+    return this.openEnv();
+  }
+
+  /** @private */
+  async openEnv() {
     const file = path.join(this.datadir, 'data.mdb');
     const st = statOrNull(file);
     if (this.readOnly && !st) throw noIndex(this.describe());
@@ -139,6 +164,37 @@ class LmdbStore extends KvStore {
       throw new StoreError('ERR_OPEN', `cannot open ${this.describe()} as an LMDB environment: ${err.message}`);
     }
     return new LmdbKv(db, this.datadir, () => this.openKv(), options);
+  }
+}
+
+/**
+ * The process compacting the datadir (compact()), if one is and lives.
+ * @param {string} dir
+ * @returns {number|null}
+ */
+function compactingOwner(dir) {
+  let pid;
+  try {
+    pid = Number(fs.readFileSync(path.join(dir, COMPACTING, 'owner'), 'utf8'));
+  } catch {
+    return null;
+  }
+  if (!(pid > 0)) return null;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (err) {
+    return err.code === 'EPERM' ? pid : null;
+  }
+}
+
+/** Resolves once no live process compacts the datadir; onWait(pid) once when it must wait. */
+async function untilCompacted(dir, onWait) {
+  let told = false;
+  for (let pid = compactingOwner(dir); pid; pid = compactingOwner(dir)) {
+    if (!told && onWait) onWait(pid);
+    told = true;
+    await new Promise((r) => setTimeout(r, 500));
   }
 }
 
@@ -305,16 +361,27 @@ class LmdbKv {
 
   /** See LmdbStore#compact. */
   async compact() {
+    if (this.committer) {
+      // its handle would keep the environment, and so the old file, open
+      const w = this.committer;
+      this.committer = null;
+      await w.terminate();
+    }
+    const file = path.join(this.dir, 'data.mdb');
+    const before = allocated(fs.statSync(file));
+    const tmp = path.join(this.dir, COMPACTING); // a directory: lmdb-js takes a name with a dot for a file
+    fs.rmSync(tmp, { recursive: true, force: true });
+    // The marker first, the readers' check second: a reader opening now either is listed
+    // below, or finds the marker when it checks for it after opening (and waits).
+    fs.mkdirSync(tmp);
+    fs.writeFileSync(path.join(tmp, 'owner'), String(process.pid));
     this.db.readerCheck(); // forget the slots of processes that died
     const others = this.db.readerList().split('\n').slice(1).map((l) => Number(l.trim().split(/\s+/)[0]))
       .filter((pid) => pid > 0 && pid !== process.pid);
     if (others.length) {
+      fs.rmSync(tmp, { recursive: true, force: true });
       throw new StoreError('ERR_IN_USE', `datadir ${this.dir} is being read by process ${[...new Set(others)].join(', ')}: stop it before compacting`);
     }
-    const file = path.join(this.dir, 'data.mdb');
-    const before = allocated(fs.statSync(file));
-    const tmp = path.join(this.dir, 'compacting'); // a directory: lmdb-js takes a name with a dot for a file
-    fs.rmSync(tmp, { recursive: true, force: true });
     const out = open({
       path: tmp, encoding: 'binary', keyEncoding: 'binary', pageSize: PAGE_SIZE, useWritemap: true, mapSize: writerMapSize(statOrNull(file)),
     });

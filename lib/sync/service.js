@@ -66,6 +66,11 @@ class SyncService {
    *   for good at the first 'caught-up' (and the cache is dropped): whatever starts reading
    *   then (a mempool follower, metrics) never meets one, however far a later pass has to go.
    *   The last batch of a catch-up, a stop and an error always end the group.
+   * @param {(run: {txs: number, tip: import('../stores/abstract').Tip|null}) => Promise<void>} [opts.onFirstCatchUp]
+   *   awaited once, when the index first catches up and before 'caught-up' is reported: every
+   *   batch is committed and nothing else writes or reads the store for this service, so the
+   *   store may rewrite itself (addrindex sync compacts an LMDB index there). `txs`: applied
+   *   by this run.
    */
   constructor(opts) {
     if (!opts || !opts.source || !opts.store) throw new TypeError('SyncService needs a source and a store');
@@ -85,6 +90,7 @@ class SyncService {
     this.parseAheadBytes = opts.parseAheadBytes;
     this.verifyMerkle = opts.verifyMerkle !== false;
     this.bulkBatches = opts.bulkBatches === undefined ? 1 : opts.bulkBatches;
+    this.onFirstCatchUp = opts.onFirstCatchUp;
     if (!((Number.isInteger(this.bulkBatches) || this.bulkBatches === Infinity) && this.bulkBatches >= 1)) {
       throw new TypeError('bulkBatches must be an integer >= 1 or Infinity');
     }
@@ -167,6 +173,7 @@ class SyncService {
     }
     const last = await this._catchUp(pool, tip, srcTip.height, signal);
     if (!signal || !signal.aborted) {
+      if (!this.caughtUp && this.onFirstCatchUp) await this.onFirstCatchUp({ txs: this.totals.txs, tip: last });
       this.caughtUp = true;
       this._emit('caught-up', last, srcTip.height);
     }

@@ -23,8 +23,8 @@ describe('addrindex compact', function () {
 
   it('rewrites an LMDB index smaller, with the same rows: same digest, verify passes, a writer opens it again', async () => {
     const datadir = path.join(tempDir('compact'), 'index');
-    // many small commits: copy-on-write leaves free pages behind
-    const sync = await runCli(['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest', '--batch-blocks', '1', '--bulk-batches', '1']);
+    // many small commits: copy-on-write leaves free pages behind (and no rewrite of its own)
+    const sync = await runCli(['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest', '--batch-blocks', '1', '--bulk-batches', '1', '--no-compact']);
     assert.equal(sync.code, 0, sync.stderr);
     const digest = await digestOf(datadir);
     const file = path.join(datadir, 'data.mdb');
@@ -40,6 +40,80 @@ describe('addrindex compact', function () {
     const again = await runCli(['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest']);
     assert.equal(again.code, 0, again.stderr);
     assert.equal(await digestOf(datadir), digest);
+  });
+
+  it('sync rewrites the index itself when it first catches up after an initial sync: the file compact would give', async () => {
+    const args = (datadir) => ['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest', '--batch-blocks', '1', '--bulk-batches', '1'];
+    const by = path.join(tempDir('compact-auto'), 'index');
+    const sync = await runCli(args(by));
+    assert.equal(sync.code, 0, sync.stderr);
+    assert.match(sync.stderr, /compacting the index after its initial sync .*\n.*compacted the index: \d+ MB -> \d+ MB on disk/s);
+    const hand = path.join(tempDir('compact-hand'), 'index');
+    assert.equal((await runCli([...args(hand), '--no-compact'])).code, 0);
+    assert.equal((await runCli(['compact', '--datadir', hand])).code, 0);
+    assert.equal(onDisk(path.join(by, 'data.mdb')), onDisk(path.join(hand, 'data.mdb')));
+    assert.equal(await digestOf(by), await digestOf(hand));
+    assert.deepEqual(fs.readdirSync(by).sort(), ['data.mdb', 'lock.mdb']);
+    // a run that indexes little of an index (a restart, a follow) leaves it as it is
+    const more = await makeChain({ seed: 'compact-1', blocks: 64, txsPerBlock: 60 });
+    const again = await runCli(['sync', '--blocks-dir', more.dir, '--datadir', by, '--network', 'regtest']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.doesNotMatch(again.stderr, /compact/);
+  });
+
+  it('not while another process reads the index: sync says so and goes on; a reader opening meanwhile waits for a compaction', async () => {
+    const prefix = await makeChain({ seed: 'compact-1', blocks: 10, txsPerBlock: 60 });
+    const datadir = path.join(tempDir('compact-reader'), 'index');
+    assert.equal((await runCli(['sync', '--blocks-dir', prefix.dir, '--datadir', datadir, '--network', 'regtest', '--no-compact'])).code, 0);
+    const reader = spawn(process.execPath, ['-e', `
+      const { open } = require('lmdb');
+      const db = open({ path: ${JSON.stringify(datadir)}, readOnly: true });
+      db.useReadTransaction();
+      process.stdout.write('reading\\n');
+      process.stdin.resume();
+      process.stdin.on('end', () => process.exit(0));
+    `], { cwd: path.join(__dirname, '../..'), stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      await new Promise((resolve) => reader.stdout.once('data', resolve));
+      const res = await runCli(['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest']);
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stderr, /not compacted: datadir .* is being read by process \d+: stop it before compacting \(run "addrindex compact" when nothing reads it\)/);
+    } finally {
+      reader.stdin.end();
+      await new Promise((resolve) => reader.on('exit', resolve));
+    }
+    assert.deepEqual(fs.readdirSync(datadir).sort(), ['data.mdb', 'lock.mdb']);
+    const verify = await runCli(['verify', '--datadir', datadir]);
+    assert.equal(verify.code, 0, verify.stderr);
+
+    // the marker a compaction leaves while it runs: a reader waits for it to go (a live
+    // owner), and ignores one whose process is gone
+    const { openStore } = require('../../lib/stores');
+    const marker = path.join(datadir, 'compacting');
+    fs.mkdirSync(marker);
+    const owner = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    try {
+      fs.writeFileSync(path.join(marker, 'owner'), String(owner.pid));
+      let waitedFor = null;
+      const opening = openStore({ store: 'lmdb', datadir, network: 'regtest', readOnly: true, onCompactionWait: (pid) => { waitedFor = pid; } });
+      let opened = false;
+      opening.then(() => { opened = true; });
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      assert.equal(opened, false, 'a reader does not open while a compaction runs');
+      assert.equal(waitedFor, owner.pid);
+      fs.rmSync(marker, { recursive: true });
+      const store = await opening;
+      assert.ok((await store.getTip()).height > 0);
+      await store.close();
+    } finally {
+      owner.kill();
+    }
+    await new Promise((resolve) => owner.on('exit', resolve));
+    fs.mkdirSync(marker);
+    fs.writeFileSync(path.join(marker, 'owner'), String(owner.pid)); // gone now
+    const store = await openStore({ store: 'lmdb', datadir, network: 'regtest', readOnly: true });
+    await store.close();
+    fs.rmSync(marker, { recursive: true });
   });
 
   it('refuses while another process reads the index, a missing index and other stores', async () => {
