@@ -23,6 +23,7 @@ const { readConsistent, movedRows } = require('../core/consistent');
 const native = require('./routes/native');
 const esplora = require('./routes/esplora');
 const insight = require('./routes/insight');
+const bitcore8 = require('./routes/bitcore8');
 const ops = require('./routes/ops');
 
 const VERSION = require('../../package.json').version;
@@ -68,6 +69,8 @@ class ApiApp {
    *   index's snapshot to share (its decoded snapshot) with the host's other readers of the store
    * @param {import('../node/serve-node').ServeNode|null} [opts.node] the node behind the server
    *   (serve --rpc-url): broadcast, fee estimates; null: those routes answer 503
+   * @param {{createWallet: Function, addWalletAddresses: Function}} [opts.walletWriter] where the
+   *   bitcore v8 wallet routes write (lib/cluster/wallet-writes.js in a worker); default the store
    */
   constructor(opts) {
     this.store = opts.store;
@@ -95,6 +98,8 @@ class ApiApp {
     this.mempool = opts.mempool ? viewsFrom(opts.mempool) : opts.mempoolReader || new MempoolReader(this.store);
     watchMempool(this.metrics, this.store, this.mempool);
     this.nodeClient = opts.node || null;
+    /** who writes bitcore v8 wallets: the store itself, or (a cluster worker) the primary */
+    this.walletWriter = opts.walletWriter || this.store;
     this.txdata = new TxData({ store: this.store, reader: this.reader, mempool: this.mempool });
     this.chainwork = new ChainWork(this.store);
     /** Esplora transaction JSON, which never changes for a txid in a given block */
@@ -105,6 +110,7 @@ class ApiApp {
     native.register(this.router, this);
     esplora.register(this.router, this);
     insight.register(this.router, this);
+    bitcore8.register(this.router, this);
     ops.register(this.router, this);
     // mempool.space serves other networks' Esplora API under /testnet/api, /testnet4/api and
     // /signet/api,
@@ -223,7 +229,7 @@ class ApiApp {
       return;
     }
     this.dispatch(req, state).then(
-      (reply) => finish(reply),
+      (reply) => finish(reply, reply.headers),
       (err) => {
         const e = toHttpError(err);
         if (e.internal) {
@@ -328,6 +334,7 @@ class ApiApp {
     const query = q === -1 ? EMPTY_QUERY : new URLSearchParams(url.slice(q + 1));
     const ctx = { params: found.params, query, body: undefined, req };
     if (found.route.meta.body === 'text') ctx.body = await readText(req, LIMITS.bodyBytes);
+    else if (found.route.meta.body === 'raw') ctx.body = await readRaw(req, LIMITS.bodyBytes);
     else if (found.route.meta.body) ctx.body = await readBody(req, LIMITS.bodyBytes);
     return found.route.handler(ctx);
   }
