@@ -312,9 +312,14 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     throw err;
   }
   if (nodeReader) watcher = new NodeTipWatcher({ read: nodeReader.read, pollMs: cfg.pollMs, metrics, logger, say });
+  // bitcore v8 wallets: LMDB and LevelDB workers send their writes here (lib/cluster/wallet-writes.js)
+  const { WalletWriter } = require('../cluster/wallet-writes');
+  const walletWriter = WalletWriter.forwards(cfg.store)
+    ? new WalletWriter({ store: cfg.store, datadir: cfg.datadir, network: network.name }, keep ? store : null) : null;
   const primary = new ClusterPrimary({
     workers: cfg.workers,
     store: keep ? store : null,
+    walletWriter,
     worker: {
       store: cfg.store, strategy, datadir: cfg.datadir, mongodbUrl: cfg.mongodbUrl, network: network.name,
       host: cfg.host, port: cfg.port, timeoutMs: cfg.timeoutMs, graceMs: cfg.graceMs,
@@ -323,7 +328,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       // options' own, so a URL from $ADDRINDEX_RPC_URL reaches it through the environment
       node: cfg.node && { rpcUrl: cfg.node.rpcUrl, rpcCookie: cfg.node.rpcCookie, rpcHost: cfg.node.rpcHost },
       compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors, electrum, blocksDir: bodies.dir,
-      indexKeepsBlocks: keepsBlocks,
+      indexKeepsBlocks: keepsBlocks, walletWrites: walletWriter ? 'primary' : 'direct',
     },
   });
   const ops = new PrimaryOps(primary, metrics);
@@ -423,6 +428,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     if (following) await following.stop();
     following = null;
     await primary.stop();
+    if (walletWriter) await walletWriter.close();
     if (keep) await store.close();
     say('stopped');
     logger.info('stopped');

@@ -12,6 +12,7 @@ const { ApiApp, createServer, closeGracefully } = require('../api/server');
 const { Metrics } = require('../ops/metrics');
 const { createLogger } = require('../ops/log');
 const { ForwardedStore } = require('./forward');
+const { ForwardedWalletWriter } = require('./wallet-writes');
 const { openReadStore } = require('./stores');
 const { WorkerOps } = require('./ops');
 const { MSG } = require('./messages');
@@ -50,6 +51,7 @@ async function main() {
       compression: config.compression, rateLimit: config.rateLimit, cors: config.cors, blocksDir: config.blocksDir || null,
       indexKeepsBlocks: Boolean(config.indexKeepsBlocks), nodeSource: config.nodeSource,
       node, fetchFromNode: node && ((hash) => node.block(hash)), mempoolReader,
+      walletWriter: config.walletWrites === 'primary' ? new ForwardedWalletWriter(process) : undefined,
     });
     app.setNodeTip(nodeTip);
     ops.onNodeTip = (tip) => app.setNodeTip(tip);

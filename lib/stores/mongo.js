@@ -525,6 +525,9 @@ class MongoStore extends AbstractStore {
   }
 
   // ---- bitcore v8 wallets (mongo/wallets.js): collections of their own, not chain data ----
+  // Unlike the key-value stores, any open MongoStore writes them, read-only ones too: the
+  // server orders writes from many clients, and opening the chain's writer (which repairs what
+  // a crashed sync left) beside a running sync is what a wallet write must never do.
 
   /** @private */
   wallets() {
@@ -534,12 +537,10 @@ class MongoStore extends AbstractStore {
   }
 
   async createWallet(fields) {
-    this.assertWritable();
     return this.wallets().create(fields);
   }
 
   async addWalletAddresses(pubKey, entries) {
-    this.assertWritable();
     return this.wallets().add(pubKey, entries);
   }
 

@@ -563,10 +563,13 @@ function storeConformance(name, backend) {
         assert.equal((await store.getWallet(pubKey)).addresses, 3);
         assert.equal(await store.digest(), digest, 'wallets are not chain data');
         assert.equal((await store.verify()).ok, true);
-        // a reader in the same process sees them; a read-only store cannot write them
+        // a reader sees them; a read-only key-value store cannot write them (MongoDB's can: the
+        // server orders its clients' writes, and a wallet write must not open the chain's writer)
         const reader = await open(location, { ...MAIN, readOnly: true });
         assert.equal((await reader.getWallet(pubKey)).addresses, 3);
-        await assert.rejects(reader.createWallet({ ...fields, pubKey: '02' + 'ee'.repeat(32) }), (err) => err.code === 'ERR_READ_ONLY');
+        const byReader = reader.createWallet({ ...fields, pubKey: '02' + 'ee'.repeat(32) });
+        if (backend.kind === 'mongo') assert.equal((await byReader).created, true);
+        else await assert.rejects(byReader, (err) => err.code === 'ERR_READ_ONLY');
         // a revert does not touch them
         await store.revert(100);
         assert.deepEqual((await store.getWalletAddresses(id)).addresses.length, 3);
