@@ -209,13 +209,13 @@ function register(router, app) {
   });
 
   route('POST', '/tx/send', async (ctx) => {
+    const node = app.requireNode('broadcasting');
     const body = parseJson(ctx.body);
     const raw = body && body.rawTx;
     const list = typeof raw === 'string' ? [raw] : raw;
     if (!Array.isArray(list) || list.length === 0 || !list.every((r) => typeof r === 'string' && /^([0-9a-fA-F]{2})+$/.test(r))) {
       throw badRequest('ERR_BAD_BODY', 'the body must be {"rawTx": "<hex>"} (or a list of hex transactions)');
     }
-    const node = app.requireNode('broadcasting');
     const txids = [];
     for (const r of list) {
       try {
@@ -330,7 +330,8 @@ function register(router, app) {
       entries.push({ address: line.address, scripthash: d.scripthash });
     }
     await writer.addWalletAddresses(wallet.pubKey, entries);
-    return { status: 200, type: 'application/json; charset=utf-8', body: Buffer.alloc(0) };
+    // bitcore-node answers with an empty body (newlines while it works)
+    return { status: 200, type: 'text/plain; charset=utf-8', body: Buffer.alloc(0) };
   }, { body: 'raw' });
 
   route('GET', '/wallet/:pubKey/addresses', async (ctx) => {
