@@ -58,6 +58,9 @@ known, lag under --max-lag), GET /metrics (Prometheus, every worker merged by th
   --rate-window-s N    the rate limit's window in seconds (default 60)
   --trust-proxy        the client is the last X-Forwarded-For address (behind one reverse proxy)
   --cors-origin O      let browser pages from origin O read the API ('*': any page); repeatable
+  --bws-key KEY        a public key (hex) whose signed payload may join bitcore-node v8's live
+                       feed room of every wallet (/BTC/<network>/wallets), as bitcore-wallet-
+                       service does; repeatable (docs/API.md, "bitcore-node v8")
 
 Electrum protocol 1.4 (off unless a port is given), served by the same workers:
   --electrum-port N          plain TCP (50001 is the custom; 0 picks a free port)
@@ -93,6 +96,7 @@ const options = {
   'rate-window-s': { type: 'string' },
   'trust-proxy': { type: 'boolean', default: false },
   'cors-origin': { type: 'string', multiple: true },
+  'bws-key': { type: 'string', multiple: true },
   ...logOptions,
   'electrum-port': { type: 'string' },
   'electrum-tls-port': { type: 'string' },
@@ -101,6 +105,16 @@ const options = {
   'electrum-max-history': { type: 'string' },
   'electrum-poll-ms': { type: 'string' },
 };
+
+/** --bws-key values, checked: secp256k1 public keys in hex. */
+function bwsKeys(keys) {
+  for (const k of keys) {
+    if (!/^(0[23][0-9a-fA-F]{64}|04[0-9a-fA-F]{128})$/.test(k)) {
+      throw new UsageError('ERR_USAGE', `--bws-key must be a public key in hex (66 or 130 digits), got "${k}"\n${usage}`);
+    }
+  }
+  return keys;
+}
 
 function intValue(values, name, min, max, def) {
   const raw = values[name];
@@ -221,6 +235,7 @@ function opsConfig(values, env = process.env) {
     rateLimit: limit === undefined ? undefined
       : { limit, windowMs: 1000 * intValue(values, 'rate-window-s', 1, 86400, 60), trustProxy: Boolean(values['trust-proxy']) },
     cors: origins,
+    bwsKeys: bwsKeys(values['bws-key'] || []),
     log: { format: values['log-format'], level: values['log-level'] },
   };
 }
@@ -328,7 +343,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       // options' own, so a URL from $ADDRINDEX_RPC_URL reaches it through the environment
       node: cfg.node && { rpcUrl: cfg.node.rpcUrl, rpcCookie: cfg.node.rpcCookie, rpcHost: cfg.node.rpcHost },
       compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors, electrum, blocksDir: bodies.dir,
-      indexKeepsBlocks: keepsBlocks, walletWrites: walletWriter ? 'primary' : 'direct',
+      indexKeepsBlocks: keepsBlocks, walletWrites: walletWriter ? 'primary' : 'direct', bwsKeys: cfg.bwsKeys,
     },
   });
   const ops = new PrimaryOps(primary, metrics);

@@ -13,6 +13,7 @@ const { Metrics } = require('../ops/metrics');
 const { createLogger } = require('../ops/log');
 const { ForwardedStore } = require('./forward');
 const { ForwardedWalletWriter } = require('./wallet-writes');
+const { V8Feed } = require('../api/bitcore8/feed');
 const { openReadStore } = require('./stores');
 const { WorkerOps } = require('./ops');
 const { MSG } = require('./messages');
@@ -38,6 +39,7 @@ async function main() {
   let app = null;
   let electrum = null;
   let node = null;
+  let feed = null;
   try {
     // the node behind the server (serve --rpc-url): retried briefly, so a request is answered
     // (or refused with 503) well within the request timeout
@@ -56,6 +58,8 @@ async function main() {
     app.setNodeTip(nodeTip);
     ops.onNodeTip = (tip) => app.setNodeTip(tip);
     server = createServer(app);
+    // bitcore-node v8's socket.io feed, for the sockets this worker accepts
+    feed = new V8Feed({ app, server, bwsKeys: config.bwsKeys || [] });
     await new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => {
@@ -75,7 +79,7 @@ async function main() {
   let stopping = null;
   const stop = () => {
     if (stopping) return;
-    stopping = Promise.all([closeGracefully(server, app, config.graceMs), electrum && electrum.close()])
+    stopping = Promise.all([closeGracefully(server, app, config.graceMs), electrum && electrum.close(), feed && feed.close()])
       .then(() => store.close())
       .then(() => node && node.close())
       .then(() => process.exit(0), (err) => {

@@ -26,6 +26,8 @@ const S = require('../bitcore8/shapes');
 function register(router, app) {
   const store = app.store;
   const reads = new V8Reads(app);
+  // the live feed (bitcore8/feed.js) reads as the routes do
+  app.bitcore8 = reads;
   const base = '/api/BTC/:network';
   const ours = reads.network;
 
