@@ -1,6 +1,6 @@
 'use strict';
 
-const { toDisplayHex, fromDisplayHex, sha256 } = require('../../chain/hash');
+const { toDisplayHex, sha256 } = require('../../chain/hash');
 const { BlockTimes } = require('../../bitcore/timestamps');
 const { moved } = require('../txdata');
 const S = require('./shapes');
@@ -18,6 +18,8 @@ const S = require('./shapes');
 const VIEW = 'script';
 /** Rows asked of the store per call when a whole list is read. */
 const CHUNK = 5000;
+/** Wallets whose address lists a worker keeps (the wallets asked lately). */
+const WALLET_LISTS = 256;
 
 class V8Reads {
   /** @param {import('../server').ApiApp} app */
@@ -28,6 +30,8 @@ class V8Reads {
     this.network = S.NETWORK_NAMES[app.network.name];
     /** bitcore's `timeNormalized` of every block of the best chain, in ms */
     this.times = new BlockTimes(app.store, { scale: 1000 });
+    /** @type {Map<string, {count: number, list: import('../../core/wallets').WalletAddress[]}>} recent wallets' addresses */
+    this.walletLists = new Map();
   }
 
   /**
@@ -259,6 +263,9 @@ class V8Reads {
    * @returns {Promise<import('../../core/wallets').WalletAddress[]>}
    */
   async walletAddresses(wallet) {
+    // addresses are only ever added: a list read at the same count is still the wallet's
+    const kept = this.walletLists.get(wallet.id);
+    if (kept && kept.count === wallet.addresses) return kept.list;
     const out = [];
     let from = 0;
     while (from !== null) {
@@ -266,6 +273,8 @@ class V8Reads {
       out.push(...page.addresses);
       from = page.next;
     }
+    if (this.walletLists.size >= WALLET_LISTS) this.walletLists.delete(this.walletLists.keys().next().value);
+    this.walletLists.set(wallet.id, { count: out.length, list: out });
     return out;
   }
 
@@ -348,4 +357,4 @@ function walletDelta(full, mine) {
   return d;
 }
 
-module.exports = { V8Reads, feeOf, VIEW, fromDisplayHex };
+module.exports = { V8Reads, feeOf, VIEW };

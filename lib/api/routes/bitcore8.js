@@ -382,18 +382,22 @@ function register(router, app) {
     const q = ctx.query;
     const limit = q.get('limit') ? positive(q.get('limit'), 'limit') : Infinity;
     const includeSpent = q.get('includeSpent') === 'true';
-    const { list } = await walletHashes(wallet);
+    const { list, hashes } = await walletHashes(wallet);
     const { value } = await app.withMempool(async (tip, pool) => {
       const blockAt = reads.blocks();
       const coins = [];
-      for (const a of list) {
-        const script = decodeAddress(a.address, app.network).script;
+      // one read says which addresses have coins a block made and none spent: only those are read
+      const summaries = hashes.length ? await store.getSummaries(hashes, { view: 'script' }) : [];
+      for (let i = 0; i < list.length; i++) {
+        const a = list[i];
+        const s = summaries[i];
         if (includeSpent) {
-          await reads.historyCoins(a.scripthash, pool, tip, (c) => { coins.push(c); return false; });
-        } else {
+          if (s) await reads.historyCoins(a.scripthash, pool, tip, (c) => { coins.push(c); return false; });
+        } else if (s && s.utxoCount > 0) {
+          const script = decodeAddress(a.address, app.network).script;
           for (const c of await reads.utxoCoins(a.scripthash, script, pool, blockAt)) if (c.spentHeight === -2) coins.push(c);
         }
-        for (const c of reads.mempoolCoins(a.scripthash, pool)) if (includeSpent || c.spentHeight === -2) coins.push(c);
+        if (pool) for (const c of reads.mempoolCoins(a.scripthash, pool)) if (includeSpent || c.spentHeight === -2) coins.push(c);
       }
       // bitcore's natural order: as the coins were made
       coins.sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
