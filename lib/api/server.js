@@ -316,6 +316,9 @@ class ApiApp {
     const q = url.indexOf('?');
     let path = q === -1 ? url : url.slice(0, q);
     if (this.networkPrefix && path.startsWith(this.networkPrefix)) path = path.slice(this.networkPrefix.length - 5);
+    // bitcore-node v8 (express) takes a trailing slash as none, and its clients send one
+    // (bitcore-wallet-service asks for /tx/?blockHash=)
+    if (path.startsWith('/api/BTC/') && path.endsWith('/')) path = path.slice(0, -1);
     let found;
     try {
       found = this.router.match(req.method, path);

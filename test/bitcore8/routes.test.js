@@ -108,6 +108,7 @@ describe('bitcore v8 routes: the bundled mainnet blocks, against bitcore-lib', f
       };
     }));
     const list = await get('/tx?blockHeight=170');
+    assert.deepEqual(await get(`/tx/?blockHash=${b.hash}`), list, 'a trailing slash is no slash (express, which bitcore-node runs on)');
     assert.deepEqual(list.map((t) => [t.txid, t.coinbase, t.inputCount, t.fee]), [[b.transactions[0].hash, true, 1, -1], [TX170, false, 1, -1]]);
     const populated = await get(`/tx/${TX170}/populated`);
     assert.deepEqual(populated.coins, coins);
