@@ -6,6 +6,8 @@
 #     tools/bitcore-host/package-lock.json), into .cache/bitcore
 #   scripts/install-bitcore.sh bitcore-client-host  bitcore-client 8.25.47 and socket.io-client 2
 #     (tools/bitcore-client-host), into .cache/bitcore-client, for the tests of /api/BTC/:network
+#   scripts/install-bitcore.sh bws-host             bitcore-wallet-service and -client 8.25.47
+#     (tools/bws-host), into .cache/bws, for the wallet service's v8 explorer test
 #
 # Its own package.json and node_modules: the project's devDependency bitcore-lib 11 must never
 # meet bitcore-lib 0.13 in one process (0.13 refuses a second copy). Scripts are off:
@@ -17,7 +19,8 @@ host="${1:-bitcore-host}"
 case "$host" in
   bitcore-host) out="$root/.cache/bitcore" ;;
   bitcore-client-host) out="$root/.cache/bitcore-client" ;;
-  *) echo "install-bitcore: unknown host $host (bitcore-host, bitcore-client-host)" >&2; exit 2 ;;
+  bws-host) out="$root/.cache/bws" ;;
+  *) echo "install-bitcore: unknown host $host (bitcore-host, bitcore-client-host, bws-host)" >&2; exit 2 ;;
 esac
 src="$root/tools/$host"
 stamp="$out/pins.sha256"

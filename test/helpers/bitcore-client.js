@@ -6,26 +6,32 @@ const { execFile } = require('node:child_process');
 const ROOT = path.join(__dirname, '..', '..');
 const INSTALL_SCRIPT = path.join(ROOT, 'scripts', 'install-bitcore.sh');
 
-let installed = null;
+const installed = new Map();
 
 /**
- * bitcore-client 8.25.47 and socket.io-client 2, installed once by
- * `scripts/install-bitcore.sh bitcore-client-host` into .cache/bitcore-client, apart from the
- * project's node_modules (bitcore-lib refuses a second copy in one process): everything that
- * uses them runs as a child process there.
+ * A host of scripts/install-bitcore.sh, installed once (later calls share it), apart from the
+ * project's node_modules: bitcore-lib refuses a second copy in one process, so everything that
+ * uses a host runs as a child process there.
+ * @param {'bitcore-client-host'|'bws-host'} name tools/<name>
  * @returns {Promise<string>} the host dir
  */
-function bitcoreClientHost() {
-  if (!installed) {
-    installed = new Promise((resolve, reject) => {
-      execFile('bash', [INSTALL_SCRIPT, 'bitcore-client-host'], { timeout: 5 * 60 * 1000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-        if (err) reject(new Error(`install-bitcore.sh bitcore-client-host failed: ${String(stderr).trim().split('\n').slice(-5).join('\n')}`));
+function installHost(name) {
+  if (!installed.has(name)) {
+    installed.set(name, new Promise((resolve, reject) => {
+      execFile('bash', [INSTALL_SCRIPT, name], { timeout: 5 * 60 * 1000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+        if (err) reject(new Error(`install-bitcore.sh ${name} failed: ${String(stderr).trim().split('\n').slice(-5).join('\n')}`));
         else resolve(String(stdout).trim().split('\n').pop());
       });
-    });
+    }));
   }
-  return installed;
+  return installed.get(name);
 }
+
+/** bitcore-client 8.25.47 and socket.io-client 2, in .cache/bitcore-client. */
+const bitcoreClientHost = () => installHost('bitcore-client-host');
+
+/** bitcore-wallet-service and bitcore-wallet-client 8.25.47, in .cache/bws. */
+const bwsHost = () => installHost('bws-host');
 
 /**
  * Runs one of bitcore-client's commands (its bin/ scripts, unchanged) to its end.
@@ -70,4 +76,4 @@ async function spawnInHost(source, args = []) {
   return child;
 }
 
-module.exports = { bitcoreClientHost, runWalletCommand, spawnInHost };
+module.exports = { bitcoreClientHost, bwsHost, runWalletCommand, spawnInHost };
