@@ -2,7 +2,6 @@
 
 const { ApiError, badRequest, notFound } = require('../errors');
 const { json, rawJson } = require('../reply');
-const validate = require('../validate');
 const { decodeAddress } = require('../../chain/address');
 const { fromDisplayHex, sha256 } = require('../../chain/hash');
 const { NodeError } = require('../../errors');
@@ -54,7 +53,7 @@ function register(router, app) {
 
   const rowOf = async (blockId) => {
     if (/^[0-9a-fA-F]{64}$/.test(blockId)) return store.getBlockByHash(blockId.toLowerCase());
-    if (/^(0|[1-9][0-9]{0,9})$/.test(blockId)) return store.getBlock(Number(blockId));
+    if (/^(0|[1-9][0-9]{0,8})$/.test(blockId)) return store.getBlock(Number(blockId));
     throw badRequest('ERR_BLOCK_ID', `"${blockId}" is neither a block hash (64 hex digits) nor a height`);
   };
 
