@@ -125,6 +125,13 @@ function printV8(r) {
     row('/wallet/:pubKey/transactions (all)', r.allTransactions),
     row('native merged history, all (after)', r.native2),
   ]);
+  const f = r.funded;
+  console.log(`\na second wallet of ${f.addresses} addresses holding ${f.coins} unspent coins (${f.balance} sat)`);
+  printTable([
+    row('/wallet/:pubKey/balance', f.balance_),
+    row(`/wallet/:pubKey/transactions?limit=${r.page}`, f.firstPage),
+    row('/wallet/:pubKey/utxos', f.utxos),
+  ]);
   for (const [k, t] of Object.entries(r.targets)) console.log(`  ${t.met ? 'met    ' : 'MISSED '} ${k}: ${t.value.toFixed(2)} ms (${t.target})`);
 }
 

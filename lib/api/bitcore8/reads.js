@@ -2,6 +2,7 @@
 
 const { toDisplayHex, sha256 } = require('../../chain/hash');
 const { BlockTimes } = require('../../bitcore/timestamps');
+const { decodeAddress } = require('../../chain/address');
 const { moved } = require('../txdata');
 const S = require('./shapes');
 
@@ -185,8 +186,11 @@ class V8Reads {
    * so), chain order.
    * @param {Buffer} sh
    * @param {Buffer} script the script whose sha256 sh is
+   * @param {object|null} pool
+   * @param {Function} blockAt from blocks()
+   * @param {string} [address] the script's address as coins show it (named once by the caller)
    */
-  async utxoCoins(sh, script, pool, blockAt) {
+  async utxoCoins(sh, script, pool, blockAt, address = S.coinAddress(script, this.net)) {
     const out = [];
     let cursor;
     do {
@@ -196,7 +200,7 @@ class V8Reads {
         const spender = pool && pool.spender(u.txid, u.vout);
         out.push({
           id: S.confirmedId(u.txNum, u.vout), mintTxid: toDisplayHex(u.txid), mintIndex: u.vout, mintHeight: u.height,
-          coinbase: u.txNum === row.firstTxNum, value: u.value, script,
+          coinbase: u.txNum === row.firstTxNum, value: u.value, script, address,
           spentTxid: spender ? toDisplayHex(spender.tx.txid) : '', spentHeight: spender ? S.SPENT.pending : S.SPENT.unspent,
         });
       }
@@ -276,6 +280,20 @@ class V8Reads {
     if (this.walletLists.size >= WALLET_LISTS) this.walletLists.delete(this.walletLists.keys().next().value);
     this.walletLists.set(wallet.id, { count: out.length, list: out });
     return out;
+  }
+
+  /**
+   * A wallet address's script and the address its coins show, computed once per address of a
+   * kept list (a wallet's coins are asked for again and again).
+   * @param {import('../../core/wallets').WalletAddress & {script?: Buffer, shown?: string}} a
+   * @returns {{script: Buffer, shown: string}}
+   */
+  scriptOf(a) {
+    if (!a.script) {
+      a.script = decodeAddress(a.address, this.net).script;
+      a.shown = S.coinAddress(a.script, this.net);
+    }
+    return a;
   }
 
   /**

@@ -137,6 +137,7 @@ function txJson(t) {
  * @property {boolean} coinbase
  * @property {number} value
  * @property {Buffer} script
+ * @property {string} [address] its address as coinAddress() names it, when the caller knows it
  * @property {string} spentTxid  '' when unspent
  * @property {number} spentHeight -2 unspent, -1 spent in the mempool, else the spender's height
  */
@@ -157,7 +158,7 @@ function coinJson(c, ctx) {
     mintTxid: c.mintTxid,
     mintHeight: c.mintHeight,
     spentHeight: c.spentHeight,
-    address: coinAddress(c.script, ctx.net),
+    address: c.address === undefined ? coinAddress(c.script, ctx.net) : c.address,
     script: c.script.toString('hex'),
     value: c.value,
     confirmations: ctx.confirmations === undefined ? -1 : ctx.confirmations,

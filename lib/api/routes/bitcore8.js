@@ -393,8 +393,8 @@ function register(router, app) {
         if (includeSpent) {
           if (s) await reads.historyCoins(a.scripthash, pool, tip, (c) => { coins.push(c); return false; });
         } else if (s && s.utxoCount > 0) {
-          const script = decodeAddress(a.address, app.network).script;
-          for (const c of await reads.utxoCoins(a.scripthash, script, pool, blockAt)) if (c.spentHeight === -2) coins.push(c);
+          const { script, shown } = reads.scriptOf(a);
+          for (const c of await reads.utxoCoins(a.scripthash, script, pool, blockAt, shown)) if (c.spentHeight === -2) coins.push(c);
         }
         if (pool) for (const c of reads.mempoolCoins(a.scripthash, pool)) if (includeSpent || c.spentHeight === -2) coins.push(c);
       }
