@@ -12,8 +12,9 @@ const { ForwardedStore } = require('./forward');
  * primary, which holds one writable handle for them, opened on the first write:
  *
  *   lmdb   a writable environment beside `sync`'s. LMDB lets one process write at a time (its
- *          write lock); a wallet write is one short transaction guarded by the wallet's own row,
- *          never by the tip, so it neither waits for a sync batch to end nor makes it fail.
+ *          write lock, which a sync commit holds for its puts only); a wallet write is one short
+ *          transaction guarded by the wallet's own row, never by the tip, so it waits at most for
+ *          a commit under way and never makes one fail (test/bitcore8/wallet-writes.test.js).
  *   level  the primary's database (a second store object shares its handle): LevelDB admits
  *          one process, and the primary is it.
  *   mongo  not forwarded: each worker writes its wallet documents itself (the server orders
