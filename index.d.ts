@@ -257,6 +257,33 @@ export abstract class AbstractStore {
   stats(): Promise<Stats>;
   verify(opts?: { maxProblems?: number }): Promise<VerifyResult>;
   digest(opts?: { undo?: boolean }): Promise<string>;
+  /** bitcore v8 wallets (not chain data): created once per key */
+  createWallet(fields: { pubKey: string; name: string; path?: string | null; singleAddress?: boolean | null; chain: string; network: string }): Promise<{ wallet: Wallet; created: boolean }>;
+  /** adds addresses after those the wallet holds (one it holds is left where it is); null: no such wallet */
+  addWalletAddresses(pubKey: string, entries: WalletAddress[]): Promise<{ wallet: Wallet; added: number } | null>;
+  getWallet(pubKey: string): Promise<Wallet | null>;
+  getWalletAddresses(walletId: string, opts?: { from?: number; limit?: number }): Promise<{ addresses: WalletAddress[]; next: number | null }>;
+  getWalletsOf(scripthashes: Buffer[]): Promise<Array<Array<{ id: string; pubKey: string }>>>;
+}
+
+/** A bitcore v8 wallet (lib/core/wallets.js). */
+export interface Wallet {
+  /** 24 hex digits */
+  id: string;
+  pubKey: string;
+  name: string;
+  path: string | null;
+  singleAddress: boolean | null;
+  chain: string;
+  network: string;
+  /** how many addresses it holds */
+  addresses: number;
+}
+
+export interface WalletAddress {
+  address: string;
+  /** 32 bytes, internal order */
+  scripthash: Buffer;
 }
 
 export const READ_METHODS: ReadonlyArray<string>;

@@ -23,7 +23,14 @@
  * outputs are mostly base58 (P2PKH, P2SH; 10 % P2WPKH), since insight 0.4.3 and the patched
  * node it was written for know no bech32; the 2,100 addresses are base58 ones.
  *
- *   node bench/bitcore.js [--addresses 2100] [--requests 200] [--json FILE]
+ * Then bitcore-node v8's wallet routes (`/api/BTC/regtest/wallet/:pubKey/…`, bench/lib/
+ * bitcore8-bench.js) on the generated 1M-transaction chain (bench/gen-chain.js's, seed 1) with
+ * `addrindex serve --workers 2`: a wallet of the same 2,100-address question, registered and
+ * imported with signed requests, its balance, first page of transactions and unspent coins,
+ * beside the native merged history of its addresses. Targets: p50 <= 10 ms, <= 20 ms, <= 50 ms.
+ *
+ *   node bench/bitcore.js [--addresses 2100] [--requests 200] [--json FILE] [--only insight|v8]
+ *                         [--v8-txs 1000000] [--v8-seed 1] [--chain-dir DIR] [--workers 2]
  */
 
 const fs = require('node:fs');
@@ -35,6 +42,7 @@ const { parseArgs } = require('node:util');
 const { printTable } = require('./lib/table');
 const { buildWalletIndex } = require('./lib/wallet-index');
 const { startProcess, stopProcess, once, percentile } = require('./lib/http');
+const { v8Bench } = require('./lib/bitcore8-bench');
 
 const ROOT = path.join(__dirname, '..');
 const { values: args } = parseArgs({
@@ -42,6 +50,11 @@ const { values: args } = parseArgs({
     addresses: { type: 'string', default: '2100' },
     requests: { type: 'string', default: '200' },
     json: { type: 'string', default: path.join(__dirname, 'results', 'bitcore.json') },
+    only: { type: 'string' },
+    'v8-txs': { type: 'string', default: '1000000' },
+    'v8-seed': { type: 'string', default: '1' },
+    'chain-dir': { type: 'string' },
+    workers: { type: 'string', default: '2' },
   },
 });
 const N_ADDRESSES = Number(args.addresses);
@@ -72,6 +85,59 @@ async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-bench-bitcore-'));
   const servers = [];
   try {
+    const insight = args.only === 'v8' ? null : await insightBench(tmp, servers);
+    let v8 = null;
+    if (args.only !== 'insight') {
+      process.stderr.write('bitcore-node v8 routes, on the generated chain ...\n');
+      v8 = await v8Bench({
+        tmp, servers, txs: Number(args['v8-txs']), seed: args['v8-seed'], chainDir: args['chain-dir'], count: N_ADDRESSES,
+        requests: REQUESTS, workers: Number(args.workers), say: (m) => process.stderr.write(`${m}\n`),
+      });
+      for (const srv of servers.splice(0)) await stopProcess(srv);
+      printV8(v8);
+    }
+    const result = {
+      date: new Date().toISOString(),
+      machine: { cpus: os.cpus().length, model: os.cpus()[0].model, node: process.version, load: os.loadavg() },
+      ...(insight || {}),
+      ...(v8 ? { v8 } : {}),
+    };
+    if (args.json) {
+      fs.mkdirSync(path.dirname(args.json), { recursive: true });
+      fs.writeFileSync(args.json, `${JSON.stringify(result, null, 2)}\n`);
+      console.log(`\nwritten to ${path.relative(process.cwd(), args.json)}`);
+    }
+  } finally {
+    for (const s of servers) await stopProcess(s).catch(() => {});
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+function printV8(r) {
+  console.log(`\nbitcore-node v8 routes: a wallet of ${r.addresses} addresses x 2 transactions (${r.transactions} distinct), ` +
+    `the generated ${r.chain.txs}-tx chain, ${args.workers} workers; imported in ${r.importMs} ms`);
+  const row = (name, m) => ({ route: name, 'p50 ms': m.p50.toFixed(2), 'p90 ms': m.p90.toFixed(2), 'p99 ms': m.p99.toFixed(2), 'KiB/answer': (m.meanBytes / 1024).toFixed(1) });
+  printTable([
+    row('native merged history, all (before)', r.native1),
+    row('/wallet/:pubKey/balance', r.balance),
+    row(`/wallet/:pubKey/transactions?limit=${r.page}`, r.firstPage),
+    row('/wallet/:pubKey/utxos', r.utxos),
+    row('/wallet/:pubKey/transactions (all)', r.allTransactions),
+    row('native merged history, all (after)', r.native2),
+  ]);
+  const f = r.funded;
+  console.log(`\na second wallet of ${f.addresses} addresses holding ${f.coins} unspent coins (${f.balance} sat)`);
+  printTable([
+    row('/wallet/:pubKey/balance', f.balance_),
+    row(`/wallet/:pubKey/transactions?limit=${r.page}`, f.firstPage),
+    row('/wallet/:pubKey/utxos', f.utxos),
+  ]);
+  for (const [k, t] of Object.entries(r.targets)) console.log(`  ${t.met ? 'met    ' : 'MISSED '} ${k}: ${t.value.toFixed(2)} ms (${t.target})`);
+}
+
+/** insight-api 0.4.3 on the bitcore-node service beside the native route (the first part). */
+async function insightBench(tmp, servers) {
+  {
     process.stderr.write('installing the bitcore-node host (scripts/install-bitcore.sh, once) ...\n');
     const host = execFileSync('bash', [path.join(ROOT, 'scripts', 'install-bitcore.sh')], { encoding: 'utf8' }).trim().split('\n').pop();
     process.stderr.write(`building the index (${CHAIN.blocks} blocks x ${CHAIN.txsPerBlock} txs, seed ${CHAIN.seed}) ...\n`);
@@ -129,8 +195,6 @@ async function main() {
       host, idx.datadir, idx.blocksDir, addressesFile, String(REQUESTS), String(PAGE)], { encoding: 'utf8' }).trim().split('\n').pop());
 
     const result = {
-      date: new Date().toISOString(),
-      machine: { cpus: os.cpus().length, model: os.cpus()[0].model, node: process.version, load: os.loadavg() },
       settings: { chain: CHAIN, addresses: idx.addresses.length, transactions: total, requests: REQUESTS, page: PAGE, coldPages: Math.min(REQUESTS, pages) },
       native1, insightCold: cold, insightSamePage: same, native2, breakdown,
       ratios: {
@@ -156,14 +220,7 @@ async function main() {
     console.log(`\ninsight / native, p50: ${result.ratios.cold.toFixed(2)}x (new pages), ${result.ratios.samePage.toFixed(2)}x (same page); ` +
       `the service alone ${result.ratios.serviceAlone.toFixed(2)}x, insight's address check alone ${result.ratios.insightAddressCheck.toFixed(2)}x`);
     console.log(`  ${result.target.met ? 'met    ' : 'MISSED '} ${result.target.target}: ${result.target.value.toFixed(2)}x`);
-    if (args.json) {
-      fs.mkdirSync(path.dirname(args.json), { recursive: true });
-      fs.writeFileSync(args.json, `${JSON.stringify(result, null, 2)}\n`);
-      console.log(`\nwritten to ${path.relative(process.cwd(), args.json)}`);
-    }
-  } finally {
-    for (const s of servers) await stopProcess(s).catch(() => {});
-    fs.rmSync(tmp, { recursive: true, force: true });
+    return result;
   }
 }
 

@@ -47,13 +47,15 @@ async function stopProcess({ proc }) {
 }
 
 /**
- * One request; resolves with its latency in ms, the body length and (with `keep`) the body.
+ * One request (with `headers`, e.g. a signature); resolves with its latency in ms, the body
+ * length and (with `keep`) the body.
  * @returns {Promise<{ms: number, bytes: number, body?: string}>}
  */
-function once(agent, url, method, body, { keep = false, type = 'application/json' } = {}) {
+function once(agent, url, method, body, { keep = false, type = 'application/json', headers = {} } = {}) {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const req = http.request(url, { method, agent, headers: body ? { 'content-type': type, 'content-length': Buffer.byteLength(body) } : {} }, (res) => {
+    const h = body ? { ...headers, 'content-type': type, 'content-length': Buffer.byteLength(body) } : headers;
+    const req = http.request(url, { method, agent, headers: h }, (res) => {
       let n = 0;
       const chunks = [];
       res.on('data', (c) => {

@@ -27,6 +27,7 @@ const insightStatus = require('./routes/insight-status');
 const insightBlocks = require('./routes/insight-blocks');
 const { Explorer } = require('./explorer');
 const { BlockTimes } = require('../bitcore/timestamps');
+const bitcore8 = require('./routes/bitcore8');
 const ops = require('./routes/ops');
 
 const VERSION = require('../../package.json').version;
@@ -76,6 +77,8 @@ class ApiApp {
    *   asking for / is sent there
    * @param {{pollMs?: number, websocketOnly?: boolean}|null} [opts.live] insight's socket.io live
    *   feed (lib/api/live.js); started by start(), attached to a server by createServer()
+   * @param {{createWallet: Function, addWalletAddresses: Function}} [opts.walletWriter] where the
+   *   bitcore v8 wallet routes write (lib/cluster/wallet-writes.js in a worker); default the store
    */
   constructor(opts) {
     this.store = opts.store;
@@ -105,6 +108,8 @@ class ApiApp {
     this.mempool = opts.mempool ? viewsFrom(opts.mempool) : opts.mempoolReader || new MempoolReader(this.store);
     watchMempool(this.metrics, this.store, this.mempool);
     this.nodeClient = opts.node || null;
+    /** who writes bitcore v8 wallets: the store itself, or (a cluster worker) the primary */
+    this.walletWriter = opts.walletWriter || this.store;
     this.txdata = new TxData({ store: this.store, reader: this.reader, mempool: this.mempool });
     this.chainwork = new ChainWork(this.store);
     /** Esplora transaction JSON, which never changes for a txid in a given block */
@@ -117,6 +122,7 @@ class ApiApp {
     insight.register(this.router, this);
     insightStatus.register(this.router, this);
     insightBlocks.register(this.router, this);
+    bitcore8.register(this.router, this);
     ops.register(this.router, this);
     this.explorer = opts.explorer ? new Explorer() : null;
     /** the patched node's logical timestamps over the index (insight's /blocks by date) */
@@ -285,7 +291,7 @@ class ApiApp {
       }
     }
     this.dispatch(req, state).then(
-      (reply) => finish(reply),
+      (reply) => finish(reply, reply.headers),
       (err) => {
         const e = this.noBlockSource(err) || toHttpError(err);
         if (e.internal) {
@@ -389,6 +395,9 @@ class ApiApp {
     // insight-api's Express router takes a path with one trailing slash as the path without
     // (insight-ui asks /addr/ADDR/?noTxList=1)
     if (path.length > INSIGHT_PREFIX.length && path.startsWith(INSIGHT_PREFIX) && path.endsWith('/')) path = path.slice(0, -1);
+    // bitcore-node v8 (express) takes a trailing slash as none, and its clients send one
+    // (bitcore-wallet-service asks for /tx/?blockHash=)
+    if (path.startsWith('/api/BTC/') && path.endsWith('/')) path = path.slice(0, -1);
     let found;
     try {
       found = this.router.match(req.method, path);
@@ -407,6 +416,7 @@ class ApiApp {
     const query = q === -1 ? EMPTY_QUERY : new URLSearchParams(url.slice(q + 1));
     const ctx = { params: found.params, query, body: undefined, req };
     if (found.route.meta.body === 'text') ctx.body = await readText(req, LIMITS.bodyBytes);
+    else if (found.route.meta.body === 'raw') ctx.body = await readRaw(req, LIMITS.bodyBytes);
     else if (found.route.meta.body) ctx.body = await readBody(req, LIMITS.bodyBytes);
     return found.route.handler(ctx);
   }

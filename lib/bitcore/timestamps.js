@@ -15,10 +15,16 @@ const RECENT = 2048;
  * are not listed (the node listed them unless asked not to).
  */
 class BlockTimes {
-  /** @param {import('../stores/abstract').AbstractStore} store */
-  constructor(store) {
+  /**
+   * @param {import('../stores/abstract').AbstractStore} store
+   * @param {{scale?: number}} [opts] units of a logical timestamp per second: 1 (the patched
+   *   bitcoind's seconds) or 1000 (bitcore-node v8's `timeNormalized`, in milliseconds, one
+   *   millisecond after its parent's when not later)
+   */
+  constructor(store, { scale = 1 } = {}) {
     this.store = store;
-    this.logical = new Uint32Array(1024);
+    this.scale = scale;
+    this.logical = new Float64Array(1024);
     this.length = 0;
     /** @type {Map<number, string>} hash by height, for the last RECENT heights */
     this.recent = new Map();
@@ -62,14 +68,34 @@ class BlockTimes {
 
   _push(time, hash) {
     if (this.length === this.logical.length) {
-      const grown = new Uint32Array(this.logical.length * 2);
+      const grown = new Float64Array(this.logical.length * 2);
       grown.set(this.logical);
       this.logical = grown;
     }
     const prev = this.length ? this.logical[this.length - 1] : 0;
     this.recent.set(this.length, hash);
     this.recent.delete(this.length - RECENT);
-    this.logical[this.length++] = time > prev ? time : prev + 1;
+    const t = time * this.scale;
+    this.logical[this.length++] = t > prev ? t : prev + 1;
+  }
+
+  /**
+   * The logical timestamp of the block at a height, as of the last update(); null above it.
+   * @param {number} height
+   * @returns {number|null}
+   */
+  at(height) {
+    return height >= 0 && height < this.length ? this.logical[height] : null;
+  }
+
+  /**
+   * The highest height whose logical timestamp is at most t (-1: none).
+   * @param {number} t
+   * @returns {Promise<number>}
+   */
+  async lastAtOrBefore(t) {
+    await this.update();
+    return this._lowerBound(Math.floor(t) + 1) - 1;
   }
 
   /** The first height whose logical timestamp is >= t. */

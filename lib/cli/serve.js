@@ -60,11 +60,14 @@ known, lag under --max-lag), GET /metrics (Prometheus, every worker merged by th
   --cors-origin O      let browser pages from origin O read the API ('*': any page); repeatable
                        (insight's /insight-api routes answer any origin unless this is given)
 
-The explorer and insight's live feed (docs/API.md, "The explorer"):
+The explorer and the live feeds (docs/API.md, "The explorer", "bitcore-node v8"):
   --explorer           serve insight-ui 0.4.0 at /insight/ on the same port (a browser opening /
                        is sent there); off unless given (\`addrindex start\` turns it on)
   --live-poll-ms N     how often each worker reads the tip and the mempool snapshot for insight's
                        socket.io feed at /socket.io/ (default 1000)
+  --bws-key KEY        a public key (hex) whose signed payload may join bitcore-node v8's live
+                       feed room of every wallet (/BTC/<network>/wallets), as bitcore-wallet-
+                       service does; repeatable (docs/API.md, "bitcore-node v8")
 
 Electrum protocol 1.4 (off unless a port is given), served by the same workers:
   --electrum-port N          plain TCP (50001 is the custom; 0 picks a free port)
@@ -102,6 +105,7 @@ const options = {
   'cors-origin': { type: 'string', multiple: true },
   explorer: { type: 'boolean', default: false },
   'live-poll-ms': { type: 'string' },
+  'bws-key': { type: 'string', multiple: true },
   ...logOptions,
   'electrum-port': { type: 'string' },
   'electrum-tls-port': { type: 'string' },
@@ -110,6 +114,16 @@ const options = {
   'electrum-max-history': { type: 'string' },
   'electrum-poll-ms': { type: 'string' },
 };
+
+/** --bws-key values, checked: secp256k1 public keys in hex. */
+function bwsKeys(keys) {
+  for (const k of keys) {
+    if (!/^(0[23][0-9a-fA-F]{64}|04[0-9a-fA-F]{128})$/.test(k)) {
+      throw new UsageError('ERR_USAGE', `--bws-key must be a public key in hex (66 or 130 digits), got "${k}"\n${usage}`);
+    }
+  }
+  return keys;
+}
 
 function intValue(values, name, min, max, def) {
   const raw = values[name];
@@ -232,6 +246,7 @@ function opsConfig(values, env = process.env) {
     rateLimit: limit === undefined ? undefined
       : { limit, windowMs: 1000 * intValue(values, 'rate-window-s', 1, 86400, 60), trustProxy: Boolean(values['trust-proxy']) },
     cors: origins,
+    bwsKeys: bwsKeys(values['bws-key'] || []),
     log: { format: values['log-format'], level: values['log-level'], quiet: Boolean(values.quiet) },
   };
 }
@@ -328,9 +343,14 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     throw err;
   }
   if (nodeReader) watcher = new NodeTipWatcher({ read: nodeReader.read, pollMs: cfg.pollMs, metrics, logger, say });
+  // bitcore v8 wallets: LMDB and LevelDB workers send their writes here (lib/cluster/wallet-writes.js)
+  const { WalletWriter } = require('../cluster/wallet-writes');
+  const walletWriter = WalletWriter.forwards(cfg.store)
+    ? new WalletWriter({ store: cfg.store, datadir: cfg.datadir, network: network.name }, keep ? store : null) : null;
   const primary = new ClusterPrimary({
     workers: cfg.workers,
     store: keep ? store : null,
+    walletWriter,
     worker: {
       store: cfg.store, strategy, datadir: cfg.datadir, mongodbUrl: cfg.mongodbUrl, network: network.name,
       host: cfg.host, port: cfg.port, timeoutMs: cfg.timeoutMs, graceMs: cfg.graceMs,
@@ -340,6 +360,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       node: cfg.node && { rpcUrl: cfg.node.rpcUrl, rpcCookie: cfg.node.rpcCookie, rpcHost: cfg.node.rpcHost },
       compression: cfg.compression, rateLimit: cfg.rateLimit, cors: cfg.cors, electrum, blocksDir: bodies.dir,
       indexKeepsBlocks: keepsBlocks, explorer: cfg.explorer, livePollMs: cfg.livePollMs, workers: cfg.workers,
+      walletWrites: walletWriter ? 'primary' : 'direct', bwsKeys: cfg.bwsKeys,
     },
   });
   const ops = new PrimaryOps(primary, metrics);
@@ -441,6 +462,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     if (following) await following.stop();
     following = null;
     await primary.stop();
+    if (walletWriter) await walletWriter.close();
     if (keep) await store.close();
     say('stopped');
     logger.info('stopped');

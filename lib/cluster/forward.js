@@ -47,14 +47,17 @@ function send(worker, msg) {
 class ForwardedStore {
   /**
    * @param {{send: Function, on: Function, off: Function}} [channel] the IPC channel (process)
+   * @param {{call: string, reply: string}} [types] the message types (another forwarder, e.g.
+   *   lib/cluster/wallet-writes.js, shares this plumbing with its own)
    */
-  constructor(channel = process) {
+  constructor(channel = process, types = { call: CALL, reply: REPLY }) {
     this.channel = channel;
+    this.types = types;
     this.pending = new Map();
     this.nextId = 1;
     this.closed = false;
     this.onMessage = (msg) => {
-      if (!msg || msg.type !== REPLY) return;
+      if (!msg || msg.type !== this.types.reply) return;
       const p = this.pending.get(msg.id);
       if (!p) return;
       this.pending.delete(msg.id);
@@ -85,7 +88,7 @@ class ForwardedStore {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.channel.send({ type: CALL, id, method, args }, (err) => {
+      this.channel.send({ type: this.types.call, id, method, args }, (err) => {
         if (!err) return;
         this.pending.delete(id);
         reject(new errors.StoreError('ERR_STORE_CLOSED', `cannot reach the primary process: ${err.message}`));

@@ -31,6 +31,8 @@ class ClusterPrimary extends EventEmitter {
    *   datadir, network, mongodbUrl, host, port, timeoutMs, graceMs, electrum
    * @param {import('../stores/abstract').AbstractStore} [opts.store] the open store the
    *   primary answers forwarded reads from (strategy 'forward')
+   * @param {import('./wallet-writes').WalletWriter} [opts.walletWriter] writes the workers'
+   *   bitcore v8 wallets (config.walletWrites 'primary')
    * @param {'rr'|'none'} [opts.scheduling] who spreads connections: the primary, round robin
    *   (node's default on Linux), or the kernel (workers accept on the shared socket)
    */
@@ -39,6 +41,8 @@ class ClusterPrimary extends EventEmitter {
     this.count = opts.workers || os.availableParallelism();
     this.config = opts.worker;
     this.store = opts.store || null;
+    /** @type {import('./wallet-writes').WalletWriter|null} answers the workers' wallet writes */
+    this.walletWriter = opts.walletWriter || null;
     this.scheduling = opts.scheduling;
     this.workers = new Set();
     this.stopping = false;
@@ -80,6 +84,7 @@ class ClusterPrimary extends EventEmitter {
     this.workers.add(worker);
     this.emit('fork', worker, { replacement });
     if (this.config.strategy === 'forward') serveStore(worker, this.store);
+    if (this.walletWriter) this.walletWriter.serve(worker);
     worker.on('message', (msg) => {
       if (!msg) return;
       if (msg.type === MSG.listening) {

@@ -12,6 +12,8 @@ const { ApiApp, createServer, closeGracefully } = require('../api/server');
 const { Metrics } = require('../ops/metrics');
 const { createLogger } = require('../ops/log');
 const { ForwardedStore } = require('./forward');
+const { ForwardedWalletWriter } = require('./wallet-writes');
+const { V8Feed } = require('../api/bitcore8/feed');
 const { openReadStore } = require('./stores');
 const { WorkerOps } = require('./ops');
 const { MSG } = require('./messages');
@@ -37,6 +39,7 @@ async function main() {
   let app = null;
   let electrum = null;
   let node = null;
+  let feed = null;
   try {
     // the node behind the server (serve --rpc-url): retried briefly, so a request is answered
     // (or refused with 503) well within the request timeout
@@ -53,10 +56,14 @@ async function main() {
       explorer: Boolean(config.explorer),
       // insight's socket.io feed; long-polling only where one worker holds every connection
       live: { pollMs: config.livePollMs || 1000, websocketOnly: config.workers > 1 },
+      walletWriter: config.walletWrites === 'primary' ? new ForwardedWalletWriter(process) : undefined,
     });
     app.setNodeTip(nodeTip);
     ops.onNodeTip = (tip) => app.setNodeTip(tip);
     server = createServer(app);
+    // bitcore-node v8's socket.io feed, for the sockets this worker accepts (on insight's
+    // feed's socket.io server: one engine answers /socket.io/)
+    feed = new V8Feed({ app, io: app.live.io, bwsKeys: config.bwsKeys || [] });
     await new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => {
@@ -77,7 +84,7 @@ async function main() {
   let stopping = null;
   const stop = () => {
     if (stopping) return;
-    stopping = Promise.all([closeGracefully(server, app, config.graceMs), electrum && electrum.close()])
+    stopping = Promise.all([closeGracefully(server, app, config.graceMs), electrum && electrum.close(), feed && feed.close()])
       .then(() => store.close())
       .then(() => node && node.close())
       .then(() => process.exit(0), (err) => {

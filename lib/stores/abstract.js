@@ -438,6 +438,48 @@ class AbstractStore {
    * @returns {Promise<string>} hex
    */
   async digest(opts) { throw new Error('Abstract method.'); }
+
+  // ---- bitcore v8 wallets (lib/core/wallets.js): not chain data; digest() and verify() never
+  // see them. One process writes them (serve's primary: lib/cluster/wallet-writes.js).
+
+  /**
+   * Creates a wallet unless one with its pubKey exists (then that one is answered, unchanged).
+   * @param {{pubKey: string, name: string, path?: string, singleAddress?: boolean, chain: string, network: string}} fields
+   * @returns {Promise<{wallet: import('../core/wallets').Wallet, created: boolean}>}
+   * @throws {import('../errors').UsageError} ERR_WALLET_FIELD
+   */
+  async createWallet(fields) { throw new Error('Abstract method.'); }
+
+  /**
+   * Adds addresses to a wallet, after those it holds; one it holds already (same script hash)
+   * is left where it is.
+   * @param {string} pubKey
+   * @param {import('../core/wallets').WalletAddress[]} entries
+   * @returns {Promise<{wallet: import('../core/wallets').Wallet, added: number}|null>} null: no such wallet
+   */
+  async addWalletAddresses(pubKey, entries) { throw new Error('Abstract method.'); }
+
+  /**
+   * @param {string} pubKey
+   * @returns {Promise<import('../core/wallets').Wallet|null>}
+   */
+  async getWallet(pubKey) { throw new Error('Abstract method.'); }
+
+  /**
+   * A wallet's addresses in the order they were added, `limit` of them from position `from`.
+   * @param {string} walletId
+   * @param {{from?: number, limit?: number}} [opts]
+   * @returns {Promise<{addresses: import('../core/wallets').WalletAddress[], next: number|null}>}
+   *   next: the position to ask from for the rest, null when there is none
+   */
+  async getWalletAddresses(walletId, opts) { throw new Error('Abstract method.'); }
+
+  /**
+   * The wallets that hold each script hash (the live feed's wallet rooms).
+   * @param {Buffer[]} scripthashes
+   * @returns {Promise<Array<Array<{id: string, pubKey: string}>>>} aligned with scripthashes
+   */
+  async getWalletsOf(scripthashes) { throw new Error('Abstract method.'); }
 }
 
 /**
@@ -465,9 +507,13 @@ class AbstractStore {
 const READ_METHODS = Object.freeze([
   'getTip', 'getBlock', 'getBlockHash', 'getBlockByHash', 'getHeaders', 'getTxids', 'getBlockBytes', 'getSpenders', 'getTouched', 'getPrevouts', 'getSummary', 'getSummaries', 'getHistory', 'getHistories',
   'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'getSourceInfo', 'stats', 'engineStats', 'verify', 'digest',
+  'getWallet', 'getWalletAddresses', 'getWalletsOf',
 ]);
 
 /** The writes: only the one writer calls these. (beginBulk and endBulk are hints with a no-op default, not in this list.) */
 const WRITE_METHODS = Object.freeze(['apply', 'revert', 'putMempool', 'putSourceInfo']);
 
-module.exports = { AbstractStore, READ_METHODS, WRITE_METHODS };
+/** The wallet writes: `serve`'s workers send these to their primary (lib/cluster/wallet-writes.js). */
+const WALLET_WRITE_METHODS = Object.freeze(['createWallet', 'addWalletAddresses']);
+
+module.exports = { AbstractStore, READ_METHODS, WRITE_METHODS, WALLET_WRITE_METHODS };

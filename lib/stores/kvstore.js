@@ -16,6 +16,7 @@ const { applyBlocks, revertBlocks, readOutputs, findTxNums } = require('./update
 const query = require('./query');
 const walk = require('./walk');
 const { CachedKv } = require('./cached-kv');
+const wallets = require('./wallets');
 
 const { META_KEY, TIP_KEY } = layout;
 
@@ -624,6 +625,35 @@ class KvStore extends AbstractStore {
     } finally {
       snap.release();
     }
+  }
+
+  // -------------------------------------------------------------------------------------
+  // bitcore v8 wallets (wallets.js): rows beside the chain's, never in digest or verify
+
+  async createWallet(fields) {
+    this.assertWritable();
+    return wallets.createWallet(this.kv, fields);
+  }
+
+  async addWalletAddresses(pubKey, entries) {
+    this.assertWritable();
+    return wallets.addAddresses(this.kv, pubKey, entries);
+  }
+
+  async getWallet(pubKey) {
+    this.assertOpen();
+    return wallets.readWallet(this.kv, pubKey);
+  }
+
+  async getWalletAddresses(walletId, opts) {
+    this.assertOpen();
+    return wallets.listAddresses(this.kv, walletId, opts);
+  }
+
+  async getWalletsOf(scripthashes) {
+    this.assertOpen();
+    C.checkHashes(scripthashes, 'getWalletsOf');
+    return wallets.walletsOf(this.kv, scripthashes);
   }
 }
 

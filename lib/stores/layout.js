@@ -36,6 +36,8 @@ const { writeU40, readU40 } = require('../codec/io');
  *                                                                            blocks dir; not chain data)
  *   M 00                                  mempool head: seq, tip hash        getMempool (cheap check)
  *   M 01                                  mempool snapshot (codec/mempool)   getMempool
+ *   W 00..03 …                            bitcore v8 wallets and their       the /api/BTC/:network wallet
+ *                                         addresses (stores/wallets.js)      routes (not chain data)
  *
  * `ord` is an order-preserving vout: one byte below 0xff, else 0xff and a u32.
  *
@@ -69,6 +71,7 @@ const P = {
   touched: 0x63, // c
   mempool: 0x4d, // M: not chain data; left out of digest and verify
   source: 0x64, // d: not chain data either
+  wallet: 0x57, // W: bitcore v8 wallets (wallets.js); not chain data
 };
 
 /** Table name of a key, by its first byte. */

@@ -14,6 +14,7 @@ const { HistoryWalk, ListWalk, mergeWalks } = require('./mongo/history');
 const { scriptEntries, scriptUtxos, scriptSummary } = require('../core/script-view');
 const { redactUrl, withRetry } = require('./mongo/retry');
 const { mempoolHead } = require('../codec/mempool');
+const { MongoWallets } = require('./mongo/wallets');
 
 const COLL = D.COLLECTIONS;
 
@@ -521,6 +522,39 @@ class MongoStore extends AbstractStore {
   assertWritable() {
     this.assertOpen();
     if (this.readOnly) throw C.readOnly(this.describe());
+  }
+
+  // ---- bitcore v8 wallets (mongo/wallets.js): collections of their own, not chain data ----
+  // Unlike the key-value stores, any open MongoStore writes them, read-only ones too: the
+  // server orders writes from many clients, and opening the chain's writer (which repairs what
+  // a crashed sync left) beside a running sync is what a wallet write must never do.
+
+  /** @private */
+  wallets() {
+    this.assertOpen();
+    if (!this.walletRows || this.walletRows.db !== this.database) this.walletRows = new MongoWallets(this.database);
+    return this.walletRows;
+  }
+
+  async createWallet(fields) {
+    return this.wallets().create(fields);
+  }
+
+  async addWalletAddresses(pubKey, entries) {
+    return this.wallets().add(pubKey, entries);
+  }
+
+  async getWallet(pubKey) {
+    return this.wallets().get(pubKey);
+  }
+
+  async getWalletAddresses(walletId, opts) {
+    return this.wallets().list(walletId, opts);
+  }
+
+  async getWalletsOf(scripthashes) {
+    C.checkHashes(scripthashes, 'getWalletsOf');
+    return this.wallets().walletsOf(scripthashes);
   }
 }
 

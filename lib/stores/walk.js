@@ -51,9 +51,12 @@ async function stats(snap) {
   return { tables, bytes, historyEntries, utxos };
 }
 
+/** Tables that are not chain data: where one blocks dir holds the blocks, the mempool, wallets. */
+const NOT_CHAIN = new Set([P.mempool, P.locator, P.source, P.wallet]);
+
 /**
  * SHA-256 over every row of the chain in key order (not the mempool's, nor the locators and the
- * source info, which say where one blocks dir holds the blocks):
+ * source info, which say where one blocks dir holds the blocks, nor the wallets):
  * varint(key length) key varint(value length) value.
  * @param {object} snap
  * @param {{undo: boolean}} opts
@@ -84,7 +87,7 @@ async function digest(snap, opts) {
     put(len.subarray(0, k));
   };
   for await (const { key, value } of snap.range({})) {
-    if ((!opts.undo && (key[0] === P.undo || key[0] === P.touched)) || key[0] === P.mempool || key[0] === P.locator || key[0] === P.source) continue;
+    if ((!opts.undo && (key[0] === P.undo || key[0] === P.touched)) || NOT_CHAIN.has(key[0])) continue;
     putLen(key.length);
     put(key);
     putLen(value.length);

@@ -7,6 +7,7 @@ const crypto = require('node:crypto');
 const bitcore = require('bitcore-lib');
 const { syncedFixture, startServer, request, referenceIndex, HAL, SATOSHI, TX170 } = require('./helpers');
 const { check, KNOWN } = require('./schema-check');
+const { openStore } = require('../../lib/stores');
 
 const DOC = path.join(__dirname, '..', '..', 'docs', 'openapi.json');
 /** 65 bytes of base64 that sign nothing: /messages/verify answers false */
@@ -23,6 +24,22 @@ describe('api: docs/openapi.json checked against the live server', function () {
   let srv;
   let doc;
   let ops;
+  let writable;
+
+  // a bitcore v8 wallet, for the routes whose requests it signs (x-signed)
+  const walletKey = new bitcore.PrivateKey(bitcore.crypto.Hash.sha256(Buffer.from('openapi wallet')).toString('hex'));
+  const walletPub = walletKey.toPublicKey().toString();
+  /** x-signature of a request, as bitcore-client makes it */
+  const sign = (method, url, body) => {
+    const hash = bitcore.crypto.Hash.sha256sha256(Buffer.from([method, url, JSON.stringify(body === undefined ? {} : body)].join('|')));
+    const sig = bitcore.crypto.ECDSA.sign(hash, walletKey, 'big');
+    return Buffer.concat([sig.r.toBuffer({ size: 32 }), sig.s.toBuffer({ size: 32 })]).toString('hex');
+  };
+  const send = (o, url, body, extra = {}) => {
+    const headers = typeof body === 'string' ? { 'content-type': 'text/plain' } : {};
+    if (o.op['x-signed']) headers['x-signature'] = sign(o.method, new URL(srv.url + url).pathname + new URL(srv.url + url).search, body);
+    return request(srv.url + url, { method: o.method, body, headers, ...extra });
+  };
 
   before(async () => {
     doc = JSON.parse(fs.readFileSync(DOC, 'utf8'));
@@ -31,10 +48,15 @@ describe('api: docs/openapi.json checked against the live server', function () {
       for (const m of METHODS) if (item[m]) ops.push({ path: p, method: m.toUpperCase(), op: item[m] });
     }
     fixture = await syncedFixture();
-    srv = await startServer(fixture.datadir);
+    // writable: the wallet routes write (serve's workers send those writes to their primary)
+    writable = await openStore({ store: 'lmdb', datadir: fixture.datadir, network: 'main' });
+    srv = await startServer(fixture.datadir, { store: writable });
+    const made = await request(`${srv.url}/api/BTC/mainnet/wallet`, { method: 'POST', body: { name: 'openapi', pubKey: walletPub } });
+    assert.equal(made.status, 200, made.text);
   });
   after(async () => {
     if (srv) await srv.close();
+    if (writable) await writable.close();
     if (fixture) await fixture.cleanup();
   });
 
@@ -45,12 +67,15 @@ describe('api: docs/openapi.json checked against the live server', function () {
       address: SATOSHI, addr: SATOSHI, addrs: `${HAL},${SATOSHI}`, txid: TX170, height: '170',
       last_seen_txid: sat[sat.length - 3].txid, blockhash: referenceIndex().blockHashes[170], vout: '1', index: '1',
       start_index: '0', start_height: '170',
+      network: 'mainnet', blockId: '170', blockHash: referenceIndex().blockHashes[170], time: '2009-01-12T10:00:00Z', input: '170',
+      target: '2', limit: '2', pgnum: '1', pubKey: walletPub,
       hash: p.startsWith('/api/v1/') ? Buffer.from(sha(SATOSHI)).reverse().toString('hex') : sha(SATOSHI).toString('hex'),
       ...override,
     };
     let url = p.replace(/\{(\w+)\}/g, (_, name) => encodeURIComponent(values[name]));
     const names = new Set((op.parameters || []).filter((x) => x.in === 'query').map((x) => x.name));
-    if (names.has('limit')) url += '?limit=2';
+    if (names.has('blockHeight')) url += '?blockHeight=170&limit=2';
+    else if (names.has('limit')) url += '?limit=2';
     else if (names.has('from')) url += '?from=0&to=2';
     else if (names.has('signature')) url += `?address=${HAL}&signature=${encodeURIComponent(UNSIGNED)}&message=x`;
     else if (names.has('address')) url += `?address=${SATOSHI}`;
@@ -63,6 +88,9 @@ describe('api: docs/openapi.json checked against the live server', function () {
       const name = reqSchema && reqSchema.$ref ? reqSchema.$ref.split('/').pop() : '';
       if (name === 'InsightMessageVerifyRequest') body = { address: HAL, signature: UNSIGNED, message: 'x' };
       else if (name === 'InsightTxSendRequest') body = { rawtx: referenceIndex().blocks[170].transactions[1].toBuffer().toString('hex') };
+      else if (name === 'BitcoreTxSendRequest') body = { rawTx: referenceIndex().blocks[170].transactions[1].toBuffer().toString('hex') };
+      else if (name === 'BitcoreWalletRequest') body = { name: 'another', pubKey: new bitcore.PrivateKey().toPublicKey().toString() };
+      else if (name === 'BitcoreImportRequest') body = [{ address: SATOSHI }, { address: HAL }];
       else if (name.startsWith('Addresses')) body = { addresses: [HAL, SATOSHI], ...(name.includes('History') ? { limit: 2 } : {}) };
       else if (name.startsWith('Scripthashes')) body = { scripthashes: [Buffer.from(sha(HAL)).reverse().toString('hex')] };
       else body = { addrs: `${HAL},${SATOSHI}` };
@@ -109,7 +137,7 @@ describe('api: docs/openapi.json checked against the live server', function () {
     const seen = [];
     for (const o of ops) {
       const { url, body } = concrete(o);
-      const res = await request(srv.url + url, { method: o.method, body, headers: typeof body === 'string' ? { 'content-type': 'text/plain' } : {} });
+      const res = await send(o, url, body);
       const problems = conforms(o.op, res);
       assert.deepEqual(problems, [], `${o.method} ${url}: ${res.text.slice(0, 200)}`);
       // this server has no node: what needs one says so (test/api/node-serve.test.js has btcd)
@@ -127,7 +155,7 @@ describe('api: docs/openapi.json checked against the live server', function () {
       const bad = { address: 'bogus', addr: 'bogus', addrs: 'bogus', txid: 'zz', hash: 'zz', height: 'x', blockhash: 'zz' };
       if (params.some((n) => bad[n])) {
         const { url, body } = concrete(o, Object.fromEntries(params.filter((n) => bad[n]).map((n) => [n, bad[n]])));
-        const res = await request(srv.url + url, { method: o.method, body });
+        const res = await send(o, url, body);
         assert.equal(res.status, 400, `${o.method} ${url}`);
         assert.deepEqual(conforms(o.op, res), [], `${o.method} ${url}`);
         checked++;

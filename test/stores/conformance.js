@@ -466,6 +466,7 @@ function storeConformance(name, backend) {
           getMempoolHead: [[]], getMempool: [[]], getSourceInfo: [[]], stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
           getBlockByHash: [[BLOCK170], ['zz']], getHeaders: [[168, 3]], getTxids: [[170, 2], [-1, 2]],
           getSpenders: [[fromDisplayHex(TX170)]], getTouched: [[438], [9], [170, { view: 'script' }]], getBlockBytes: [[170], [-1]], engineStats: [[]],
+          getWallet: [['02' + '11'.repeat(32)], [42]], getWalletAddresses: [['0'.repeat(24), { limit: 2 }], ['nope']], getWalletsOf: [[[HAL]], ['x']],
         };
         try {
           assert.deepEqual(Object.keys(calls).sort(), [...READ_METHODS].sort(), 'every read of the contract is tried');
@@ -521,6 +522,57 @@ function storeConformance(name, backend) {
         const reader = await open(location, { ...MAIN, readOnly: true });
         assert.deepEqual(await reader.getMempoolHead(), { seq: 2, tip: tip.hash });
         await assert.rejects(reader.putMempool(snap(5, (await store.getTip()).hash)), (err) => err.code === 'ERR_READ_ONLY');
+      });
+
+      it('wallets (bitcore v8): created once per key, addresses in the order added, never in digest or verify', async () => {
+        const { location, store } = await fresh(MAIN);
+        await syncBlocks(store, mainnetChain().blocks, 0, 170);
+        const digest = await store.digest();
+        const pubKey = '03' + 'ab'.repeat(32);
+        const fields = { pubKey, name: 'w1', path: "m/44'/0'/0'", chain: 'BTC', network: 'mainnet' };
+        assert.equal(await store.getWallet(pubKey), null);
+        const made = await store.createWallet(fields);
+        assert.equal(made.created, true);
+        assert.match(made.wallet.id, /^[0-9a-f]{24}$/);
+        assert.deepEqual({ ...made.wallet, id: 'x' }, { id: 'x', ...fields, singleAddress: null, addresses: 0 });
+        const again = await store.createWallet({ ...fields, name: 'other' });
+        assert.deepEqual(again, { wallet: made.wallet, created: false }, 'a second create answers the first wallet, unchanged');
+        await assert.rejects(store.createWallet({ ...fields, pubKey: 'k'.repeat(255) }), (err) => err.code === 'ERR_WALLET_FIELD');
+        await assert.rejects(store.createWallet({ pubKey: '02aa', chain: 'BTC', network: 'mainnet' }), (err) => err.code === 'ERR_WALLET_FIELD');
+        const a = (address, sh) => ({ address, scripthash: sh });
+        const OTHER = Buffer.alloc(32, 7);
+        assert.deepEqual(await store.addWalletAddresses(pubKey, [a('hal', HAL), a('sat', SATOSHI9), a('hal again', HAL)]),
+          { wallet: { ...made.wallet, addresses: 2 }, added: 2 });
+        assert.equal((await store.addWalletAddresses(pubKey, [a('sat', SATOSHI9), a('other', OTHER)])).added, 1, 'only the new one is added');
+        assert.equal(await store.addWalletAddresses('02' + '00'.repeat(32), [a('hal', HAL)]), null, 'no such wallet');
+        await assert.rejects(store.addWalletAddresses(pubKey, [{ address: 'x', scripthash: Buffer.alloc(31) }]), (err) => err.code === 'ERR_WALLET_ADDRESS');
+        const id = made.wallet.id;
+        const all = await store.getWalletAddresses(id);
+        assert.deepEqual(all, { addresses: [a('hal', HAL), a('sat', SATOSHI9), a('other', OTHER)], next: null });
+        assert.deepEqual(await store.getWalletAddresses(id, { limit: 2 }), { addresses: [a('hal', HAL), a('sat', SATOSHI9)], next: 2 });
+        assert.deepEqual(await store.getWalletAddresses(id, { from: 2, limit: 2 }), { addresses: [a('other', OTHER)], next: null });
+        assert.deepEqual(await store.getWalletAddresses('0'.repeat(24)), { addresses: [], next: null });
+        await assert.rejects(store.getWalletAddresses('nope'), (err) => err.code === 'ERR_WALLET_ID');
+        // a second wallet sharing an address: both are found from it
+        const second = await store.createWallet({ ...fields, pubKey: '02' + 'cd'.repeat(32), name: 'w2' });
+        await store.addWalletAddresses(second.wallet.pubKey, [a('sat', SATOSHI9)]);
+        const holders = await store.getWalletsOf([SATOSHI9, HAL, GENESIS_ADDR]);
+        assert.deepEqual(holders[0].map((w) => w.pubKey).sort(), [pubKey, second.wallet.pubKey].sort());
+        assert.deepEqual(holders[1], [{ id, pubKey }]);
+        assert.deepEqual(holders[2], []);
+        assert.equal((await store.getWallet(pubKey)).addresses, 3);
+        assert.equal(await store.digest(), digest, 'wallets are not chain data');
+        assert.equal((await store.verify()).ok, true);
+        // a reader sees them; a read-only key-value store cannot write them (MongoDB's can: the
+        // server orders its clients' writes, and a wallet write must not open the chain's writer)
+        const reader = await open(location, { ...MAIN, readOnly: true });
+        assert.equal((await reader.getWallet(pubKey)).addresses, 3);
+        const byReader = reader.createWallet({ ...fields, pubKey: '02' + 'ee'.repeat(32) });
+        if (backend.kind === 'mongo') assert.equal((await byReader).created, true);
+        else await assert.rejects(byReader, (err) => err.code === 'ERR_READ_ONLY');
+        // a revert does not touch them
+        await store.revert(100);
+        assert.deepEqual((await store.getWalletAddresses(id)).addresses.length, 3);
       });
 
       it('keeps each block\'s place in the blocks dir (its locator), not chain data: out of the digest, dropped on revert', async () => {
