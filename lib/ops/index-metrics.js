@@ -22,6 +22,17 @@ function watchIndex(metrics, store, nodeTip) {
     const lag = lagOf(tip, nodeTip());
     metrics.indexLag.set(lag === null ? -1 : lag);
   });
+  // the writer's cache and reads ahead: what a sync's store says of them
+  if (metrics.syncCacheBytes) {
+    metrics.collect(() => {
+      const c = store.cacheStats ? store.cacheStats() : null;
+      metrics.syncCacheBytes.set(c ? c.bytes : 0);
+      metrics.syncCacheReads.set({ result: 'hit' }, c ? c.hits : 0);
+      metrics.syncCacheReads.set({ result: 'miss' }, c ? c.misses : 0);
+      const p = store.prefetcher ? store.prefetcher.stats : null;
+      metrics.syncPrefetched.set(p ? p.batches : 0);
+    });
+  }
   // only LMDB has a map to fill; the gauges exist for it alone
   if (store.kind === 'lmdb') {
     const map = metrics.ensure('lmdbMapBytes');

@@ -34,6 +34,8 @@ class CachedKv {
     this.committing = null;
     this.bulk = null;
     this.maxBytes = 0;
+    /** reads answered and not by the generations replaced so far */
+    this.reads = { hits: 0, misses: 0 };
   }
 
   /** @private whether reads go through the cache */
@@ -136,6 +138,7 @@ class CachedKv {
       return 'conflict';
     }
     const gen = this.active;
+    if (this.frozen) this.count(this.frozen);
     this.frozen = gen;
     this.active = new RowCache({ maxBytes: this.maxBytes / 2 });
     const commitOf = this.base.commitAsync ? this.base.commitAsync(gen.share(), b.guard) : Promise.resolve(this.base.write(gen.dirtyRows(), b.guard));
@@ -184,18 +187,30 @@ class CachedKv {
 
   /** @private */
   forget() {
+    if (this.active) this.count(this.active);
+    if (this.frozen) this.count(this.frozen);
     this.active = null;
     this.frozen = null;
   }
 
-  /** @returns {object|null} the cache's figures, for metrics */
+  /** @private a generation's reads join the totals when it goes */
+  count(gen) {
+    this.reads.hits += gen.stats.hits;
+    this.reads.misses += gen.stats.misses;
+  }
+
+  /**
+   * The cache's figures, for metrics: bytes and rows held (both generations), rows written in
+   * the open one, reads it answered (hits) and passed to the store (misses) since it began.
+   * @returns {{bytes: number, maxBytes: number, rows: number, dirty: number, hits: number, misses: number}|null}
+   */
   cacheStats() {
     const a = this.active;
-    if (!a) return null;
     const f = this.frozen;
+    const live = (k) => (a ? a.stats[k] : 0) + (f ? f.stats[k] : 0);
     return {
-      bytes: a.bytes + (f ? f.bytes : 0), maxBytes: this.maxBytes, rows: a.n + (f ? f.n : 0), dirty: a.dirtyCount,
-      hits: a.stats.hits, misses: a.stats.misses,
+      bytes: a ? a.bytes + (f ? f.bytes : 0) : 0, maxBytes: this.maxBytes, rows: a ? a.n + (f ? f.n : 0) : 0, dirty: a ? a.dirtyCount : 0,
+      hits: this.reads.hits + live('hits'), misses: this.reads.misses + live('misses'),
     };
   }
 

@@ -348,10 +348,8 @@ class KvStore extends AbstractStore {
     // the prevout cache is dropped after every apply, and the tip cache is checked against
     // the tip row's bytes on every read
     if (!this.kv || !this.kv.endBulk) return;
-    const dbg = process.env.ADDRINDEX_DEBUG_GROUPS && { t: Date.now(), f: process.resourceUsage().majorPageFault, c: this.kv.cacheStats() };
     let outcome = await this.kv.endBulk(commit, { wait: !keepCache });
     if (!keepCache && outcome !== 'conflict') outcome = await this.kv.dropCache();
-    if (dbg) process.stderr.write(`[group] ${JSON.stringify(dbg.c)} end ${Date.now() - dbg.t} ms, faults ${process.resourceUsage().majorPageFault - dbg.f}, total faults ${process.resourceUsage().majorPageFault} at ${new Date().toISOString()}\n`);
     if (outcome === 'conflict') throw C.concurrentWrite(this.describe());
   }
 

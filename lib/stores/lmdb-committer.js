@@ -15,9 +15,25 @@ const { guardHolds } = require('./guard');
 
 const db = open(workerData.options);
 
-parentPort.on('message', ({ id, shared, guardKey, guardValue }) => {
+/**
+ * Brings the pages the commit will rewrite into the page cache first, `lanes` reads at a time
+ * (lmdb-js's prefetch, on libuv's thread pool): the write transaction then copies pages in
+ * memory instead of faulting them in one after another. Only when asked (the index outgrew
+ * the memory: prefetcher.js decides), as in RAM it would only cost CPU.
+ */
+async function warm(rows, lanes) {
+  const keys = [];
+  rows.each((key) => keys.push(key));
+  const per = Math.ceil(keys.length / lanes);
+  const parts = [];
+  for (let i = 0; i < keys.length; i += per) parts.push(db.prefetch(keys.slice(i, i + per)));
+  await Promise.all(parts);
+}
+
+parentPort.on('message', async ({ id, shared, guardKey, guardValue, prefetchLanes }) => {
   try {
     const rows = sharedInOrder(shared);
+    if (prefetchLanes > 0 && rows.count > 0) await warm(rows, prefetchLanes);
     const guard = { key: Buffer.from(guardKey), value: guardValue ? Buffer.from(guardValue) : undefined };
     const ok = db.transactionSync(() => {
       if (!guardHolds(db.getBinary(guard.key), guard)) return ABORT;

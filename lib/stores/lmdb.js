@@ -163,7 +163,10 @@ class LmdbStore extends KvStore {
     } catch (err) {
       throw new StoreError('ERR_OPEN', `cannot open ${this.describe()} as an LMDB environment: ${err.message}`);
     }
-    return new LmdbKv(db, this.datadir, () => this.openKv(), options);
+    const kv = new LmdbKv(db, this.datadir, () => this.openKv(), options);
+    // the committer reads a commit's pages ahead when the prefetcher reads the batches' ahead
+    kv.commitLanes = () => (this.prefetcher && this.prefetcher.active() ? this.prefetcher.lanes : 0);
+    return kv;
   }
 }
 
@@ -250,6 +253,8 @@ class LmdbKv {
     this.committer = null;
     this.commits = new Map();
     this.nextCommit = 0;
+    /** how many reads at once the committer warms a commit's pages with (0: it does not) */
+    this.commitLanes = () => 0;
   }
 
   /**
@@ -258,16 +263,18 @@ class LmdbKv {
    * must not change the generation, and must not commit anything else before this settles.
    * @param {import('./rowcache').SharedRows} shared
    * @param {{key: Buffer, value: Buffer|undefined}} guard
+   * @param {{prefetchLanes?: number}} [opts] read the rows' pages ahead of the write transaction,
+   *   this many at a time (0: not)
    * @returns {Promise<boolean>} false when the guard did not hold (nothing written)
    */
-  commitAsync(shared, guard) {
+  commitAsync(shared, guard, { prefetchLanes = this.commitLanes() } = {}) {
     const w = this.startCommitter();
     const id = this.nextCommit++;
     w.ref();
     return new Promise((resolve, reject) => {
       this.commits.set(id, { resolve, reject });
       const columns = [shared.keyAt.buffer, shared.keyLen.buffer, shared.valAt.buffer, shared.valLen.buffer];
-      w.postMessage({ id, shared, guardKey: guard.key, guardValue: guard.value === undefined ? null : guard.value }, columns);
+      w.postMessage({ id, shared, guardKey: guard.key, guardValue: guard.value === undefined ? null : guard.value, prefetchLanes }, columns);
     });
   }
 

@@ -23,11 +23,13 @@ class Prefetcher {
    * @param {'auto'|'on'|'off'} [opts.mode='auto']
    * @param {number} [opts.lanes] reads at once (default 16; libuv's thread pool must have as
    *   many threads: UV_THREADPOOL_SIZE, which addrindex's CLI sets)
+   * @param {() => number} [opts.memory] the memory the process may use (default memoryLimit())
    */
-  constructor({ datadir, mode = 'auto', lanes = DEFAULT_LANES }) {
+  constructor({ datadir, mode = 'auto', lanes = DEFAULT_LANES, memory = memoryLimit }) {
     this.datadir = datadir;
     this.mode = mode;
     this.lanes = lanes;
+    this.memory = memory;
     this.worker = null;
     this.pending = new Map();
     this.nextId = 0;
@@ -55,14 +57,14 @@ class Prefetcher {
     });
   }
 
-  /** @private */
+  /** Whether reads ahead are wanted now (mode, and for auto the file against the memory). */
   active() {
     if (this.mode === 'off') return false;
     if (this.mode === 'on') return true;
     const now = Date.now();
     if (now - this.checkedAt > 1000) {
       this.checkedAt = now;
-      this.wanted = fileBytes(path.join(this.datadir, 'data.mdb')) > memoryLimit() / 2;
+      this.wanted = fileBytes(path.join(this.datadir, 'data.mdb')) > this.memory() / 2;
     }
     return this.wanted;
   }
@@ -115,17 +117,21 @@ function fileBytes(file) {
   }
 }
 
-/** The memory this process may use: its memory cgroup's limit (v2 or v1), else the machine's. */
-function memoryLimit() {
-  const total = os.totalmem();
+/**
+ * The memory this process may use: its memory cgroup's limit (v2's memory.max, or v1's
+ * memory.limit_in_bytes), else the machine's.
+ * @param {{root?: string, total?: number}} [at] where /proc and /sys are (tests), the machine's memory
+ * @returns {number} bytes
+ */
+function memoryLimit({ root = '/', total = os.totalmem() } = {}) {
   try {
-    for (const line of fs.readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
+    for (const line of fs.readFileSync(path.join(root, 'proc/self/cgroup'), 'utf8').split('\n')) {
       const [, controllers, where] = line.split(':');
       if (controllers === '' && where !== undefined) {
-        const v = readNumber(path.join('/sys/fs/cgroup', where, 'memory.max'));
+        const v = readNumber(path.join(root, 'sys/fs/cgroup', where, 'memory.max'));
         if (v) return Math.min(total, v);
       } else if (controllers && controllers.split(',').includes('memory')) {
-        const v = readNumber(path.join('/sys/fs/cgroup/memory', where, 'memory.limit_in_bytes'));
+        const v = readNumber(path.join(root, 'sys/fs/cgroup/memory', where, 'memory.limit_in_bytes'));
         if (v) return Math.min(total, v);
       }
     }
