@@ -3,12 +3,13 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { open, ABORT } = require('lmdb');
-const { Worker } = require('node:worker_threads');
 const { KvStore } = require('./kvstore');
 const { guardHolds } = require('./guard');
 const { StoreError, UsageError } = require('../errors');
 const { noIndex, notAnIndex } = require('../core/checks');
 const { Prefetcher } = require('./prefetcher');
+const { Committer } = require('./committer');
+const { compactEnv, untilCompacted, compactingOwner } = require('./lmdb-compact');
 
 /**
  * Readers map 1 TiB of address space: virtual only, so they never remap however far the
@@ -26,12 +27,6 @@ const READER_MAP_SIZE = 2 ** 40;
  * a failed split stops the sync at that block for good. (profiles/README.md)
  */
 const PAGE_SIZE = 4096;
-
-/**
- * The directory compact() builds the new file in, with an `owner` file naming its process:
- * while it is there and its owner lives, readers wait before they open the environment.
- */
-const COMPACTING = 'compacting';
 
 /** The writer's map never starts below this (the file's length is the map's: see openKv). */
 const MIN_WRITER_MAP = 2 ** 26;
@@ -171,37 +166,6 @@ class LmdbStore extends KvStore {
 }
 
 /**
- * The process compacting the datadir (compact()), if one is and lives.
- * @param {string} dir
- * @returns {number|null}
- */
-function compactingOwner(dir) {
-  let pid;
-  try {
-    pid = Number(fs.readFileSync(path.join(dir, COMPACTING, 'owner'), 'utf8'));
-  } catch {
-    return null;
-  }
-  if (!(pid > 0)) return null;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch (err) {
-    return err.code === 'EPERM' ? pid : null;
-  }
-}
-
-/** Resolves once no live process compacts the datadir; onWait(pid) once when it must wait. */
-async function untilCompacted(dir, onWait) {
-  let told = false;
-  for (let pid = compactingOwner(dir); pid; pid = compactingOwner(dir)) {
-    if (!told && onWait) onWait(pid);
-    told = true;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-/**
  * The writer's map: 1.25 times the bytes the file has allocated (its data: the tail beyond is
  * sparse), at least MIN_WRITER_MAP. LMDB raises a map below the data's end to that end.
  * @param {fs.Stats|null} st
@@ -250,61 +214,21 @@ class LmdbKv {
     this.options = options;
     /** snapshots read synchronously (the row cache's overlay can then too) */
     this.syncReads = true;
-    this.committer = null;
-    this.commits = new Map();
-    this.nextCommit = 0;
+    this.committer = new Committer(options, dir);
     /** how many reads at once the committer warms a commit's pages with (0: it does not) */
     this.commitLanes = () => 0;
   }
 
   /**
-   * Commits a row cache generation's rows (rowcache.js, share()) on the committer thread
-   * (lmdb-committer.js), in key order, guarded like write(): the caller goes on meanwhile,
-   * must not change the generation, and must not commit anything else before this settles.
+   * Commits a row cache generation's rows on the committer thread (committer.js), in key
+   * order, guarded like write(): the caller goes on meanwhile, must not change the
+   * generation, and must not commit anything else before this settles.
    * @param {import('./rowcache').SharedRows} shared
    * @param {{key: Buffer, value: Buffer|undefined}} guard
-   * @param {{prefetchLanes?: number}} [opts] read the rows' pages ahead of the write transaction,
-   *   this many at a time (0: not)
    * @returns {Promise<boolean>} false when the guard did not hold (nothing written)
    */
-  commitAsync(shared, guard, { prefetchLanes = this.commitLanes() } = {}) {
-    const w = this.startCommitter();
-    const id = this.nextCommit++;
-    w.ref();
-    return new Promise((resolve, reject) => {
-      this.commits.set(id, { resolve, reject });
-      const columns = [shared.keyAt.buffer, shared.keyLen.buffer, shared.valAt.buffer, shared.valLen.buffer];
-      w.postMessage({ id, shared, guardKey: guard.key, guardValue: guard.value === undefined ? null : guard.value, prefetchLanes }, columns);
-    });
-  }
-
-  /** @private */
-  startCommitter() {
-    if (this.committer) return this.committer;
-    const w = new Worker(path.join(__dirname, 'lmdb-committer.js'), { workerData: { options: { ...this.options, readOnly: false } } });
-    const failAll = (err) => {
-      for (const c of this.commits.values()) c.reject(err);
-      this.commits.clear();
-    };
-    w.on('message', ({ id, ok, error }) => {
-      const c = this.commits.get(id);
-      this.commits.delete(id);
-      if (this.commits.size === 0) w.unref();
-      if (!c) return;
-      if (error) c.reject(new StoreError('ERR_COMMIT', `the LMDB commit of datadir ${this.dir} failed: ${error.message}`, { cause: error.code }));
-      else c.resolve(ok);
-    });
-    w.on('error', (err) => {
-      this.committer = null;
-      failAll(new StoreError('ERR_COMMIT', `the LMDB committer of datadir ${this.dir} stopped: ${err.message}`));
-    });
-    w.on('exit', () => {
-      this.committer = null;
-      failAll(new StoreError('ERR_COMMIT', `the LMDB committer of datadir ${this.dir} exited`));
-    });
-    w.unref();
-    this.committer = w;
-    return w;
+  commitAsync(shared, guard) {
+    return this.committer.commit(shared, guard, this.commitLanes());
   }
 
   get(key) {
@@ -358,74 +282,18 @@ class LmdbKv {
   }
 
   async close() {
-    if (this.committer) {
-      const w = this.committer;
-      this.committer = null;
-      await w.terminate();
-    }
+    await this.committer.close();
     await this.db.close();
   }
 
   /** See LmdbStore#compact. */
   async compact() {
-    if (this.committer) {
-      // its handle would keep the environment, and so the old file, open
-      const w = this.committer;
-      this.committer = null;
-      await w.terminate();
-    }
-    const file = path.join(this.dir, 'data.mdb');
-    const before = allocated(fs.statSync(file));
-    const tmp = path.join(this.dir, COMPACTING); // a directory: lmdb-js takes a name with a dot for a file
-    fs.rmSync(tmp, { recursive: true, force: true });
-    // The marker first, the readers' check second: a reader opening now either is listed
-    // below, or finds the marker when it checks for it after opening (and waits).
-    fs.mkdirSync(tmp);
-    fs.writeFileSync(path.join(tmp, 'owner'), String(process.pid));
-    this.db.readerCheck(); // forget the slots of processes that died
-    const others = this.db.readerList().split('\n').slice(1).map((l) => Number(l.trim().split(/\s+/)[0]))
-      .filter((pid) => pid > 0 && pid !== process.pid);
-    if (others.length) {
-      fs.rmSync(tmp, { recursive: true, force: true });
-      throw new StoreError('ERR_IN_USE', `datadir ${this.dir} is being read by process ${[...new Set(others)].join(', ')}: stop it before compacting`);
-    }
-    const out = open({
-      path: tmp, encoding: 'binary', keyEncoding: 'binary', pageSize: PAGE_SIZE, useWritemap: true, mapSize: writerMapSize(statOrNull(file)),
-    });
-    let rows = 0;
-    try {
-      // in key order, appended: each page filled before the next is started
-      const CHUNK = 100000;
-      let chunk = [];
-      const flush = () => {
-        out.transactionSync(() => {
-          for (const [k, v] of chunk) out.putSync(k, v, { append: true });
-        });
-        rows += chunk.length;
-        chunk = [];
-      };
-      for (const { key, value } of this.db.getRange({})) {
-        chunk.push([Buffer.from(key), Buffer.from(value)]);
-        if (chunk.length === CHUNK) flush();
-      }
-      if (chunk.length) flush();
-      const copied = out.getStats().entryCount;
-      const had = this.db.getStats().entryCount;
-      if (copied !== had) throw new StoreError('ERR_COMPACT', `the compacted copy holds ${copied} rows, the index ${had}: nothing replaced`);
-    } catch (err) {
-      await out.close();
-      fs.rmSync(tmp, { recursive: true, force: true });
-      throw err;
-    }
-    await out.close();
-    await this.db.close();
-    // the copy takes the file's place in one rename; the lock file is rebuilt by the next open
-    fs.renameSync(path.join(tmp, 'data.mdb'), file);
-    fs.rmSync(path.join(this.dir, 'lock.mdb'), { force: true });
-    fs.rmSync(tmp, { recursive: true, force: true });
+    // the committer's handle would keep the environment, and so the old file, open
+    await this.committer.close();
+    const r = await compactEnv(this.db, this.dir, { pageSize: PAGE_SIZE, mapSize: writerMapSize(statOrNull(path.join(this.dir, 'data.mdb'))) });
     const fresh = await this.reopen();
     this.db = fresh.db;
-    return { before, after: allocated(fs.statSync(file)), rows };
+    return r;
   }
 
   sizeOnDisk() {

@@ -1,7 +1,7 @@
 'use strict';
 
 /**
- * The LMDB committer's thread (lmdb.js, LmdbKv#commitAsync): writes a row cache generation
+ * The LMDB committer's thread (committer.js): writes a row cache generation
  * (read in place from its shared arena, sorted here) in one write transaction, guarded by the tip row, while
  * the sync's main thread goes on with the next batches. It shares the writer's environment
  * (lmdb-js opens one environment per file and process) and is the only one writing while a

@@ -1,0 +1,115 @@
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { open } = require('lmdb');
+const { StoreError } = require('../errors');
+
+/**
+ * The directory a compaction builds the new file in, with an `owner` file naming its process:
+ * while it is there and its owner lives, readers wait before they open the environment.
+ */
+const COMPACTING = 'compacting';
+
+/**
+ * Rewrites an environment with every row in key order into full pages, without the free pages
+ * copy-on-write leaves behind, and puts the copy in the file's place (lmdb.js, LmdbStore#compact
+ * says when). Refused (ERR_IN_USE) while another process reads it. `db` is closed on success;
+ * the caller opens the environment again.
+ * @param {object} db the environment's lmdb-js root database, open writable
+ * @param {string} dir the datadir
+ * @param {{pageSize: number, mapSize: number}} opts the copy's environment
+ * @returns {Promise<{before: number, after: number, rows: number}>} file bytes, rows copied
+ */
+async function compactEnv(db, dir, { pageSize, mapSize }) {
+  const file = path.join(dir, 'data.mdb');
+  const before = allocated(fs.statSync(file));
+  const tmp = path.join(dir, COMPACTING); // a directory: lmdb-js takes a name with a dot for a file
+  fs.rmSync(tmp, { recursive: true, force: true });
+  // The marker first, the readers' check second: a reader opening now either is listed
+  // below, or finds the marker when it checks for it after opening (and waits).
+  fs.mkdirSync(tmp);
+  fs.writeFileSync(path.join(tmp, 'owner'), String(process.pid));
+  db.readerCheck(); // forget the slots of processes that died
+  const others = db.readerList().split('\n').slice(1).map((l) => Number(l.trim().split(/\s+/)[0]))
+    .filter((pid) => pid > 0 && pid !== process.pid);
+  if (others.length) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw new StoreError('ERR_IN_USE', `datadir ${dir} is being read by process ${[...new Set(others)].join(', ')}: stop it before compacting`);
+  }
+  const out = open({ path: tmp, encoding: 'binary', keyEncoding: 'binary', pageSize, useWritemap: true, mapSize });
+  let rows = 0;
+  try {
+    // in key order, appended: each page filled before the next is started
+    const CHUNK = 100000;
+    let chunk = [];
+    const flush = () => {
+      out.transactionSync(() => {
+        for (const [k, v] of chunk) out.putSync(k, v, { append: true });
+      });
+      rows += chunk.length;
+      chunk = [];
+    };
+    for (const { key, value } of db.getRange({})) {
+      chunk.push([Buffer.from(key), Buffer.from(value)]);
+      if (chunk.length === CHUNK) flush();
+    }
+    if (chunk.length) flush();
+    const copied = out.getStats().entryCount;
+    const had = db.getStats().entryCount;
+    if (copied !== had) throw new StoreError('ERR_COMPACT', `the compacted copy holds ${copied} rows, the index ${had}: nothing replaced`);
+  } catch (err) {
+    await out.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  await out.close();
+  await db.close();
+  // the copy takes the file's place in one rename; the lock file is rebuilt by the next open
+  fs.renameSync(path.join(tmp, 'data.mdb'), file);
+  fs.rmSync(path.join(dir, 'lock.mdb'), { force: true });
+  fs.rmSync(tmp, { recursive: true, force: true });
+  return { before, after: allocated(fs.statSync(file)), rows };
+}
+
+/**
+ * The process compacting the datadir, if one is and lives.
+ * @param {string} dir
+ * @returns {number|null}
+ */
+function compactingOwner(dir) {
+  let pid;
+  try {
+    pid = Number(fs.readFileSync(path.join(dir, COMPACTING, 'owner'), 'utf8'));
+  } catch {
+    return null;
+  }
+  if (!(pid > 0)) return null;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (err) {
+    return err.code === 'EPERM' ? pid : null;
+  }
+}
+
+/**
+ * Resolves once no live process compacts the datadir; onWait(pid) once when it must wait.
+ * @param {string} dir
+ * @param {(pid: number) => void} [onWait]
+ */
+async function untilCompacted(dir, onWait) {
+  let told = false;
+  for (let pid = compactingOwner(dir); pid; pid = compactingOwner(dir)) {
+    if (!told && onWait) onWait(pid);
+    told = true;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The bytes a file occupies (its tail past the data is sparse under MDB_WRITEMAP). */
+function allocated(st) {
+  return Math.min(st.size, st.blocks * 512);
+}
+
+module.exports = { COMPACTING, compactEnv, compactingOwner, untilCompacted };
