@@ -204,8 +204,6 @@ export interface StoreOptions {
   readOnly?: boolean;
   /** keep every block's bytes in the index (chosen at creation; undefined: what the index says) */
   txstore?: boolean;
-  /** key-value stores: the writer's row cache while it applies in bulk groups, in bytes (default 400 MiB) */
-  cacheBytes?: number;
   /** LMDB: the writer's reads ahead of its batches (default 'auto': while the index outgrows half the memory) */
   prefetch?: 'auto' | 'on' | 'off';
 }
@@ -240,12 +238,10 @@ export abstract class AbstractStore {
   getPrevouts(outpoints: Buffer, opts?: { indexed?: boolean }): Promise<Array<Prevout | null>>;
   apply(blocks: BlockDelta[]): Promise<void>;
   revert(height: number): Promise<void>;
-  /** The applies until endBulk() may be committed as one (key-value stores: in the writer's row cache); this process may read them before. */
+  /** The applies until endBulk() may be committed as one (LMDB); this process may read them before. */
   beginBulk(): Promise<void>;
-  /** Whether the open group fills the store's writer cache (the writer should end it). */
-  bulkFull(): boolean;
-  /** Commits (or with commit: false discards) what beginBulk() opened; keepCache: false also drops the writer's cache. */
-  endBulk(opts?: { commit?: boolean; keepCache?: boolean }): Promise<void>;
+  /** Commits (or with commit: false discards) what beginBulk() opened. */
+  endBulk(opts?: { commit?: boolean }): Promise<void>;
   /** A hint: these parsed blocks come next; a store that reads ahead starts (settles when done; null: it does not). */
   prefetch(blocks: Array<{ cols: object }>): Promise<void> | null;
   getSummary(scripthash: Buffer, opts?: { view?: View }): Promise<Summary | null>;
@@ -326,8 +322,6 @@ export interface OpenOptions {
   undoDepth?: number;
   readOnly?: boolean;
   txstore?: boolean;
-  /** key-value stores: the writer's row cache in bytes (default 400 MiB) */
-  cacheBytes?: number;
   /** LMDB: the writer's reads ahead (default 'auto') */
   prefetch?: 'auto' | 'on' | 'off';
 }
@@ -524,11 +518,12 @@ export class SyncService {
     parseAheadBytes?: number;
     /**
      * While catching up, commit up to this many batches at once (store.beginBulk/endBulk;
-     * default 1; Infinity: as many as the store's writer cache holds). Only for a process with
-     * no other readers of the store: they would see the group's blocks before its commit.
-     * `addrindex sync` uses Infinity.
+     * default 1). Only for a process with no other readers of the store: they would see the
+     * group's blocks before its commit. `addrindex sync` uses Infinity, with bulkBytes.
      */
     bulkBatches?: number;
+    /** A group also ends once its batches hold this many raw block bytes (default Infinity). */
+    bulkBytes?: number;
     /** Awaited once when the index first catches up, before 'caught-up' is reported (addrindex sync compacts LMDB there). */
     onFirstCatchUp?: (run: { txs: number; tip: Tip | null }) => Promise<void>;
   });

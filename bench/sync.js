@@ -90,7 +90,9 @@ async function phaseSync() {
   const { BlocksDirSource } = require('../lib/sources/blocksdir');
   const { SyncService } = require('../lib/sync/service');
   const { openStore } = require('../lib/stores');
-  const { CATCH_UP_BULK } = require('../lib/sync/batch');
+  const { CATCH_UP_BULK, catchUpLimits } = require('../lib/sync/batch');
+  // as `addrindex sync` does: --cache-mb makes the groups' and the batches' sizes
+  const limits = catchUpLimits(args['cache-mb'] === undefined ? undefined : Number(args['cache-mb']));
   const limit = args.limit ? Number(args.limit) : Infinity;
   const source = new BlocksDirSource({ dir: args.blocks, network: 'regtest' });
   const ts = process.hrtime.bigint();
@@ -100,8 +102,7 @@ async function phaseSync() {
   const to = limit === Infinity ? source.tip().height : await heightHolding(source, limit);
   const bounded = boundedSource(source, to);
   const store = await openStore({
-    store: args.store, datadir: args.datadir, network: 'regtest', cacheBytes: args['cache-mb'] === undefined ? undefined : Number(args['cache-mb']) * 1048576,
-    ...(args.prefetch ? { prefetch: args.prefetch } : {}),
+    store: args.store, datadir: args.datadir, network: 'regtest', ...(args.prefetch ? { prefetch: args.prefetch } : {}),
   });
   const samples = [];
   let rssPeak = 0;
@@ -119,9 +120,10 @@ async function phaseSync() {
     ahead: args.ahead === undefined ? undefined : Number(args.ahead),
     // batches per commit while catching up, as `addrindex sync` does (--bulk-batches)
     bulkBatches: args.bulk === undefined ? CATCH_UP_BULK : Number(args.bulk),
+    bulkBytes: limits.bulkBytes,
     batch: {
       maxBlocks: num(args['batch-blocks']),
-      maxBytes: args['batch-mb'] === undefined ? undefined : Number(args['batch-mb']) * 1048576,
+      maxBytes: args['batch-mb'] === undefined ? limits.batchBytes : Number(args['batch-mb']) * 1048576,
       maxMs: num(args['batch-ms']),
     },
     onProgress: (p) => {

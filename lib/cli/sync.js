@@ -2,10 +2,9 @@
 
 const path = require('node:path');
 const { UsageError } = require('../errors');
-const { BATCH_DEFAULTS, CATCH_UP_BULK, batchLimits } = require('../sync/batch');
+const { BATCH_DEFAULTS, CATCH_UP_BULK, DEFAULT_CACHE_MB, batchLimits, catchUpLimits } = require('../sync/batch');
 const { intOption, indexLocation, resolveNetwork, storeOptions } = require('./datadir');
 const { openIndex } = require('../stores');
-const { DEFAULT_CACHE_BYTES } = require('../stores/kvstore');
 const { sourceOptions, sourceUsage, openSource } = require('./source');
 const { logOptions, logUsage, logSettings, errorFields } = require('../ops/log');
 
@@ -35,16 +34,15 @@ ${sourceUsage}  --datadir DIR        where the index lives (created when missing
                        with neither the blocks dir nor an unpruned node; chosen when the index
                        is created
   --batch-blocks N     blocks per commit, at most (default ${BATCH_DEFAULTS.maxBlocks})
-  --batch-mb N         raw block megabytes per commit, at most (default ${BATCH_DEFAULTS.maxBytes / 1048576})
+  --batch-mb N         raw block megabytes per batch, at most (default: an eighth of --cache-mb,
+                       between 4 and 32)
   --batch-ms N         milliseconds a batch may collect blocks before it commits (default ${BATCH_DEFAULTS.maxMs})
   --threads N          parse worker threads (default: one per core but one; 0 parses on the main thread)
-  --cache-mb N         while catching up, the rows the sync writes and reads are kept in memory
-                       (LMDB, LevelDB) and committed together when they fill N MiB (default
-                       ${DEFAULT_CACHE_BYTES / 1048576}), as Bitcoin Core's dbcache: a row the next blocks touch again is
-                       neither read nor written again in between. A crash loses at most that
-                       much work, never part of a commit
-  --bulk-batches N     while catching up, commit at the latest every N batches (default: when the
-                       cache is full; 1: every batch)
+  --cache-mb N         the sync's memory while catching up (default ${DEFAULT_CACHE_MB}): batches commit together
+                       until they hold N MiB of blocks (the index pages they read and write stay
+                       in memory until then, as Bitcoin Core's dbcache), each batch an eighth of
+                       it. A crash loses at most that much work, never part of a commit
+  --bulk-batches N     while catching up, commit at the latest every N batches (1: every batch)
   --prefetch MODE      LMDB: read what the next batch needs ahead of the writer, many reads at a
                        time: auto (default: while the index is more than half the memory the
                        process may use), on, off
@@ -96,13 +94,14 @@ async function sync(positionals, values, io, logger) {
   if (positionals.length) throw new UsageError('ERR_USAGE', `sync takes no positional arguments (see "addrindex sync --help")`);
   const location = indexLocation(values, 'sync');
   const batchMb = intOption(values, 'batch-mb', 1);
+  const cacheMb = intOption(values, 'cache-mb', 1);
+  const { bulkBytes, batchBytes } = catchUpLimits(cacheMb);
   const batch = batchLimits({
     maxBlocks: intOption(values, 'batch-blocks', 1),
-    maxBytes: batchMb === undefined ? undefined : batchMb * 1048576,
+    maxBytes: batchMb === undefined ? batchBytes : batchMb * 1048576,
     maxMs: intOption(values, 'batch-ms', 1),
   });
   const undoDepth = intOption(values, 'undo-depth', 0);
-  const cacheMb = intOption(values, 'cache-mb', 1);
   if (values.prefetch !== undefined && !['auto', 'on', 'off'].includes(values.prefetch)) {
     throw new UsageError('ERR_USAGE', `--prefetch is auto, on or off, got ${values.prefetch}`);
   }
@@ -171,8 +170,7 @@ async function sync(positionals, values, io, logger) {
       throw err;
     }
     store = await openIndex({
-      ...location, network, undoDepth, readOnly: false, txstore: values.txstore, cacheBytes: cacheMb === undefined ? undefined : cacheMb * 1048576,
-      prefetch: values.prefetch,
+      ...location, network, undoDepth, readOnly: false, txstore: values.txstore, prefetch: values.prefetch,
     });
     // a server started later reads blocks and transactions from the same place; of a node,
     // only its URL as printed (the password stays out of the index)
@@ -210,6 +208,7 @@ async function sync(positionals, values, io, logger) {
       // groups only until the first catch-up, when the mempool follower starts reading and
       // writing the store (the metrics' index tip may run up to a group ahead until then)
       bulkBatches: bulkBatches === undefined ? CATCH_UP_BULK : bulkBatches,
+      bulkBytes,
       onProgress: (p) => { for (const o of observers) o.update(p); },
       onFirstCatchUp: values['no-compact'] ? undefined : (run) => compactAfterCatchUp(store, run, { say, logger }),
     });

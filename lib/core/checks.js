@@ -14,15 +14,12 @@ const { writeU40, readU40 } = require('../codec/io');
 // ---------------------------------------------------------------------------------------
 // constructor options
 
-/** The smallest writer's row cache a store takes (key-value stores; see kvstore.js). */
-const MIN_CACHE_BYTES = 1 << 20;
-
 /**
  * The options every store takes, checked: a known network (its name), a whole undo depth,
  * and whether the index keeps transactions (--txstore: decided when it is created; undefined
  * takes what the index says).
- * @param {{network?: string|object, undoDepth?: number, readOnly?: boolean, txstore?: boolean, cacheBytes?: number}} opts
- * @returns {{network: string, undoDepth: number, readOnly: boolean, txstore: boolean|undefined, cacheBytes: number|undefined}}
+ * @param {{network?: string|object, undoDepth?: number, readOnly?: boolean, txstore?: boolean}} opts
+ * @returns {{network: string, undoDepth: number, readOnly: boolean, txstore: boolean|undefined}}
  */
 function storeOptions(opts) {
   if (!opts || typeof opts !== 'object') throw new UsageError('ERR_USAGE', 'a store takes an options object');
@@ -35,11 +32,7 @@ function storeOptions(opts) {
   if (opts.txstore !== undefined && typeof opts.txstore !== 'boolean') {
     throw new UsageError('ERR_USAGE', `txstore is true, false or left out, got ${opts.txstore}`);
   }
-  const cacheBytes = opts.cacheBytes;
-  if (cacheBytes !== undefined && !(Number.isInteger(cacheBytes) && cacheBytes >= MIN_CACHE_BYTES)) {
-    throw new UsageError('ERR_BAD_CACHE_SIZE', `the writer's cache must be a whole number of bytes, at least ${MIN_CACHE_BYTES} (1 MiB), got ${cacheBytes}`);
-  }
-  return { network, undoDepth, readOnly: Boolean(opts.readOnly), txstore: opts.txstore, cacheBytes };
+  return { network, undoDepth, readOnly: Boolean(opts.readOnly), txstore: opts.txstore };
 }
 
 // ---------------------------------------------------------------------------------------

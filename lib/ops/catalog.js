@@ -57,8 +57,6 @@ const CATALOG = Object.freeze({
   syncReorgs: counter('addrindex_sync_reorgs_total', 'reorgs followed (reverts to a fork point)', ['sync']),
   syncReverted: counter('addrindex_sync_reverted_blocks_total', 'blocks reverted by reorgs', ['sync']),
   syncCaughtUp: gauge('addrindex_sync_caught_up', '1 when the last pass reached the block source\'s tip, else 0', ['sync']),
-  syncCacheBytes: gauge('addrindex_sync_cache_bytes', 'memory the writer\'s row cache holds while the sync catches up (0: none; --cache-mb bounds it)', ['sync']),
-  syncCacheReads: gauge('addrindex_sync_cache_reads', 'reads of the writer through its row cache since the sync began, by whether the cache answered them (a gauge: it starts again with a new cache)', ['sync'], { labelNames: ['result'] }),
   syncPrefetched: gauge('addrindex_sync_prefetched_batches', 'batches whose reads the LMDB prefetcher made ahead of the writer', ['sync']),
   // --- the mempool -----------------------------------------------------------------------------
   mempoolTxs: gauge('addrindex_mempool_txs', 'transactions in the mempool snapshot that goes with the index\'s tip (serve: what the answers hold; sync: what the follower stored)', ['api', 'sync'], { aggregator: 'max' }),

@@ -22,13 +22,9 @@ function watchIndex(metrics, store, nodeTip) {
     const lag = lagOf(tip, nodeTip());
     metrics.indexLag.set(lag === null ? -1 : lag);
   });
-  // the writer's cache and reads ahead: what a sync's store says of them
-  if (metrics.syncCacheBytes) {
+  // the writer's reads ahead (LMDB): what a sync's store says of them
+  if (metrics.syncPrefetched) {
     metrics.collect(() => {
-      const c = store.cacheStats ? store.cacheStats() : null;
-      metrics.syncCacheBytes.set(c ? c.bytes : 0);
-      metrics.syncCacheReads.set({ result: 'hit' }, c ? c.hits : 0);
-      metrics.syncCacheReads.set({ result: 'miss' }, c ? c.misses : 0);
       const p = store.prefetcher ? store.prefetcher.stats : null;
       metrics.syncPrefetched.set(p ? p.batches : 0);
     });

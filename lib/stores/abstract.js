@@ -146,7 +146,7 @@ class AbstractStore {
   constructor(opts) {
     // checked once for every backend (lib/core/checks.js): a bad network or undo depth is
     // the same UsageError whichever store is asked
-    const { network, undoDepth, readOnly, txstore, cacheBytes } = storeOptions(opts);
+    const { network, undoDepth, readOnly, txstore } = storeOptions(opts);
     this.opts = opts;
     /** @type {string} the network's name */
     this.network = network;
@@ -154,8 +154,6 @@ class AbstractStore {
     this.undoDepth = undoDepth;
     /** @type {boolean} */
     this.readOnly = readOnly;
-    /** @type {number|undefined} the writer's cache while it applies in bulk groups (a store that keeps none ignores it) */
-    this.cacheBytes = cacheBytes;
     /** @type {boolean|undefined} what this run asked about --txstore (undefined: the index decides) */
     this.txstoreAsked = txstore;
     /** @type {boolean} whether the index keeps its blocks' transactions (set on open, from its meta) */
@@ -280,16 +278,6 @@ class AbstractStore {
   async beginBulk() {}
 
   /**
-   * Whether the open group holds as much as the store wants to keep uncommitted (its writer's
-   * cache is full): the writer should end it. False when no group is open or the store keeps
-   * no such cache, which is what this base says.
-   * @returns {boolean}
-   */
-  bulkFull() {
-    return false;
-  }
-
-  /**
    * A hint from the writer: these blocks are the next to be applied (after the ones being
    * applied now). A store that can read what they will need ahead of time starts doing so
    * and returns a promise that settles (never rejects) when it is done; the writer waits for
@@ -304,9 +292,7 @@ class AbstractStore {
   /**
    * Ends what beginBulk() opened: commits the group, or with `{commit: false}` discards it
    * (the store is then back at the last commit). Nothing to do when no group is open.
-   * `keepCache: false` also drops what the writer cached for the next group (the sync caught
-   * up: no more groups).
-   * @param {{commit?: boolean, keepCache?: boolean}} [opts]
+   * @param {{commit?: boolean}} [opts]
    * @returns {Promise<void>}
    */
   async endBulk(opts) {}

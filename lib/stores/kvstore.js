@@ -15,19 +15,12 @@ const { decodeRow } = require('./accounts');
 const { applyBlocks, revertBlocks, readOutputs, findTxNums } = require('./update');
 const query = require('./query');
 const walk = require('./walk');
-const { CachedKv } = require('./cached-kv');
 const wallets = require('./wallets');
 
 const { META_KEY, TIP_KEY } = layout;
 
 /** Version of the whole key-value schema (layout.js + lib/codec); stored in the meta row. */
 const SCHEMA_VERSION = 5;
-
-/**
- * The writer's row cache while the sync catches up (beginBulk), unless the store is given
- * `cacheBytes`: what the sync holds of the rows it writes and reads between commits.
- */
-const DEFAULT_CACHE_BYTES = 400 * 1024 * 1024;
 
 /**
  * The schema of docs/FORMAT.md over any ordered key-value engine. A backend (lmdb.js,
@@ -61,12 +54,10 @@ class KvStore extends AbstractStore {
    * @param {string|object} opts.network
    * @param {number} [opts.undoDepth=100]
    * @param {boolean} [opts.readOnly=false]
-   * @param {number} [opts.cacheBytes] the writer's row cache during bulk groups (default 400 MiB)
    */
   constructor(opts) {
     super(opts);
     this.kv = null;
-    if (this.cacheBytes === undefined) this.cacheBytes = DEFAULT_CACHE_BYTES;
     this.heights = new HeightIndex();
     this.prevoutCache = null;
   }
@@ -91,15 +82,14 @@ class KvStore extends AbstractStore {
 
   async open() {
     if (this.kv) return;
-    const opened = await this.openKv();
+    const kv = await this.openKv();
     try {
-      await this.checkMeta(opened, true);
+      await this.checkMeta(kv, true);
     } catch (err) {
-      await opened.close();
+      await kv.close();
       throw err;
     }
-    // the writer reads and writes through its row cache; readers go to the engine directly
-    this.kv = this.readOnly ? opened : new CachedKv(opened);
+    this.kv = kv;
   }
 
   /** @private */
@@ -336,26 +326,13 @@ class KvStore extends AbstractStore {
 
   async beginBulk() {
     this.assertWritable();
-    this.kv.beginBulk({ maxBytes: this.cacheBytes });
+    if (this.kv.beginBulk) this.kv.beginBulk();
   }
 
-  bulkFull() {
-    return Boolean(this.kv && this.kv.bulkFull && this.kv.bulkFull());
-  }
-
-  async endBulk({ commit = true, keepCache = true } = {}) {
-    // nothing cached outlives a discarded group: the row cache drops the group's generation,
-    // the prevout cache is dropped after every apply, and the tip cache is checked against
-    // the tip row's bytes on every read
-    if (!this.kv || !this.kv.endBulk) return;
-    let outcome = await this.kv.endBulk(commit, { wait: !keepCache });
-    if (!keepCache && outcome !== 'conflict') outcome = await this.kv.dropCache();
-    if (outcome === 'conflict') throw C.concurrentWrite(this.describe());
-  }
-
-  /** The writer's row cache: its figures while one is held, else null. */
-  cacheStats() {
-    return this.kv && this.kv.cacheStats ? this.kv.cacheStats() : null;
+  async endBulk({ commit = true } = {}) {
+    // nothing cached outlives a discarded group: the prevout cache is dropped after every
+    // apply, and the tip cache is checked against the tip row's bytes on every read
+    if (this.kv && this.kv.endBulk) await this.kv.endBulk(commit);
   }
 
   async revert(height) {
@@ -719,4 +696,4 @@ function sameBytes(a, b) {
   return a.equals(b);
 }
 
-module.exports = { KvStore, WriteBatch, SCHEMA_VERSION, DEFAULT_CACHE_BYTES };
+module.exports = { KvStore, WriteBatch, SCHEMA_VERSION };

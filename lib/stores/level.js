@@ -178,8 +178,7 @@ class LevelKv {
   }
 
   /**
-   * @param {{keys: Buffer[], values: Array<Buffer|null>}|{each: Function}} batch rows as
-   *   arrays, or handed out one by one by `each(fn(key, value))` (the row cache's commits)
+   * @param {{keys: Buffer[], values: Array<Buffer|null>}} batch
    * @param {{key: Buffer, value: Buffer|undefined}} guard
    * @returns {Promise<boolean>}
    */
@@ -187,16 +186,6 @@ class LevelKv {
     const db = this.db;
     return this.shared.exclusive(async () => {
       if (!guardHolds(db.getSync(guard.key), guard)) return false;
-      if (batch.each) {
-        // one chained batch: the rows are copied into LevelDB's own batch as they come
-        const chained = db.batch();
-        batch.each((key, value) => {
-          if (value === null) chained.del(key);
-          else chained.put(key, value);
-        });
-        await chained.write();
-        return true;
-      }
       const { keys, values } = batch;
       const ops = new Array(keys.length);
       for (let i = 0; i < keys.length; i++) {

@@ -8,7 +8,6 @@ const { guardHolds } = require('./guard');
 const { StoreError, UsageError } = require('../errors');
 const { noIndex, notAnIndex } = require('../core/checks');
 const { Prefetcher } = require('./prefetcher');
-const { Committer } = require('./committer');
 const { compactEnv, untilCompacted, compactingOwner } = require('./lmdb-compact');
 
 /**
@@ -145,7 +144,7 @@ class LmdbStore extends KvStore {
       // cluster workers each hold a reader slot
       maxReaders: 512,
       mapSize: this.readOnly ? READER_MAP_SIZE : writerMapSize(st),
-      useWritemap: !this.readOnly && this.opts.writemap !== false,
+      useWritemap: !this.readOnly,
       pageSize: PAGE_SIZE,
       // MDB_NORDAHEAD (madvise MADV_RANDOM): a page fault reads its page, not the disk's
       // read-ahead window around it (8 MiB on this machine's disk). Every lookup here is a
@@ -158,10 +157,7 @@ class LmdbStore extends KvStore {
     } catch (err) {
       throw new StoreError('ERR_OPEN', `cannot open ${this.describe()} as an LMDB environment: ${err.message}`);
     }
-    const kv = new LmdbKv(db, this.datadir, () => this.openKv(), options);
-    // the committer reads a commit's pages ahead when the prefetcher reads the batches' ahead
-    kv.commitLanes = () => (this.prefetcher && this.prefetcher.active() ? this.prefetcher.lanes : 0);
-    return kv;
+    return new LmdbKv(db, this.datadir, () => this.openKv());
   }
 }
 
@@ -207,28 +203,10 @@ class LmdbKv {
    * @param {string} dir
    * @param {() => Promise<LmdbKv>} reopen opens the environment again (after compact)
    */
-  constructor(db, dir, reopen, options) {
+  constructor(db, dir, reopen) {
     this.db = db;
     this.dir = dir;
     this.reopen = reopen;
-    this.options = options;
-    /** snapshots read synchronously (the row cache's overlay can then too) */
-    this.syncReads = true;
-    this.committer = new Committer(options, dir);
-    /** how many reads at once the committer warms a commit's pages with (0: it does not) */
-    this.commitLanes = () => 0;
-  }
-
-  /**
-   * Commits a row cache generation's rows on the committer thread (committer.js), in key
-   * order, guarded like write(): the caller goes on meanwhile, must not change the
-   * generation, and must not commit anything else before this settles.
-   * @param {import('./rowcache').SharedRows} shared
-   * @param {{key: Buffer, value: Buffer|undefined}} guard
-   * @returns {Promise<boolean>} false when the guard did not hold (nothing written)
-   */
-  commitAsync(shared, guard) {
-    return this.committer.commit(shared, guard, this.commitLanes());
   }
 
   get(key) {
@@ -244,13 +222,14 @@ class LmdbKv {
   }
 
   snapshot() {
-    return new LmdbSnapshot(this.db);
+    // inside a bulk group, reads go through its write transaction: lmdb-js reads a get there
+    // whatever transaction it is given, but a range in the one it is given, so a snapshot
+    // with a read transaction of its own would mix the two states
+    return new LmdbSnapshot(this.db, !this.bulk);
   }
 
   /**
-   * @param {{keys: Buffer[], values: Array<Buffer|null>, sorted?: boolean}|{each: Function}} batch
-   *   rows as arrays (put in key order: sorted says they are already), or handed out one by
-   *   one by `each(fn(key, value))` in key order (the row cache's commits)
+   * @param {{keys: Buffer[], values: Array<Buffer|null>}} batch
    * @param {{key: Buffer, value: Buffer|undefined}} guard
    */
   write(batch, guard) {
@@ -260,36 +239,73 @@ class LmdbKv {
     // reads all resolve as microtasks never yields (the conformance suite's interleaved
     // reader spun forever); and their condition sees only a row's first 8 bytes.
     const db = this.db;
-    const put = (key, value) => {
-      if (value === null) db.removeSync(key);
-      else db.putSync(key, value);
-    };
+    const { keys, values } = batch;
+    const order = keyOrder(keys);
     const run = () => {
       if (!guardHolds(db.getBinary(guard.key), guard)) return false;
-      if (batch.each) {
-        batch.each(put);
-        return true;
-      }
-      const { keys, values } = batch;
-      const order = batch.sorted ? null : keyOrder(keys);
-      for (let k = 0; k < keys.length; k++) {
-        const i = order ? order[k] : k;
-        put(keys[i], values[i]);
+      for (let k = 0; k < order.length; k++) {
+        const i = order[k];
+        if (values[i] === null) db.removeSync(keys[i]);
+        else db.putSync(keys[i], values[i]);
       }
       return true;
     };
+    if (this.bulk) {
+      // inside the open transaction: a put that throws half way leaves a torn batch in it,
+      // so the whole group is then discarded, never committed
+      try {
+        return run();
+      } catch (err) {
+        this.bulk.failed = true;
+        throw err;
+      }
+    }
     return db.transactionSync(() => (run() ? true : ABORT)) === true;
   }
 
+  /**
+   * Opens one write transaction that the following writes join until endBulk(): a group of
+   * batches committed at once dirties each page of the hash-keyed tables once for the group
+   * instead of once per batch. The pages a group reads and writes are the sync's cache: under
+   * MDB_WRITEMAP they are the file's own pages in the page cache, not the process's memory,
+   * and the commit writes each once. lmdb-js reads every get and range of this process
+   * through an open write transaction, snapshots included, so while a group is open this
+   * process sees its uncommitted writes: only a writer with no readers of its own may use it
+   * (the sync's catch-up). Other processes see the last commit, as always.
+   */
+  beginBulk() {
+    if (this.bulk) return;
+    let settle;
+    const open = new Promise((resolve) => { settle = resolve; });
+    const committed = Promise.resolve(this.db.transactionSync(() => open));
+    // the outcome is awaited by endBulk; a rejection before then must not go unhandled
+    committed.catch(() => {});
+    this.bulk = { settle, committed, failed: false };
+  }
+
+  /**
+   * Commits the open group (or discards it, when `commit` is false or a write in it failed).
+   * @param {boolean} commit
+   * @returns {Promise<boolean>} whether it was committed
+   */
+  async endBulk(commit) {
+    const b = this.bulk;
+    if (!b) return false;
+    this.bulk = null;
+    const keep = commit && !b.failed;
+    b.settle(keep ? true : ABORT);
+    await b.committed;
+    return keep;
+  }
+
   async close() {
-    await this.committer.close();
+    if (this.bulk) await this.endBulk(false);
     await this.db.close();
   }
 
   /** See LmdbStore#compact. */
   async compact() {
-    // the committer's handle would keep the environment, and so the old file, open
-    await this.committer.close();
+    if (this.bulk) throw new StoreError('ERR_IN_USE', 'cannot compact while a bulk group is open');
     const r = await compactEnv(this.db, this.dir, { pageSize: PAGE_SIZE, mapSize: writerMapSize(statOrNull(path.join(this.dir, 'data.mdb'))) });
     const fresh = await this.reopen();
     this.db = fresh.db;
@@ -322,11 +338,14 @@ class LmdbKv {
 
 /** One LMDB read transaction: a consistent view until release(). */
 class LmdbSnapshot {
-  /** @param {object} db */
-  constructor(db) {
+  /**
+   * @param {object} db
+   * @param {boolean} ownTxn false: read through the open write transaction (a bulk group)
+   */
+  constructor(db, ownTxn) {
     this.db = db;
-    this.txn = db.useReadTransaction();
-    this.opts = { transaction: this.txn };
+    this.txn = ownTxn ? db.useReadTransaction() : null;
+    this.opts = ownTxn ? { transaction: this.txn } : undefined;
   }
 
   get(key) {

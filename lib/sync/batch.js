@@ -13,11 +13,10 @@ const { UsageError } = require('../errors');
  * project's shared 2-core machine, measured as transactions per CPU second of the main
  * thread (the sync's bottleneck; wall time there depends on the neighbours): 4 MiB batches
  * ~25k, 16 MiB ~39k, 64 MiB 42-55k, 128 MiB 52-57k — when every batch was its own LMDB
- * commit. Since the writer's row cache commits many batches at once (lib/stores/rowcache.js),
- * a batch's size only weighs its own fixed costs against the memory it holds: on the 1M-tx
- * chain 16, 32 and 64 MiB took 26.2, 24.1 and 24.2 s of main-thread CPU with 1.06, 1.16 and
- * 1.38 GB of peak anonymous memory (a batch is parsed, queued and applied at once: ~4x its
- * raw bytes), so 32 MiB. See profiles/README.md.
+ * commit. Since a catch-up commits many batches at once (bulk groups), a batch's size weighs
+ * its own fixed costs against the memory it holds (a batch is parsed, queued and applied at
+ * once: ~4-5x its raw bytes): 32 MiB, and `addrindex sync` makes it an eighth of --cache-mb
+ * (catchUpLimits). See profiles/README.md.
  */
 const BATCH_DEFAULTS = Object.freeze({
   /** blocks per commit */
@@ -29,15 +28,31 @@ const BATCH_DEFAULTS = Object.freeze({
 });
 
 /**
- * Batches committed at once while `addrindex sync` catches up (SyncService's bulkBatches): as
- * many as the store's writer cache holds (`--cache-mb`). Before that cache, groups of 8 batches
- * in one LMDB transaction dirtied each page of the hash-keyed tables once per group instead
- * of once per batch (on the 5M-tx chain 41.0 µs of main-thread CPU per tx in one group
- * against 49.7 committing every batch, profiles/README.md); the cache keeps that and also
- * reads and writes each row once per group, and its budget, not a count of batches, bounds
- * the memory a group takes.
+ * Batches committed at once while `addrindex sync` catches up (SyncService's bulkBatches): no
+ * count, the group's bytes decide (catchUpLimits). One LMDB transaction for a group dirties
+ * each page of the hash-keyed tables once per group instead of once per batch (on the 5M-tx
+ * chain 41.0 µs of main-thread CPU per tx in one group against 49.7 committing every batch,
+ * profiles/README.md).
  */
 const CATCH_UP_BULK = Infinity;
+
+/** `addrindex sync --cache-mb`'s default: MiB of blocks one commit holds while catching up. */
+const DEFAULT_CACHE_MB = 256;
+
+/**
+ * The one setting of a catch-up's memory, `--cache-mb`, turned into its parts: a group of
+ * batches commits once its blocks reach that many MiB (the pages it reads and writes stay
+ * in memory until then: its cache), and a batch holds an eighth of that, between 4 and 32
+ * MiB (what a batch takes in the process's own memory: about 4-5 times its raw bytes, parsed,
+ * queued and applied). On the 5M-tx chain in a 1 GiB memory cgroup, 128 (batches of 16 MiB,
+ * groups of 8) ran ~25 % faster than committing every 16 MiB batch (docs/SCALING.md).
+ * @param {number} [cacheMb] default DEFAULT_CACHE_MB
+ * @returns {{bulkBytes: number, batchBytes: number}}
+ */
+function catchUpLimits(cacheMb = DEFAULT_CACHE_MB) {
+  const MiB = 1024 * 1024;
+  return { bulkBytes: cacheMb * MiB, batchBytes: Math.min(32, Math.max(4, Math.floor(cacheMb / 8))) * MiB };
+}
 
 /**
  * Validates and completes batch limits.
@@ -95,4 +110,4 @@ class Batch {
   }
 }
 
-module.exports = { CATCH_UP_BULK, BATCH_DEFAULTS, batchLimits, Batch };
+module.exports = { CATCH_UP_BULK, DEFAULT_CACHE_MB, BATCH_DEFAULTS, batchLimits, catchUpLimits, Batch };

@@ -58,14 +58,15 @@ class SyncService {
    * @param {number} [opts.parseAheadBytes] raw block bytes posted to the parse pool ahead of
    *   the block being batched (default: one batch's maxBytes, at least 4 MiB)
    * @param {number} [opts.bulkBatches=1] until the index first catches up, commit up to this
-   *   many batches at once (store.beginBulk/endBulk; Infinity: as many as the store's writer
-   *   cache holds, store.bulkFull()). The key-value stores keep a group's rows and the rows
-   *   it read in their row cache (lib/stores/rowcache.js), so a row the next batches touch
-   *   again is neither read nor written again before the group's one commit. Readers of the
+   *   many batches at once (store.beginBulk/endBulk; LMDB dirties each page of its hash-keyed
+   *   tables once per commit, and those pages are the sync's cache meanwhile). Readers of the
    *   store in this process would see a group's blocks before its commit, so the groups end
-   *   for good at the first 'caught-up' (and the cache is dropped): whatever starts reading
-   *   then (a mempool follower, metrics) never meets one, however far a later pass has to go.
-   *   The last batch of a catch-up, a stop and an error always end the group.
+   *   for good at the first 'caught-up': whatever starts reading then (a mempool follower,
+   *   metrics) never meets one, however far a later pass has to go. The last batch of a
+   *   catch-up, a stop and an error always end the group.
+   * @param {number} [opts.bulkBytes=Infinity] a group also ends once its batches hold this
+   *   many raw block bytes (`addrindex sync --cache-mb`): the pages a group dirties, and so
+   *   what a commit writes and the memory it holds until then, grow with its blocks
    * @param {(run: {txs: number, tip: import('../stores/abstract').Tip|null}) => Promise<void>} [opts.onFirstCatchUp]
    *   awaited once, when the index first catches up and before 'caught-up' is reported: every
    *   batch is committed and nothing else writes or reads the store for this service, so the
@@ -94,6 +95,8 @@ class SyncService {
     if (!((Number.isInteger(this.bulkBatches) || this.bulkBatches === Infinity) && this.bulkBatches >= 1)) {
       throw new TypeError('bulkBatches must be an integer >= 1 or Infinity');
     }
+    this.bulkBytes = opts.bulkBytes === undefined ? Infinity : opts.bulkBytes;
+    if (!(this.bulkBytes > 0)) throw new TypeError('bulkBytes must be positive');
     this.caughtUp = false;
   }
 
@@ -243,8 +246,9 @@ class SyncService {
     let current = tip;
     const channel = new Channel(this.ahead);
     const reading = this._read(pool, from, to, channel);
-    // batches applied since the last commit of a bulk group (0: no group open)
+    // batches applied since the last commit of a bulk group (0: no group open), and their bytes
     let grouped = 0;
+    let groupBytes = 0;
     try {
       for (;;) {
         if (signal && signal.aborted) break;
@@ -252,11 +256,10 @@ class SyncService {
         if (!batch || (signal && signal.aborted)) break;
         if (batch.prefetched) await batch.prefetched;
         const lastBlock = batch.blocks[batch.blocks.length - 1];
-        // a group opens before the batch's reads: they go through the store's cache, which
-        // holds what the groups before wrote and may still be committing
         if (this.bulkBatches > 1 && !this.caughtUp && grouped === 0 && lastBlock.height < to) {
           await this.store.beginBulk();
           grouped = 1;
+          groupBytes = 0;
         } else if (grouped > 0) {
           grouped++;
         }
@@ -267,11 +270,12 @@ class SyncService {
         // it whole at endBulk (below, in finally); a failure before any write keeps the batches
         // before it, like any stop
         await this.store.apply(deltas);
-        // a group ends at its size, when the store's cache is full, and always with the
-        // catch-up's last batch (a caught-up index is committed, and its cache let go)
-        if (grouped > 0 && (grouped >= this.bulkBatches || this.store.bulkFull() || lastBlock.height === to)) {
+        groupBytes += batch.bytes;
+        // a group ends at its size, and always with the catch-up's last batch, so commits stay
+        // a function of the chain and the limits (and a caught-up index is committed)
+        if (grouped > 0 && (grouped >= this.bulkBatches || groupBytes >= this.bulkBytes || lastBlock.height === to)) {
           grouped = 0;
-          await this.store.endBulk({ keepCache: lastBlock.height !== to });
+          await this.store.endBulk();
         }
         const commitMs = Date.now() - t1;
         nextTxNum += batch.txs;
@@ -289,9 +293,8 @@ class SyncService {
         await new Promise(setImmediate);
       }
     } finally {
-      // stopped, or the source failed: the batches applied are whole, commit them (and wait
-      // for the commit of the group before, which may still be under way)
-      if (this.bulkBatches > 1) await this.store.endBulk({ keepCache: false });
+      // stopped, or the source failed: the batches applied are whole, commit them
+      if (grouped > 0) await this.store.endBulk();
       channel.close();
       await reading;
     }
