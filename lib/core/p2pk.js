@@ -36,7 +36,7 @@ const { corrupt } = require('./checks');
 /**
  * An account's parts after a batch: those it had, the new P2PK scripts the batch counted, its
  * new "both" entries after the old ones.
- * @param {Parts|null} had
+ * @param {Parts|null} had changed in place (the caller's own decoded copy)
  * @param {{p2pk: Map<string, {sh: Buffer, first: number}>, both: number[]}|undefined} batch
  *   the batch's (Changes#parts), undefined when the batch named none for the account
  * @param {number} [keyBytes=32] bytes of a script hash that name an account (Changes#keyBytes):
@@ -46,15 +46,23 @@ const { corrupt } = require('./checks');
 function addParts(had, batch, keyBytes = 32) {
   if (!batch) return had;
   const name = (sh) => sh.subarray(0, keyBytes);
-  const p2pk = had ? [...had.p2pk] : [];
-  for (const n of batch.p2pk.values()) if (!p2pk.some((x) => name(x.sh).equals(name(n.sh)))) p2pk.push({ sh: n.sh, first: n.first });
-  p2pk.sort((a, b) => Buffer.compare(name(a.sh), name(b.sh)));
-  const both = had ? [...had.both] : [];
+  // the caller's decoded parts, changed in place: an account's "both" entries grow with its
+  // history, and a copy of them per batch would cost what the whole list costs
+  const parts = had || { p2pk: [], both: [] };
+  let added = false;
+  for (const n of batch.p2pk.values()) {
+    if (!parts.p2pk.some((x) => name(x.sh).equals(name(n.sh)))) {
+      parts.p2pk.push({ sh: n.sh, first: n.first });
+      added = true;
+    }
+  }
+  if (added) parts.p2pk.sort((a, b) => Buffer.compare(name(a.sh), name(b.sh)));
+  const both = parts.both;
   for (const e of batch.both) {
     if (both.length && e <= both[both.length - 1]) throw corrupt(`a "both" entry of TxNum ${Math.floor(e / 4)} arrives out of chain order`);
     both.push(e);
   }
-  return { p2pk, both };
+  return parts;
 }
 
 /**

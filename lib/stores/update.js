@@ -316,31 +316,63 @@ function writeOutputsSpent(w, rec, s) {
  * @param {import('../core/effect').Spends|null} s
  */
 function writeSpends(w, txNum, had, s) {
-  const n = (had ? had.count : 0) + (s ? s.vouts.length : 0);
-  writeSpentHead(w, n);
-  if (n === 0) return;
-  // both lists are short: merge by vout through one index sort
-  const vout = new Float64Array(n);
-  const by = new Float64Array(n);
-  const vin = new Float64Array(n);
-  let k = 0;
-  for (let i = 0; had && i < had.count; i++, k++) {
-    vout[k] = had.vouts[i];
-    by[k] = had.txNums[i];
-    vin[k] = had.vins[i];
-  }
-  for (let i = 0; s && i < s.vouts.length; i++, k++) {
-    vout[k] = s.vouts[i];
-    by[k] = s.by[i];
-    vin[k] = s.vins[i];
-  }
-  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => vout[a] - vout[b]);
+  const h = had ? had.count : 0;
+  const k = s ? s.vouts.length : 0;
+  writeSpentHead(w, h + k);
+  if (h + k === 0) return;
+  // the row's spends are in vout order; the batch's, in spend order, are put in vout order
+  // (usually few: an insertion sort into a scratch array, no allocation per row) and merged in
+  const order = spendOrder(s, k);
   let prev = -1;
-  for (const i of order) {
-    if (vout[i] === prev) throw corrupt(`output ${txNum}:${prev} would be spent twice`);
-    writeSpent(w, prev, vout[i], txNum, by[i], vin[i]);
-    prev = vout[i];
+  let i = 0;
+  let j = 0;
+  while (i < h || j < k) {
+    let vout;
+    let by;
+    let vin;
+    if (j >= k || (i < h && had.vouts[i] < s.vouts[order[j]])) {
+      vout = had.vouts[i];
+      by = had.txNums[i];
+      vin = had.vins[i++];
+    } else {
+      const x = order[j++];
+      vout = s.vouts[x];
+      by = s.by[x];
+      vin = s.vins[x];
+    }
+    if (vout === prev) throw corrupt(`output ${txNum}:${prev} would be spent twice`);
+    writeSpent(w, prev, vout, txNum, by, vin);
+    prev = vout;
   }
+}
+
+/** Scratch for spendOrder: the indexes of a batch's spends of one transaction. */
+let spendScratch = new Uint32Array(64);
+
+/**
+ * The indexes of `s`'s spends in vout order, in a scratch array valid until the next call.
+ * @param {import('../core/effect').Spends|null} s
+ * @param {number} k its spends
+ */
+function spendOrder(s, k) {
+  if (spendScratch.length < k) spendScratch = new Uint32Array(2 * k);
+  const order = spendScratch;
+  if (k > 32) {
+    // a transaction with many outputs spent in one batch: insertion would be quadratic
+    for (let x = 0; x < k; x++) order[x] = x;
+    order.subarray(0, k).sort((a, b) => s.vouts[a] - s.vouts[b]);
+    return order;
+  }
+  for (let x = 0; x < k; x++) {
+    const v = s.vouts[x];
+    let y = x - 1;
+    while (y >= 0 && s.vouts[order[y]] > v) {
+      order[y + 1] = order[y];
+      y--;
+    }
+    order[y + 1] = x;
+  }
+  return order;
 }
 
 /**

@@ -126,7 +126,8 @@ function planApply(e, pre, reusedDocs, undoDepth, keepsTransactions = false) {
     }
     a.txCount += ch.entryCount[j];
     a.lastHeight = ch.lastHeight[j];
-    a.parts = addParts(a.parts, ch.parts.get(j), ch.keyBytes);
+    // addParts changes the parts it is given: the account read before (pre) keeps its own
+    a.parts = addParts(a.parts && { p2pk: [...a.parts.p2pk], both: [...a.parts.both] }, ch.parts.get(j), ch.keyBytes);
     const newSealed = sealedCount(a.txCount);
     for (let s = oldSealed; s < newSealed; s += PAGE_ENTRIES) {
       const from = s - oldSealed;
