@@ -76,6 +76,10 @@ class ViewLine {
     this.gone = [];
     /** views below this seq may have lost a transaction they held */
     this.keptFrom = 0;
+    /** @type {Array<{seq: number, at: number, added: import('../codec/mempool').MempoolTx[], removed: import('../codec/mempool').MempoolTx[]}>} each derived view's change, while kept */
+    this.steps = [];
+    /** changesSince() knows the changes of views above this seq (the line's first view's) */
+    this.stepsFrom = 0;
   }
 
   /**
@@ -154,6 +158,7 @@ class ViewLine {
 
   /** Forgets what left before `now - KEEP_GONE_MS`. */
   prune(now) {
+    while (this.steps.length && now - this.steps[0].at > KEEP_GONE_MS) this.stepsFrom = this.steps.shift().seq;
     const txs = new Set();
     while (this.gone.length && now - this.gone[0].at > KEEP_GONE_MS) {
       const g = this.gone.shift();
@@ -167,8 +172,9 @@ class ViewLine {
 class MempoolView {
   /**
    * A view built from a snapshot alone (the first of a line).
-   * @param {import('../codec/mempool').MempoolSnapshot} snap decoded; its buffers must outlive
-   *   the view, and its transactions belong to this view's line from now on
+   * @param {import('../codec/mempool').MempoolSnapshot & {ranks?: number[]}} snap decoded, in
+   *   place order; its buffers must outlive the view, and its transactions belong to this
+   *   view's line from now on. `ranks`: the stored places (default 0, 1, 2, …)
    */
   constructor(snap) {
     this.seq = snap.seq;
@@ -180,75 +186,102 @@ class MempoolView {
     this.fee = 0;
     /** @type {Array<[number, number]>|null} */
     this.histogram = null;
-    let rank = 0;
-    for (const tx of snap.txs) {
-      tx[RANK] = rank++;
+    /** @type {import('../codec/mempool').MempoolTx[]|null} by fee rate, highest first (kept per view once asked: byRate()) */
+    this.rated = null;
+    /** @type {import('../codec/mempool').MempoolTx[]|null} newest first (kept per view once asked: byNewest()) */
+    this.newestFirst = null;
+    let rank = -1;
+    snap.txs.forEach((tx, k) => {
+      rank = snap.ranks ? snap.ranks[k] : k;
+      tx[RANK] = rank;
       tx[FROM] = snap.seq;
       tx[UNTIL] = Infinity;
       this.vsize += tx.vsize;
       this.fee += tx.fee;
-    }
+    });
     this.line.add(snap.txs);
-    this.line.lastRank = rank - 1;
+    this.line.lastRank = rank;
+    this.line.stepsFrom = snap.seq;
     this.line.head = this;
   }
 
   /**
-   * The view of the next snapshot, derived from this one: the work follows what changed, not
-   * the mempool's size, and this view stays as it was (a request that began with it reads it
-   * to the end).
+   * The view of the next snapshot, derived from this one and what changed (a stored change,
+   * lib/codec/mempool.js): the work follows what changed, and this view stays as it was (a
+   * request that began with it reads it to the end). The sorted views (by fee rate, newest
+   * first) are carried over by merging, when this view had them.
    *
-   * @param {import('../codec/mempool').MempoolSnapshot} snap the next snapshot (a higher seq),
-   *   in its order: transactions this view holds (the same objects, their parts unchanged) and
-   *   new ones
-   * @param {import('../codec/mempool').MempoolTx[]} added the new ones (decoded for it)
-   * @param {import('../codec/mempool').MempoolTx[]} removed this view's transactions it lacks
-   *   (a transaction whose part changed is removed and added again, as a new object)
+   * @param {{seq: number, tip: Buffer}} head the next snapshot's (a higher seq)
+   * @param {import('../codec/mempool').MempoolTx[]} added the transactions that enter (decoded
+   *   for it), each with its place: `rankOf(tx)`
+   * @param {import('../codec/mempool').MempoolTx[]} removed this view's transactions that leave
+   *   (a transaction whose part or place changed leaves and enters again, as a new object)
+   * @param {(tx: import('../codec/mempool').MempoolTx) => number} rankOf
    * @param {number} [now] ms, when the view is made (Date.now())
-   * @returns {MempoolView|null} null when only a view built from the snapshot alone is right:
-   *   the kept transactions changed their order (a reorg resolved the mempool anew), or this
-   *   view is not the newest of its line
+   * @returns {MempoolView|null} null when this view is not the newest of its line, or a place
+   *   is taken twice (only a view built from the whole is right then)
    */
-  next(snap, added, removed, now = Date.now()) {
+  next(head, added, removed, rankOf, now = Date.now()) {
     const line = this.line;
-    if (line.head !== this || !(snap.seq > this.seq)) return null;
-    // places: a kept transaction keeps its own; a new one takes the place of the one with its
-    // txid it replaces, else a place after every other
-    let lastRank = line.lastRank;
-    for (const tx of added) {
-      const old = this.get(tx.txid);
-      tx[RANK] = old ? old[RANK] : ++lastRank;
-    }
-    let prev = -1;
-    for (const tx of snap.txs) {
-      if (!(tx[RANK] > prev)) return null;
-      prev = tx[RANK];
-    }
-    line.lastRank = lastRank;
+    if (line.head !== this || !(head.seq > this.seq)) return null;
+    const gone = new Set(removed);
+    const news = added.slice().sort((x, y) => rankOf(x) - rankOf(y));
+    for (let k = 1; k < news.length; k++) if (rankOf(news[k]) === rankOf(news[k - 1])) return null;
+    for (const tx of news) tx[RANK] = rankOf(tx);
+    const txs = mergeSorted(this.txs, gone, news, (x, y) => x[RANK] - y[RANK]);
+    if (!txs) return null;
     const view = Object.create(MempoolView.prototype);
-    view.seq = snap.seq;
-    view.tip = toDisplayHex(snap.tip);
-    view.txs = snap.txs;
+    view.seq = head.seq;
+    view.tip = toDisplayHex(head.tip);
+    view.txs = txs;
     view.line = line;
     view.vsize = this.vsize;
     view.fee = this.fee;
     view.histogram = null;
     for (const tx of removed) {
-      tx[UNTIL] = snap.seq;
+      tx[UNTIL] = head.seq;
       view.vsize -= tx.vsize;
       view.fee -= tx.fee;
     }
-    for (const tx of added) {
-      tx[FROM] = snap.seq;
+    for (const tx of news) {
+      if (tx[RANK] > line.lastRank) line.lastRank = tx[RANK];
+      tx[FROM] = head.seq;
       tx[UNTIL] = Infinity;
       view.vsize += tx.vsize;
       view.fee += tx.fee;
     }
-    line.add(added);
-    if (removed.length) line.gone.push({ at: now, seq: snap.seq, txs: removed });
+    view.rated = this.rated && mergeSorted(this.rated, gone, news.slice().sort(byRate), byRate);
+    view.newestFirst = this.newestFirst && mergeSorted(this.newestFirst, gone, news.slice().sort(byNewest), byNewest);
+    line.add(news);
+    if (removed.length) line.gone.push({ at: now, seq: head.seq, txs: removed });
+    line.steps.push({ seq: head.seq, at: now, added: news, removed });
     line.head = view;
     line.prune(now);
     return view;
+  }
+
+  /**
+   * What changed from the view of seq `since` to this one: the transactions that entered and
+   * left (a changed one in both), and the script hashes (latin1 keys, in `view`) they touch —
+   * what a notifier recomputes. Null when the line does not know (the view of `since` was
+   * of another line, or too long ago): the caller looks at everything then.
+   * @param {number} since
+   * @param {'address'|'script'} [view='address']
+   * @returns {{added: import('../codec/mempool').MempoolTx[], removed: import('../codec/mempool').MempoolTx[], keys: Set<string>}|null}
+   */
+  changesSince(since, view = 'address') {
+    const line = this.line;
+    if (since < line.stepsFrom || since > this.seq) return null;
+    const added = [];
+    const removed = [];
+    const keys = new Set();
+    for (const step of line.steps) {
+      if (step.seq <= since || step.seq > this.seq) continue;
+      for (const tx of step.added) added.push(tx);
+      for (const tx of step.removed) removed.push(tx);
+    }
+    for (const list of [added, removed]) for (const tx of list) for (const k of tx[TOUCHES][view].keys()) keys.add(k);
+    return { added, removed, keys };
   }
 
   /**
@@ -419,26 +452,46 @@ class MempoolView {
   }
 
   /**
+   * The view's transactions by fee rate, highest first (ties: place order). Sorted once for
+   * the first view asked; every view derived after it merges what changed into it.
+   * @returns {import('../codec/mempool').MempoolTx[]}
+   */
+  byRate() {
+    if (!this.rated) this.rated = this.txs.slice().sort(byRate);
+    return this.rated;
+  }
+
+  /**
+   * The view's transactions newest first: first-seen time, then later in place order (children
+   * before parents) first. Kept as byRate() is.
+   * @returns {import('../codec/mempool').MempoolTx[]}
+   */
+  byNewest() {
+    if (!this.newestFirst) this.newestFirst = this.txs.slice().sort(byNewest);
+    return this.newestFirst;
+  }
+
+  /**
    * Vsize by fee rate, highest first: [[feerate sat/vB, vsize]] where each bin holds about
    * HISTOGRAM_BIN_VSIZE vbytes of transactions paying at least its rate (and less than the
    * previous bin's), as Esplora's /mempool and Electrum's mempool.get_fee_histogram answer.
+   * One walk of byRate() per view.
    */
   feeHistogram() {
-    // a sort of the whole mempool: once per snapshot, not per request
     if (!this.histogram) this.histogram = this.computeHistogram();
     return this.histogram;
   }
 
   /** @private */
   computeHistogram() {
-    const rates = this.txs.map((t) => ({ rate: t.fee / t.vsize, vsize: t.vsize })).sort((a, b) => b.rate - a.rate);
+    const rated = this.byRate();
     const bins = [];
     let acc = 0;
-    for (let i = 0; i < rates.length; i++) {
-      acc += rates[i].vsize;
-      const last = i === rates.length - 1;
+    for (let i = 0; i < rated.length; i++) {
+      acc += rated[i].vsize;
+      const last = i === rated.length - 1;
       if (acc >= HISTOGRAM_BIN_VSIZE || last) {
-        bins.push([Math.floor(rates[i].rate * 1000) / 1000, acc]);
+        bins.push([Math.floor((rated[i].fee / rated[i].vsize) * 1000) / 1000, acc]);
         acc = 0;
       }
     }
@@ -450,8 +503,39 @@ class MempoolView {
    * @param {number} n
    */
   recent(n) {
-    return [...this.txs].sort((a, b) => this.newer(a, b)).slice(0, n);
+    return this.byNewest().slice(0, n);
   }
+}
+
+/** Fee rate, highest first; then place order. */
+function byRate(a, b) {
+  return b.fee / b.vsize - a.fee / a.vsize || a[RANK] - b[RANK];
+}
+
+/** Newest first (MempoolView#newer). */
+function byNewest(a, b) {
+  return b.time - a.time || b[RANK] - a[RANK];
+}
+
+/**
+ * `list` without the members of `gone`, merged with `news` (sorted by `cmp`, as `list` is):
+ * one pass, no sort of the whole. Null when two would compare equal in place order (only
+ * possible with a place taken twice).
+ */
+function mergeSorted(list, gone, news, cmp) {
+  const out = new Array(list.length - gone.size + news.length);
+  let k = 0;
+  let j = 0;
+  for (let i = 0; i < list.length; i++) {
+    const x = list[i];
+    if (gone.size && gone.has(x)) continue;
+    while (j < news.length && cmp(news[j], x) < 0) out[k++] = news[j++];
+    if (j < news.length && cmp(news[j], x) === 0) return null;
+    out[k++] = x;
+  }
+  while (j < news.length) out[k++] = news[j++];
+  out.length = k;
+  return out;
 }
 
 /** Two lists of entries ordered by place, as one (a new array). */

@@ -80,6 +80,13 @@ class MempoolEntry {
     this.alive = true;
     /** its encoded part of the snapshot (encodeMempoolTx) while its resolution holds */
     this.record = null;
+    /** its place in the snapshot (0: none; pool.js) */
+    this.rank = 0;
+    /** the part and place the store holds for it (null: none) */
+    this.stored = null;
+    this.storedRank = 0;
+    /** what it takes in the follower's memory, estimated (the pool's --mempool-max-mb) */
+    this.bytes = entryBytes(raw.length, n, m);
     // the pool's walk, the follower's diff
     this.mark = 0;
     this.cursor = 0;
@@ -235,6 +242,24 @@ class MempoolEntry {
 }
 
 /**
+ * What an entry takes in memory, as measured on bench/mempool.js's generated mempool (V8's
+ * heap and buffers after a full GC, divided by the entries held): the object and its arrays,
+ * its bytes twice (raw, and in its encoded part), and per input and output what the arrays,
+ * the parent's txid string and the encoded part hold. Bitcoin Core's maxmempool counts its own
+ * structures likewise, not the transactions' serialized size.
+ * @param {number} rawLength
+ * @param {number} inputs
+ * @param {number} outputs
+ * @returns {number}
+ */
+function entryBytes(rawLength, inputs, outputs) {
+  return ENTRY_BYTES + 2 * rawLength + INPUT_BYTES * inputs + OUTPUT_BYTES * outputs;
+}
+const ENTRY_BYTES = 800;
+const INPUT_BYTES = 220;
+const OUTPUT_BYTES = 90;
+
+/**
  * A transaction the node returned, checked and parsed: it must be one transaction, not a
  * coinbase, and hash to the txid it was asked for.
  * @param {Buffer} raw
@@ -258,4 +283,4 @@ function isZero(buf) {
   return true;
 }
 
-module.exports = { mempoolEntry, ASK, MISSING, PARENT, UNSPENDABLE };
+module.exports = { mempoolEntry, entryBytes, ASK, MISSING, PARENT, UNSPENDABLE };

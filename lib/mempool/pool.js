@@ -1,7 +1,6 @@
 'use strict';
 
-const { fromDisplayHex } = require('../chain/hash');
-const { encodeMempoolTx, joinMempool } = require('../codec/mempool');
+const { encodeMempoolTx } = require('../codec/mempool');
 const { ASK, MISSING, PARENT, UNSPENDABLE } = require('./entry');
 
 /**
@@ -41,6 +40,12 @@ class MempoolPool {
     this.epoch = 0;
     /** the included entries' totals */
     this.totals = { count: 0, vsize: 0, fee: 0 };
+    /** the last place given (ranks increase parents before children; docs/FORMAT.md `M` rows) */
+    this.lastRank = 0;
+    /** @type {import('./entry').MempoolEntry[]} entries the store holds that may have left the snapshot since the last change stored */
+    this.leaving = [];
+    /** what the held entries take in memory, by MempoolEntry#bytes */
+    this.bytes = 0;
   }
 
   get size() {
@@ -60,6 +65,7 @@ class MempoolPool {
     if (this.entries.has(entry.id)) return false;
     this.entries.set(entry.id, entry);
     this.waiting.push(entry);
+    this.bytes += entry.bytes;
     return true;
   }
 
@@ -68,8 +74,10 @@ class MempoolPool {
     const e = this.entries.get(id);
     if (!e) return false;
     this.entries.delete(id);
+    this.bytes -= e.bytes;
     e.alive = false;
     if (e.included) this.dropped = true;
+    if (e.stored) this.leaving.push(e);
     return true;
   }
 
@@ -127,13 +135,20 @@ class MempoolPool {
     const settle = (e) => {
       const was = e.included;
       e.included = e.settle();
-      if (e.included !== was) changed = true;
+      if (e.included !== was) {
+        changed = true;
+        if (!e.included) {
+          e.rank = 0;
+          if (e.stored) this.leaving.push(e);
+        }
+      }
       (e.included ? order : waiting).push(e);
     };
     if (recheck) for (const e of olds) settle(e);
     else for (const e of olds) order.push(e);
     for (const e of fresh) settle(e);
 
+    this._place(order, full);
     const totals = { count: 0, vsize: 0, fee: 0 };
     for (const e of order) {
       if (e.record === null) changed = true;
@@ -226,20 +241,138 @@ class MempoolPool {
   }
 
   /**
-   * The snapshot of the last resolve, encoded (lib/codec/mempool.js): its included entries in
-   * order, each encoded once while its resolution holds.
-   * @param {number} seq
-   * @returns {Buffer}
+   * Gives places (ranks) to the included entries that have none, or one not after every
+   * included parent's (a full resolve may order them anew), so that rank order is an order
+   * parents first; `order` ends in rank order.
+   * @param {import('./entry').MempoolEntry[]} order parents first
+   * @param {boolean} full everything was resolved anew (else only the entries without a place
+   *   are new, and they come after the others)
    */
-  encode(seq) {
-    if (this.tip === null) throw new Error('MempoolPool#encode before resolve');
-    const parts = new Array(this.order.length);
-    for (let k = 0; k < parts.length; k++) {
-      const e = this.order[k];
-      if (e.record === null) e.record = encodeMempoolTx(e.toMempoolTx());
-      parts[k] = e.record;
+  _place(order, full) {
+    let moved = false;
+    for (const e of order) {
+      if (!full) {
+        if (!e.rank) e.rank = ++this.lastRank;
+        continue;
+      }
+      let after = 0;
+      for (let i = 0; i < e.n; i++) if (e.state(i) === PARENT && e.refs[i].rank > after) after = e.refs[i].rank;
+      if (!e.rank || e.rank <= after) {
+        e.rank = ++this.lastRank;
+        moved = true;
+      }
     }
-    return joinMempool(seq, fromDisplayHex(this.tip), parts);
+    if (full && moved) order.sort((a, b) => a.rank - b.rank);
+  }
+
+  /**
+   * What the store is to change since the last change it stored: the entries that left the
+   * snapshot and those that entered it or whose part or place changed, each encoded once while
+   * its resolution holds. markStored() records them as stored once the store took them.
+   * @returns {{removed: import('./entry').MempoolEntry[], upserts: import('./entry').MempoolEntry[]}}
+   */
+  changes() {
+    if (this.tip === null) throw new Error('MempoolPool#changes before resolve');
+    const upserts = [];
+    for (const e of this.order) {
+      if (e.record === null) e.record = encodeMempoolTx(e.toMempoolTx());
+      if (e.stored === e.record && e.storedRank === e.rank) continue;
+      // a loaded entry's part is compared once: the same bytes are the same row
+      if (e.stored && e.storedRank === e.rank && e.stored.equals(e.record)) {
+        e.stored = e.record;
+        continue;
+      }
+      upserts.push(e);
+    }
+    const removed = [];
+    const seen = new Set();
+    for (const e of this.leaving) {
+      if (!e.stored || (e.alive && e.included) || seen.has(e)) continue;
+      seen.add(e);
+      removed.push(e);
+    }
+    return { removed, upserts };
+  }
+
+  /**
+   * The store took these changes.
+   * @param {{removed: import('./entry').MempoolEntry[], upserts: import('./entry').MempoolEntry[]}} c
+   */
+  markStored(c) {
+    for (const e of c.removed) {
+      e.stored = null;
+      e.storedRank = 0;
+    }
+    for (const e of c.upserts) {
+      e.stored = e.record;
+      e.storedRank = e.rank;
+    }
+    this.leaving = [];
+  }
+
+  /**
+   * Evicts, as Bitcoin Core trims its mempool to `maxmempool`, until the held entries take at
+   * most `maxBytes`: first the entries that are not in the snapshot (waiting for what they
+   * spend: Core keeps those as orphans, apart and few), then the included one of the lowest
+   * descendant score — the higher of its own fee rate and that of it with all its
+   * descendants — with all its descendants, so no transaction stays without its parents.
+   * Scores are computed once per trim (Core recomputes them after each package; the order of
+   * the packages evicted may differ where one package's descendants were another's).
+   * @param {number} maxBytes
+   * @returns {string[]} the txids evicted
+   */
+  trim(maxBytes) {
+    if (this.bytes <= maxBytes) return [];
+    const out = [];
+    const drop = (e) => {
+      out.push(e.id);
+      this.delete(e.id);
+    };
+    for (const e of [...this.waiting].sort((a, b) => a.time - b.time)) {
+      if (this.bytes <= maxBytes) return out;
+      if (e.alive && !e.included) drop(e);
+    }
+    /** @type {Map<import('./entry').MempoolEntry, import('./entry').MempoolEntry[]>} */
+    const children = new Map();
+    for (const e of this.order) {
+      for (let i = 0; i < e.n; i++) {
+        if (e.state(i) !== PARENT) continue;
+        const p = e.refs[i];
+        const list = children.get(p);
+        if (list) list.push(e);
+        else children.set(p, [e]);
+      }
+    }
+    const descendants = (root) => {
+      const seen = new Set([root]);
+      const stack = [root];
+      while (stack.length) {
+        for (const c of children.get(stack.pop()) || []) {
+          if (!seen.has(c) && c.alive) {
+            seen.add(c);
+            stack.push(c);
+          }
+        }
+      }
+      return seen;
+    };
+    const scored = this.order.map((e) => {
+      let fee = 0;
+      let vsize = 0;
+      for (const d of descendants(e)) {
+        fee += d.fee;
+        vsize += d.vsize;
+      }
+      return { e, score: Math.max(e.fee / e.vsize, fee / vsize) };
+    });
+    scored.sort((a, b) => a.score - b.score);
+    for (const { e } of scored) {
+      if (this.bytes <= maxBytes) break;
+      if (!e.alive) continue;
+      for (const d of descendants(e)) drop(d);
+    }
+    this.dropped = true;
+    return out;
   }
 }
 

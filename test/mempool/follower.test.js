@@ -11,8 +11,7 @@ const { SyncService } = require('../../lib/sync/service');
 const { openStore } = require('../../lib/stores');
 const { MongoStore } = require('../../lib/stores/mongo');
 const { MempoolFollower } = require('../../lib/mempool/follower');
-const { decodeMempool } = require('../../lib/codec/mempool');
-const { MempoolView } = require('../../lib/core/mempool');
+const { viewOfWhole } = require('../../lib/mempool/cache');
 const { parseTarget } = require('../../lib/chain/address');
 const { fromDisplayHex, toDisplayHex } = require('../../lib/chain/hash');
 const sha256 = (b) => require('node:crypto').createHash('sha256').update(b).digest();
@@ -85,7 +84,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
       assert.ok(stored[i].raw.equals(stored[0].raw), `${lanes[i].kind}'s snapshot is ${lanes[0].kind}'s, byte for byte`);
       assert.deepEqual(stored[i].head, stored[0].head);
     }
-    const view = new MempoolView(decodeMempool(stored[0].raw));
+    const view = viewOfWhole(stored[0].raw);
     assert.equal(view.tip, stored[0].tip.hash);
     return { polls, view, tip: stored[0].tip, head: stored[0].head };
   }
@@ -308,7 +307,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
       const p = await again.poll();
       assert.deepEqual([p.outcome, p.added, p.txs, p.seq], ['written', 0, 1, s.head.seq + 1]);
       assert.equal(lane.client.rpc.stats.calls - calls, 2, 'getrawmempool and getbestblockhash, no getrawtransaction');
-      const view = new MempoolView(decodeMempool(await lane.store.getMempool()));
+      const view = viewOfWhole(await lane.store.getMempool());
       assert.equal(view.get(fromDisplayHex(pay.txid)).time, NOW_MS / 1000, 'first seen when the first follower saw it');
       lane.follower = again;
     }
@@ -322,7 +321,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
     await a.sendTx(pay.hex);
     const has = (lane, present) => async () => {
       const raw = await lane.store.getMempool();
-      const view = new MempoolView(decodeMempool(raw));
+      const view = viewOfWhole(raw);
       return Boolean(view.get(fromDisplayHex(pay.txid))) === present ? view : null;
     };
     for (const lane of lanes) {
@@ -416,7 +415,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
         const head = await ro.getMempoolHead();
         const tip = await ro.getTip();
         if (!head || head.tip !== tip.hash) return null;
-        return { tip, view: new MempoolView(decodeMempool(await ro.getMempool())) };
+        return { tip, view: viewOfWhole(await ro.getMempool()) };
       };
       const pay = wallet.pay([coins[6]], [{ kind: 'p2sh', label: 'cli-pay', satoshis: 8e7 }, { kind: 'p2pkh', label: 'miner-a' }], { fee: 3100 });
       await a.sendTx(pay.hex);
