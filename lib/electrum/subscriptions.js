@@ -54,8 +54,16 @@ class Subscriptions {
     this.byKey = new Map();
     /** @type {Set<object>} entries whose status counts mempool transactions */
     this.withMempool = new Set();
-    /** tip moves resolved from the touched sets, and by reading every last height instead */
-    this.stats = { touched: 0, scanned: 0 };
+    /** the seq of the mempool view the entries were last brought to (null: none) */
+    this.checkedSeq = null;
+    /** @type {Set<object>} entries made since (their mempool part may be of an older view) */
+    this.fresh = new Set();
+    /**
+     * tip moves resolved from the touched sets, and by reading every last height instead;
+     * mempool views met through their changes (the script hashes they touched), and by looking
+     * at every subscription instead
+     */
+    this.stats = { touched: 0, scanned: 0, mempoolChanges: 0, mempoolScans: 0 };
   }
 
   /**
@@ -78,6 +86,7 @@ class Subscriptions {
         entry = { hex, sh, key: sh.latin1Slice(0, 32), ...computed, sessions: new Set() };
         this.entries.set(hex, entry);
         this.byKey.set(entry.key, entry);
+        this.fresh.add(entry);
         if (entry.mempool) this.withMempool.add(entry);
       }
     }
@@ -99,6 +108,7 @@ class Subscriptions {
         this.entries.delete(hex);
         this.byKey.delete(entry.key);
         this.withMempool.delete(entry);
+        this.fresh.delete(entry);
       }
     }
     return true;
@@ -141,7 +151,9 @@ class Subscriptions {
   async onChange({ previous, tip, forkHeight, moved, mempool }) {
     const candidates = new Set();
     const unchanged = moved ? await this.blockCandidates(previous, tip, forkHeight, candidates) : [];
-    if (this.entries.size) for (const e of this.mempoolCandidates(await mempool())) candidates.add(e);
+    const view = await mempool();
+    const fresh = [...this.fresh];
+    if (this.entries.size) for (const e of this.mempoolCandidates(view)) candidates.add(e);
 
     const updates = [];
     const overLimit = [];
@@ -163,6 +175,8 @@ class Subscriptions {
       else this.withMempool.delete(e);
       if (next.status !== was) changed.push(e);
     }
+    this.checkedSeq = view ? view.seq : null;
+    for (const e of fresh) this.fresh.delete(e);
     for (const [e, err] of overLimit) {
       // grew past the bound: the subscription ends (its status could no longer be answered)
       this.log(`electrum: dropping the subscription to ${e.hex}: ${err.message}`);
@@ -206,13 +220,28 @@ class Subscriptions {
   }
 
   /**
-   * The entries whose mempool part differs from what `view` (null: none) gives them: among
-   * those that counted mempool transactions and the subscribed script hashes the view touches.
+   * The entries whose mempool part differs from what `view` (null: none) gives them. When the
+   * view's line knows what changed since the view the entries were last brought to, only the
+   * subscriptions to the script hashes those changes touched are looked at (and those made
+   * since): the work follows the change, not the subscriptions or the mempool. Otherwise (the
+   * first view, one built anew, or none): those that counted mempool transactions and the
+   * subscribed script hashes the view touches.
    * @param {import('../core/mempool').MempoolView|null} view
    * @returns {object[]}
    */
   mempoolCandidates(view) {
-    const check = new Set(this.withMempool);
+    const changes = view && this.checkedSeq !== null ? view.changesSince(this.checkedSeq, VIEW) : null;
+    const check = new Set(this.fresh);
+    if (changes) {
+      this.stats.mempoolChanges++;
+      for (const k of changes.keys) {
+        const e = this.byKey.get(k);
+        if (e) check.add(e);
+      }
+      return [...check].filter((e) => e.mempool !== mempoolSignature(mempoolEntries(view, e.sh)));
+    }
+    this.stats.mempoolScans++;
+    for (const e of this.withMempool) check.add(e);
     if (view) {
       // from the smaller side: the view's script hashes, or the subscriptions
       if (view.scripthashBound(VIEW) < this.byKey.size) {

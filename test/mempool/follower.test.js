@@ -364,7 +364,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
       const head = await lane.store.getMempoolHead();
       a.child.kill('SIGSTOP');
       const requests = client.rpc.stats.requests;
-      await waitFor(async () => client.rpc.stats.requests > requests, 30000, 'a poll waiting for the stopped node');
+      await waitFor(async () => client.rpc.stats.requests > requests, 30000, `a poll waiting for the stopped node ${JSON.stringify(errors)} ${JSON.stringify(follower.stats)}`);
       ac.abort();
       await follower.stopped;
       assert.deepEqual(errors, []);
