@@ -59,6 +59,7 @@ async function followNode({ store, node, blocksDir, network, mempoolPollMs, metr
     onFatal: (err) => fail('mempool follower', err),
   });
   const sync = new SyncService({
+    beforeReorgCommit: () => mempool.beforeReorgCommit(),
     source, store, network,
     onProgress: (p) => {
       log.update(p);

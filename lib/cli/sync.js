@@ -211,6 +211,7 @@ async function sync(positionals, values, io, logger) {
       // writing the store (the metrics' index tip may run up to a group ahead until then)
       bulkBatches: bulkBatches === undefined ? CATCH_UP_BULK : bulkBatches,
       onProgress: (p) => { for (const o of observers) o.update(p); },
+      beforeReorgCommit: mempool ? () => mempool.beforeReorgCommit() : undefined,
       onFirstCatchUp: values['no-compact'] ? undefined : (run) => compactAfterCatchUp(store, run, { say, logger }),
     });
     const summary = await service.run({ follow: values.follow, signal: controller.signal });

@@ -124,6 +124,8 @@ class MempoolFollower {
     this._again = false;
     this._wake = null;
     this._loop = null;
+    /** the poll under way (polls never overlap) */
+    this._polling = Promise.resolve();
   }
 
   /**
@@ -200,10 +202,18 @@ class MempoolFollower {
   }
 
   /**
-   * One poll (the loop's step; tests and benchmarks call it directly).
+   * One poll (the loop's step; tests, benchmarks and a sync's reorg commit call it directly):
+   * polls run one at a time.
    * @returns {Promise<MempoolPoll>}
    */
-  async poll() {
+  poll() {
+    const p = this._polling.then(() => this._poll());
+    this._polling = p.catch(() => {});
+    return p;
+  }
+
+  /** @private */
+  async _poll() {
     if (!this.loaded) await this.load();
     const t0 = performance.now();
     const elu0 = performance.eventLoopUtilization();

@@ -20,9 +20,11 @@ const SAY_EVERY_MS = 10000;
  * @param {import('pino').Logger} [opts.logger]
  * @param {(line: string) => void} [opts.say] a line on stderr
  * @param {(err: Error) => void} [opts.onFatal] the follower stopped on an error it cannot pass
- * @returns {{follower: MempoolFollower, update: (p: import('../sync/service').SyncProgress) => void, stop: () => Promise<void>}}
- *   update: a SyncService progress observer; stop: ends the follower and rejects with the
- *   error that stopped it, if one did
+ * @returns {{follower: MempoolFollower, update: (p: import('../sync/service').SyncProgress) => void,
+ *   beforeReorgCommit: () => Promise<void>, stop: () => Promise<void>}}
+ *   update: a SyncService progress observer; beforeReorgCommit: SyncService's hook of that
+ *   name (a poll against the reorg's new tip, stored in the reorg's commit); stop: ends the
+ *   follower and rejects with the error that stopped it, if one did
  */
 function followMempool({ store, client, network, pollMs, metrics = null, logger = null, say = () => {}, onFatal = () => {} }) {
   let failure = null;
@@ -78,6 +80,16 @@ function followMempool({ store, client, network, pollMs, metrics = null, logger 
       } else if (p.hash !== tipHash) {
         tipHash = p.hash;
         follower.wake();
+      }
+    },
+    async beforeReorgCommit() {
+      if (!starting || failure) return;
+      await starting;
+      try {
+        await follower.poll();
+      } catch (err) {
+        // the reorg commits all the same; the follower's loop polls again and reports
+        if (logger) logger.warn({ code: err.code, err: err.message }, 'mempool follower: the poll of the reorg\'s commit failed');
       }
     },
     async stop() {
