@@ -348,7 +348,7 @@ function decodeRow(buf) {
 /**
  * The whole snapshot as a store assembles it from its rows (getMempool): what a reader that
  * holds nothing yet, or fell behind the kept changes, reads.
- * @param {{seq: number, tip: Buffer, count?: number}} head
+ * @param {{seq: number, tip: Buffer, evicted?: number}} head
  * @param {Array<{rank: number, part: Uint8Array}>} rows in rank order
  * @returns {Buffer}
  */
@@ -358,6 +358,7 @@ function encodeWhole(head, rows) {
   h.u8(WHOLE_VERSION);
   h.varint(head.seq);
   h.bytes(head.tip);
+  h.varint(head.evicted || 0);
   h.varint(rows.length);
   const out = [Buffer.from(h.end())];
   const w = new Writer(64);
@@ -372,12 +373,13 @@ function encodeWhole(head, rows) {
 
 /**
  * @param {Uint8Array} buf a whole snapshot (encodeWhole)
- * @returns {{seq: number, tip: Buffer, rows: Array<{rank: number, part: Uint8Array}>}} views into buf
+ * @returns {{seq: number, tip: Buffer, evicted: number, rows: Array<{rank: number, part: Uint8Array}>}} views into buf
  */
 function decodeWhole(buf) {
   const r = openValue(buf, 'mempool', WHOLE_VERSION);
   const seq = r.varint();
   const tip = hash(r);
+  const evicted = r.varint();
   const n = r.count(r.varint(), 34);
   const rows = new Array(n);
   for (let k = 0; k < n; k++) {
@@ -385,7 +387,7 @@ function decodeWhole(buf) {
     rows[k] = { rank, part: bytes(r, r.varint()) };
   }
   r.done();
-  return { seq, tip, rows };
+  return { seq, tip, evicted, rows };
 }
 
 /**

@@ -1,6 +1,6 @@
 'use strict';
 
-const { statusHash } = require('./status');
+const { statusHash, statusPrefix, statusOf } = require('./status');
 const { tooLarge, badRequest } = require('./errors');
 const { mempoolEntries, VIEW } = require('./reader');
 
@@ -30,7 +30,12 @@ const CHUNK = 2000;
  *
  * Mempool. An entry keeps the mempool transactions its status counted (txid and height); when
  * the snapshot changes, the entries that counted some and the subscribed script hashes the new
- * snapshot touches are compared with it, and those that differ are recomputed.
+ * snapshot touches are compared with it, and those that differ are recomputed. When the
+ * snapshot's line of views knows what changed since the view the entries were last brought to
+ * (MempoolView#changesSince), only the subscriptions to the script hashes those changes
+ * touched are compared; and an entry whose confirmed part is of the current tip is recomputed
+ * from the hash state after its confirmed history (status.js statusPrefix), without reading
+ * the store: a mempool poll costs in proportion to what it changed.
  */
 class Subscriptions {
   /**
@@ -63,7 +68,7 @@ class Subscriptions {
      * mempool views met through their changes (the script hashes they touched), and by looking
      * at every subscription instead
      */
-    this.stats = { touched: 0, scanned: 0, mempoolChanges: 0, mempoolScans: 0 };
+    this.stats = { touched: 0, scanned: 0, mempoolChanges: 0, mempoolScans: 0, fromPrefix: 0 };
   }
 
   /**
@@ -137,7 +142,19 @@ class Subscriptions {
       lastHeight: entries.length ? entries[entries.length - 1].height : -1,
       tipHash: tip || seen,
       mempool: mempoolSignature(mempool),
+      prefix: statusPrefix(entries),
     };
+  }
+
+  /**
+   * compute() for an entry whose confirmed part is of `view`'s tip: only its mempool part is
+   * read (from the view); null when the history would be past the bound (compute() says so).
+   */
+  recomputeMempool(e, view) {
+    const mempool = mempoolEntries(view, e.sh);
+    if (e.prefix.count + mempool.length > this.maxHistory) return null;
+    this.stats.fromPrefix++;
+    return { status: statusOf(e.prefix, mempool), lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: mempoolSignature(mempool), prefix: e.prefix };
   }
 
   /**
@@ -153,13 +170,22 @@ class Subscriptions {
     const unchanged = moved ? await this.blockCandidates(previous, tip, forkHeight, candidates) : [];
     const view = await mempool();
     const fresh = [...this.fresh];
-    if (this.entries.size) for (const e of this.mempoolCandidates(view)) candidates.add(e);
+    const byMempool = new Set();
+    if (this.entries.size) {
+      for (const e of this.mempoolCandidates(view)) {
+        if (!candidates.has(e)) byMempool.add(e);
+        candidates.add(e);
+      }
+    }
+    // a candidate of the mempool alone whose confirmed part is of this tip: its prefix holds
+    const current = !moved && view && view.tip === tip.hash;
 
     const updates = [];
     const overLimit = [];
     for (const e of candidates) {
       try {
-        updates.push([e, await this.compute(e.sh)]);
+        const quick = current && byMempool.has(e) && e.prefix && e.tipHash === tip.hash ? this.recomputeMempool(e, view) : null;
+        updates.push([e, quick || await this.compute(e.sh)]);
       } catch (err) {
         if (err.rpcCode === undefined) throw err;
         overLimit.push([e, err]);

@@ -1,7 +1,7 @@
 'use strict';
 
 const { decodeWhole, decodeChange, decodeMempoolTx } = require('../codec/mempool');
-const { MempoolView } = require('../core/mempool');
+const { MempoolView, ViewTx } = require('../core/mempool');
 
 /**
  * The stored mempool snapshot of one process, decoded and indexed (lib/core/mempool.js): every
@@ -90,14 +90,18 @@ class MempoolCache {
       };
       for (const txid of c.removed) leave(txid);
       const ranks = new Map();
+      const decoded = [];
       const added = c.upserts.map((u) => {
         // a copy of its own: the rest of the change is not kept for it
-        const tx = decodeMempoolTx(Buffer.from(u.part));
+        const part = Buffer.from(u.part);
+        const d = decodeMempoolTx(part);
+        const tx = new ViewTx(part, d);
+        decoded.push(d);
         leave(tx.txid);
         ranks.set(tx, u.rank);
         return tx;
       });
-      view = view.next({ seq: c.seq, tip: c.tip }, added, removed, (tx) => ranks.get(tx));
+      view = view.next({ seq: c.seq, tip: c.tip, evicted: c.evicted }, added, removed, (tx) => ranks.get(tx), Date.now(), decoded);
       if (!view) return null;
       this.stats.changes++;
       this.stats.decoded += added.length;
@@ -109,13 +113,20 @@ class MempoolCache {
 
 /**
  * The view of a whole stored snapshot (store.getMempool), the first of its line.
- * @param {Uint8Array} raw lib/codec/mempool.js encodeWhole; the view keeps views into it
+ * @param {Uint8Array} raw lib/codec/mempool.js encodeWhole
  * @returns {MempoolView}
  */
 function viewOfWhole(raw) {
   const whole = decodeWhole(raw);
-  const txs = whole.rows.map((row) => decodeMempoolTx(row.part));
-  return new MempoolView({ seq: whole.seq, tip: Buffer.from(whole.tip), txs, ranks: whole.rows.map((row) => row.rank) });
+  const decoded = [];
+  const txs = whole.rows.map((row) => {
+    // a copy of its own: the whole is not kept for the parts that stay
+    const part = Buffer.from(row.part);
+    const d = decodeMempoolTx(part);
+    decoded.push(d);
+    return new ViewTx(part, d);
+  });
+  return new MempoolView({ seq: whole.seq, tip: Buffer.from(whole.tip), evicted: whole.evicted, txs, ranks: whole.rows.map((row) => row.rank) }, decoded);
 }
 
 module.exports = { MempoolCache, viewOfWhole };

@@ -26,7 +26,9 @@ const { isHash } = require('../node/client');
  * @property {number} txs       transactions in the snapshot (resolved)
  * @property {number} held      transactions held (resolved or not)
  * @property {number} vsize     of the snapshot's transactions
- * @property {number} bytes     of the change written (when written): what the poll stored
+ * @property {number} bytes     of the change written (when written)
+ * @property {number} stored    what the poll stored (when written): the change, the rows it put
+ *   (key and value) and the head; a key-value store writes this, MongoDB its documents of it
  * @property {number} upserts   transactions the change wrote (entered, or their part or place changed)
  * @property {number} dropped   transactions the change took out of the snapshot
  * @property {number} evicted   transactions evicted by this poll (--mempool-max-mb)
@@ -222,7 +224,7 @@ class MempoolFollower {
     this.stats.polls++;
     const res = {
       outcome: 'unchanged', seq: this.seq, tip: tip ? tip.hash : null, listed: txids.length, added: 0, removed: 0,
-      missing: 0, rejected: 0, asked: 0, txs: 0, held: 0, vsize: 0, bytes: 0, upserts: 0, dropped: 0, evicted: 0, memBytes: 0,
+      missing: 0, rejected: 0, asked: 0, txs: 0, held: 0, vsize: 0, bytes: 0, stored: 0, upserts: 0, dropped: 0, evicted: 0, memBytes: 0,
       ms: 0, busyMs: 0, fetchMs: 0, resolveMs: 0, writeMs: 0,
     };
 
@@ -306,6 +308,8 @@ class MempoolFollower {
         this.stats.writes++;
         res.outcome = 'written';
         res.bytes = change.length;
+        res.stored = change.length + HEAD_BYTES;
+        for (const e of c.upserts) res.stored += ROW_OVERHEAD + e.record.length;
         res.upserts = c.upserts.length;
         res.dropped = c.removed.length;
       } else {
@@ -408,6 +412,10 @@ class MempoolFollower {
     }
   }
 }
+
+/** A transaction row's key and value header (docs/FORMAT.md, `M 02`), and the head with its key: MempoolPoll#stored. */
+const ROW_OVERHEAD = 34 + 6;
+const HEAD_BYTES = 2 + 64;
 
 /**
  * Errors a later poll may not meet: the node unreachable (after the client's retries), a

@@ -16,6 +16,7 @@ const SAY_EVERY_MS = 10000;
  * @param {import('../node/client').NodeClient} opts.client
  * @param {import('../chain/networks').Network} opts.network
  * @param {number} [opts.pollMs] default the follower's (2000)
+ * @param {number} [opts.maxBytes] default the follower's (300 MB; --mempool-max-mb)
  * @param {import('../ops/metrics').Metrics|null} [opts.metrics]
  * @param {import('pino').Logger} [opts.logger]
  * @param {(line: string) => void} [opts.say] a line on stderr
@@ -26,7 +27,7 @@ const SAY_EVERY_MS = 10000;
  *   name (a poll against the reorg's new tip, stored in the reorg's commit); stop: ends the
  *   follower and rejects with the error that stopped it, if one did
  */
-function followMempool({ store, client, network, pollMs, metrics = null, logger = null, say = () => {}, onFatal = () => {} }) {
+function followMempool({ store, client, network, pollMs, maxBytes, metrics = null, logger = null, say = () => {}, onFatal = () => {} }) {
   let failure = null;
   let starting = null;
   let tipHash = null;
@@ -39,11 +40,13 @@ function followMempool({ store, client, network, pollMs, metrics = null, logger 
     onFatal(err);
   };
   const follower = new MempoolFollower({
-    store, client, network, pollMs,
+    store, client, network, pollMs, maxBytes,
     onPoll: (r) => {
       if (metrics) {
         metrics.mempoolFollowerPoll.observe(r.ms / 1000);
         metrics.mempoolFollowerTxs.set(r.txs);
+        metrics.mempoolFollowerBytes.set(r.memBytes);
+        if (r.evicted) metrics.mempoolEvicted.inc(r.evicted);
         // the stored snapshot's size: what it wrote, or what it resolved again unchanged
         if (r.outcome === 'written' || r.outcome === 'unchanged') {
           metrics.mempoolTxs.set(r.txs);

@@ -14,8 +14,11 @@ const { decodeChange, stubChange, encodeRow, decodeRow, encodeWhole, encodeMempo
 
 /** Changes kept: a reader that fell further behind reads the whole (64 polls: two minutes at 2 s). */
 const KEEP_CHANGES = 64;
-/** A change larger than this is kept as a stub: a reader catching up across it reads the whole, which is then no dearer. */
-const KEEP_CHANGE_BYTES = 4 * 1024 * 1024;
+/**
+ * A change larger than this is kept as a stub: a reader catching up across it reads the whole
+ * (a first load, a reorg's; a block's change, a few MB at mainnet size, is kept).
+ */
+const KEEP_CHANGE_BYTES = 32 * 1024 * 1024;
 
 const TX_PREFIX = Buffer.from([layout.P.mempool, 2]);
 const CHANGE_PREFIX = Buffer.from([layout.P.mempool, 3]);

@@ -229,7 +229,7 @@ describe('api: the mempool snapshot in every REST answer', function () {
     assert.deepEqual(h.json.mempool.map((e) => e.txid), union.slice().reverse().map((p) => p.tx.hash));
     assert.ok(h.json.mempool.every((e) => e.scripthashes.length >= 1 && e.scripthashes.every((x) => batch.map(display).includes(x))));
     const status = (await get('/api/v1/status')).json;
-    assert.deepEqual(status.mempool, { seq: 1, count: pool.length, vsize: pool.reduce((n, p) => n + p.vsize, 0), fee: pool.reduce((n, p) => n + p.fee, 0) });
+    assert.deepEqual(status.mempool, { seq: 1, count: pool.length, vsize: pool.reduce((n, p) => n + p.vsize, 0), fee: pool.reduce((n, p) => n + p.fee, 0), evicted: 0 });
   });
 
   it('native: a mempool transaction (plain and full=1), and unspent outputs with the mempool\'s as Esplora\'s /utxo', async () => {

@@ -7,8 +7,7 @@ const { prng } = require('../helpers/prng');
 const { tempDir } = require('../helpers/tmp');
 const { MempoolCache } = require('../../lib/mempool/cache');
 const { toDisplayHex } = require('../../lib/chain/hash');
-const { decodeMempoolTx, encodeMempoolTx } = require('../../lib/codec/mempool');
-const { MempoolView, KEEP_GONE_MS } = require('../../lib/core/mempool');
+const { MempoolView, ViewTx, KEEP_GONE_MS } = require('../../lib/core/mempool');
 const { toHttpError } = require('../../lib/api/errors');
 
 const SEED = 'mempool-cache';
@@ -138,7 +137,7 @@ describe('mempool: a reader derives each new snapshot\'s view from the last (lib
   it('what left is kept for the views that held it for KEEP_GONE_MS, then forgotten; a view read later refuses to answer', () => {
     const decoded = (seq, n) => {
       const s = snapshotOf(ref, seq, pool.slice(0, n), M);
-      return { ...s, txs: s.txs.map((t) => decodeMempoolTx(encodeMempoolTx(t))) };
+      return { ...s, txs: s.txs.map((t) => ViewTx.of(t)) };
     };
     const a = decoded(1, 10);
     const first = new MempoolView(a);

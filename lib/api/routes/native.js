@@ -46,7 +46,7 @@ function register(router, app) {
       tip: tip ? { height: tip.height, hash: tip.hash, time: block ? block.time : null } : null,
       sync: syncState(app, tip),
       // the snapshot the answers use: null when none goes with this tip (answers are confirmed only)
-      mempool: pool ? { seq: pool.seq, count: pool.txs.length, vsize: pool.vsize, fee: pool.fee } : null,
+      mempool: pool ? { seq: pool.seq, count: pool.txs.length, vsize: pool.vsize, fee: pool.fee, evicted: pool.evicted } : null,
       limits: {
         pageDefault: LIMITS.pageDefault,
         pageMax: LIMITS.pageMax,

@@ -180,6 +180,7 @@ async function getWhole(db) {
     for (const d of docs) rows.set(d._id, { rank: d.r, part: d.data.buffer });
     let seq = head.seq;
     let tip = head.tip;
+    let evicted = head.evicted;
     let ok = true;
     for (;;) {
       const raw = await readChange(db, seq + 1);
@@ -201,10 +202,11 @@ async function getWhole(db) {
       for (const u of c.upserts) rows.set(D.hashHex(u.part.subarray(0, 32)), { rank: u.rank, part: u.part });
       seq = c.seq;
       tip = D.hashHex(c.tip);
+      evicted = c.evicted;
     }
     if (!ok) continue;
     const list = [...rows.values()].sort((a, b) => a.rank - b.rank);
-    return encodeWhole({ seq, tip: D.hashFromHex(tip) }, list);
+    return encodeWhole({ seq, tip: D.hashFromHex(tip), evicted }, list);
   }
   throw new StoreError('ERR_INDEX_MOVING', `the mempool snapshot was reset during each of ${WHOLE_ATTEMPTS} attempts to read it whole; retry`);
 }
