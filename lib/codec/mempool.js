@@ -148,6 +148,21 @@ function decodeMempool(buf) {
 }
 
 /**
+ * Where the raw transaction lies in a part (encodeMempoolTx), found without decoding the rest.
+ * @param {Uint8Array} part
+ * @returns {number}
+ */
+function mempoolTxRawAt(part) {
+  const r = new Reader(part, 'mempool transaction');
+  r.skip(32);
+  r.varint();
+  r.varint();
+  r.varint();
+  r.varint();
+  return r.pos;
+}
+
+/**
  * One transaction's part (as encodeMempoolTx gives it, or a slice mempoolParts found).
  * @param {Uint8Array} part
  * @returns {MempoolTx} views into part
@@ -466,6 +481,6 @@ function bytes(r, n) {
 }
 
 module.exports = {
-  encodeMempool, encodeMempoolTx, decodeMempool, decodeMempoolTx, encodeMempoolHead, decodeMempoolHead,
+  encodeMempool, encodeMempoolTx, mempoolTxRawAt, decodeMempool, decodeMempoolTx, encodeMempoolHead, decodeMempoolHead,
   encodeChange, encodeReplacement, decodeChange, stubChange, encodeRow, decodeRow, encodeWhole, decodeWhole, nextHead, VERSION, WHOLE_VERSION,
 };

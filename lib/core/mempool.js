@@ -379,6 +379,18 @@ class MempoolView {
   }
 
   /**
+   * The unconfirmed transactions touching a script hash, in snapshot order (parents first),
+   * without what each does to it (entries() computes that from their parts): what a reader
+   * that needs only their txids, fees and heights asks (Electrum's statuses).
+   * @param {Buffer} scripthash
+   * @param {'address'|'script'} [view='address']
+   * @returns {ViewTx[]}
+   */
+  transactions(scripthash, view = 'address') {
+    return this.txsOfKey(scripthash.latin1Slice(0, 32), view);
+  }
+
+  /**
    * The unconfirmed transactions touching a script hash, in snapshot order (parents first).
    * @param {Buffer} scripthash
    * @param {'address'|'script'} [view='address']

@@ -342,7 +342,7 @@ class StoreReader {
 
 /** The mempool entries of a script hash as Electrum lists them (the script view). */
 function mempoolEntries(view, scripthash) {
-  return view.entries(scripthash, VIEW).map((e) => ({ txid: e.tx.txid, height: view.hasUnconfirmedInputs(e.tx) ? -1 : 0, fee: e.tx.fee }));
+  return view.transactions(scripthash, VIEW).map((tx) => ({ txid: tx.txid, height: view.hasUnconfirmedInputs(tx) ? -1 : 0, fee: tx.fee }));
 }
 
 function unavailable(blockHash, why) {

@@ -153,8 +153,10 @@ class Subscriptions {
   recomputeMempool(e, view) {
     const mempool = mempoolEntries(view, e.sh);
     if (e.prefix.count + mempool.length > this.maxHistory) return null;
+    const signature = mempoolSignature(mempool);
     this.stats.fromPrefix++;
-    return { status: statusOf(e.prefix, mempool), lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: mempoolSignature(mempool), prefix: e.prefix };
+    if (signature === e.mempool) return { status: e.status, lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: e.mempool, prefix: e.prefix };
+    return { status: statusOf(e.prefix, mempool), lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: signature, prefix: e.prefix };
   }
 
   /**
@@ -264,7 +266,8 @@ class Subscriptions {
         const e = this.byKey.get(k);
         if (e) check.add(e);
       }
-      return [...check].filter((e) => e.mempool !== mempoolSignature(mempoolEntries(view, e.sh)));
+      // the caller compares those it recomputes from their prefix itself (recomputeMempool)
+      return [...check].filter((e) => (e.prefix && e.tipHash === view.tip) || e.mempool !== mempoolSignature(mempoolEntries(view, e.sh)));
     }
     this.stats.mempoolScans++;
     for (const e of this.withMempool) check.add(e);

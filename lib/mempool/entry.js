@@ -4,6 +4,7 @@ const { ParseError } = require('../errors');
 const { parseTransaction } = require('../chain/tx');
 const { toDisplayHex } = require('../chain/hash');
 const { classify, writeOutputScripthash, p2pkScripthash } = require('../chain/script');
+const { encodeMempoolTx, mempoolTxRawAt } = require('../codec/mempool');
 
 /** Input and output flags, as the snapshot stores them (docs/FORMAT.md, `M` rows). */
 const INDEXED = 1;
@@ -38,8 +39,6 @@ class MempoolEntry {
     this.vsize = tx.vsize;
     this.n = n;
     this.m = m;
-    /** display hex of the transaction each input spends */
-    this.parents = new Array(n);
     /** the held transaction each input spends (state PARENT), else null */
     this.refs = new Array(n).fill(null);
     /** [vout × n | offset of the input's 36-byte outpoint in raw × n] */
@@ -59,7 +58,6 @@ class MempoolEntry {
     this.own = null;
     for (let i = 0; i < n; i++) {
       const input = tx.inputs[i];
-      this.parents[i] = toDisplayHex(input.txid);
       this.ins[i] = input.vout;
       this.ins[n + i] = input.txid.byteOffset - raw.byteOffset;
     }
@@ -96,6 +94,32 @@ class MempoolEntry {
   /** @returns {Buffer} 32 bytes, internal order */
   get txid() {
     return this.hashes.subarray(0, 32);
+  }
+
+  /**
+   * The display hex of the transaction input `i` spends (the pool's key of a held parent),
+   * from the bytes: a mempool of 150,000 holds no string per input.
+   * @param {number} i
+   * @returns {string}
+   */
+  parentId(i) {
+    const at = this.ins[this.n + i];
+    return toDisplayHex(this.raw.subarray(at, at + 32));
+  }
+
+  /**
+   * Its part of the snapshot, encoded once while its resolution holds. Its bytes then hold the
+   * only copy of the transaction (`raw` becomes a view into them): a held transaction is not
+   * kept twice.
+   * @returns {Buffer}
+   */
+  encoded() {
+    if (this.record === null) {
+      this.record = encodeMempoolTx(this.toMempoolTx());
+      const at = mempoolTxRawAt(this.record);
+      this.raw = this.record.subarray(at, at + this.raw.length);
+    }
+    return this.record;
   }
 
   /** @param {number} i @returns {number} */
@@ -243,21 +267,21 @@ class MempoolEntry {
 
 /**
  * What an entry takes in memory, as measured on bench/mempool.js's generated mempool (V8's
- * heap and buffers after a full GC, divided by the entries held): the object and its arrays,
- * its bytes twice (raw, and in its encoded part), and per input and output what the arrays,
- * the parent's txid string and the encoded part hold. Bitcoin Core's maxmempool counts its own
- * structures likewise, not the transactions' serialized size.
+ * heap and buffers after a full GC, divided by the entries held): the object and its typed
+ * arrays, its bytes (once: raw is a view into its encoded part), and per input and output what
+ * the arrays and the encoded part hold. Bitcoin Core's maxmempool counts its own structures
+ * likewise, not the transactions' serialized size.
  * @param {number} rawLength
  * @param {number} inputs
  * @param {number} outputs
  * @returns {number}
  */
 function entryBytes(rawLength, inputs, outputs) {
-  return ENTRY_BYTES + 2 * rawLength + INPUT_BYTES * inputs + OUTPUT_BYTES * outputs;
+  return ENTRY_BYTES + rawLength + INPUT_BYTES * inputs + OUTPUT_BYTES * outputs;
 }
-const ENTRY_BYTES = 800;
-const INPUT_BYTES = 220;
-const OUTPUT_BYTES = 90;
+const ENTRY_BYTES = 1450;
+const INPUT_BYTES = 300;
+const OUTPUT_BYTES = 200;
 
 /**
  * A transaction the node returned, checked and parsed: it must be one transaction, not a

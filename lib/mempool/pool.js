@@ -1,6 +1,5 @@
 'use strict';
 
-const { encodeMempoolTx } = require('../codec/mempool');
 const { ASK, MISSING, PARENT, UNSPENDABLE } = require('./entry');
 
 /**
@@ -173,7 +172,7 @@ class MempoolPool {
    */
   _findParents(e, again) {
     for (let i = 0; i < e.n; i++) {
-      const p = this.entries.get(e.parents[i]);
+      const p = this.entries.get(e.parentId(i));
       if (p) {
         e.spendParent(i, p);
         continue;
@@ -275,7 +274,7 @@ class MempoolPool {
     if (this.tip === null) throw new Error('MempoolPool#changes before resolve');
     const upserts = [];
     for (const e of this.order) {
-      if (e.record === null) e.record = encodeMempoolTx(e.toMempoolTx());
+      e.encoded();
       if (e.stored === e.record && e.storedRank === e.rank) continue;
       // a loaded entry's part is compared once: the same bytes are the same row
       if (e.stored && e.storedRank === e.rank && e.stored.equals(e.record)) {
