@@ -11,6 +11,7 @@ const { SyncService } = require('../../lib/sync/service');
 const { openStore } = require('../../lib/stores');
 const { MongoStore } = require('../../lib/stores/mongo');
 const { MempoolFollower } = require('../../lib/mempool/follower');
+const { mempoolEntry } = require('../../lib/mempool/entry');
 const { viewOfWhole } = require('../../lib/mempool/cache');
 const { parseTarget } = require('../../lib/chain/address');
 const { fromDisplayHex, toDisplayHex } = require('../../lib/chain/hash');
@@ -311,6 +312,34 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
       assert.equal(view.get(fromDisplayHex(pay.txid)).time, NOW_MS / 1000, 'first seen when the first follower saw it');
       lane.follower = again;
     }
+    await a.generate(1);
+    assert.equal((await step()).view.txs.length, 0);
+  });
+
+  it('past maxBytes the lowest fee-rate package goes, the child with its parent, counted in the head; what was evicted is not fetched again while listed', async () => {
+    const low = wallet.pay([coins[7]], [{ kind: 'p2wpkh', label: 'e-low', satoshis: 1e7 }, { kind: 'p2pkh', label: 'miner-a' }], { fee: 1000 });
+    const lowChild = wallet.pay([low.coins[0]], [{ kind: 'p2wpkh', label: 'e-low-child' }], { fee: 1000 });
+    const high = wallet.pay([coins[8]], [{ kind: 'p2wpkh', label: 'e-high', satoshis: 1e7 }, { kind: 'p2pkh', label: 'miner-a' }], { fee: 9000 });
+    const mid = wallet.pay([coins[9]], [{ kind: 'p2wpkh', label: 'e-mid', satoshis: 1e7 }, { kind: 'p2pkh', label: 'miner-a' }], { fee: 4000 });
+    for (const m of [low, lowChild, high, mid]) await a.sendTx(m.hex);
+    // room for two of the four
+    const bytes = (m) => mempoolEntry(Buffer.from(m.hex, 'hex'), 0).bytes;
+    const maxBytes = bytes(high) + bytes(mid) + 1;
+    const bounded = (lane, max) => new MempoolFollower({ store: lane.store, client: lane.client, network: 'regtest', tipGraceMs: 600000, now: () => NOW_MS, maxBytes: max });
+    for (const lane of lanes) lane.follower = bounded(lane, maxBytes);
+    let s = await step();
+    assert.deepEqual(s.view.txs.map((t) => toDisplayHex(t.txid)).sort(), [high.txid, mid.txid].sort());
+    assert.equal(s.head.evicted, 2);
+    assert.equal(s.view.evicted, 2);
+    for (const lane of lanes) {
+      assert.deepEqual([lane.follower.stats.evicted, lane.follower.last.evicted], [2, 2]);
+      assert.ok(lane.follower.pool.bytes <= maxBytes);
+    }
+    const fetched = lanes.map((lane) => lane.follower.stats.fetched);
+    s = await step();
+    assert.deepEqual(lanes.map((lane) => lane.follower.stats.fetched), fetched, 'not fetched again');
+    assert.equal(s.view.txs.length, 2);
+    for (const lane of lanes) lane.follower = bounded(lane, undefined);
     await a.generate(1);
     assert.equal((await step()).view.txs.length, 0);
   });

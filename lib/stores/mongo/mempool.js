@@ -90,10 +90,12 @@ async function applyDocs(db, c) {
  * already checked).
  * @param {import('./bulk').Database} db
  * @param {Buffer} change
+ * @param {(step: string) => Promise<void>} [step] called after the change is stored
+ *   ('mempool-change') and after its documents ('mempool-docs'): the crash tests stop there
  * @returns {Promise<void>}
  * @throws {StoreError} ERR_MEMPOOL_SEQ
  */
-async function putChange(db, change) {
+async function putChange(db, change, step = async () => {}) {
   let headDoc = await rollForward(db);
   const c = decodeChange(change);
   const have = headDoc ? headDoc.seq : 0;
@@ -108,13 +110,14 @@ async function putChange(db, change) {
   }
   for (const p of parts) p.parts = parts.length;
   await db.insert(C.mempool, parts);
-  await finish(db, headDoc, c);
-  headDoc = null;
+  await step('mempool-change');
+  await finish(db, headDoc, c, step);
 }
 
 /** Steps 2 and 3 of a change whose document is stored. */
-async function finish(db, headDoc, c) {
+async function finish(db, headDoc, c, step = async () => {}) {
   await applyDocs(db, c);
+  await step('mempool-docs');
   const old = headDoc && headDoc.from !== undefined ? { ...fromHeadDoc(headDoc), legacy: false } : null;
   const h = nextHead(old, c, false, KEEP_CHANGES);
   await db.retry('write mempool head', () => db.coll(C.mempool).replaceOne({ _id: 'head' },

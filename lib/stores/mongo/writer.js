@@ -209,7 +209,7 @@ class Writer {
     return this.serial(async () => {
       await this.cleanIfDirty();
       if (!this.tip || this.tip.hash !== tip) return false;
-      await putChange(this.db, change);
+      await putChange(this.db, change, (at) => this.step(at));
       return true;
     });
   }
