@@ -392,6 +392,8 @@ async function main() {
         const extra = ['--blocks', blocks, '--store', store, '--above', String(gen.above), '--datadir', datadir];
         if (store === 'mongo') extra.push('--mongodb-url', mongo.url);
         results.push({ size, loadAvg: os.loadavg(), ...(await runPhase('run', size, extra, ['--expose-gc'])) });
+        // what is done so far, should a later run not finish
+        fs.writeFileSync(`${args.json}.tmp`, JSON.stringify([...runs, { size, gen, results }]));
         fs.rmSync(datadir, { recursive: true, force: true });
         console.log(`  ${size} ${store}: done (chain synced in ${(results[results.length - 1].sync.ms / 1000).toFixed(1)} s), load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
       }

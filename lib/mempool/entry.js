@@ -266,22 +266,24 @@ class MempoolEntry {
 }
 
 /**
- * What an entry takes in memory, as measured on bench/mempool.js's generated mempool (V8's
- * heap and buffers after a full GC, divided by the entries held): the object and its typed
- * arrays, its bytes (once: raw is a view into its encoded part), and per input and output what
- * the arrays and the encoded part hold. Bitcoin Core's maxmempool counts its own structures
- * likewise, not the transactions' serialized size.
+ * What an entry counts toward --mempool-max-mb: about what Bitcoin Core's DynamicMemoryUsage
+ * counts for the same transaction (its entry, the transaction's inputs, outputs and scripts,
+ * its index nodes; some 1.8 KB for a typical 430-byte transaction), so that a follower at
+ * Core's default of 300 holds what a Core node at its default holds, and evicts what Core
+ * would. What the follower itself takes per transaction is measured by bench/mempool.js
+ * (about 3 KB of V8 heap and buffers: lib/mempool/README.md); its memory is bounded at that
+ * multiple of the limit.
  * @param {number} rawLength
  * @param {number} inputs
  * @param {number} outputs
  * @returns {number}
  */
 function entryBytes(rawLength, inputs, outputs) {
-  return ENTRY_BYTES + rawLength + INPUT_BYTES * inputs + OUTPUT_BYTES * outputs;
+  return ENTRY_BYTES + 2 * rawLength + INPUT_BYTES * inputs + OUTPUT_BYTES * outputs;
 }
-const ENTRY_BYTES = 1450;
-const INPUT_BYTES = 300;
-const OUTPUT_BYTES = 200;
+const ENTRY_BYTES = 600;
+const INPUT_BYTES = 100;
+const OUTPUT_BYTES = 60;
 
 /**
  * A transaction the node returned, checked and parsed: it must be one transaction, not a

@@ -4,7 +4,7 @@ const { performance } = require('node:perf_hooks');
 const { decodeWhole, decodeMempoolTx, encodeChange } = require('../codec/mempool');
 const { fromDisplayHex } = require('../chain/hash');
 const { getNetwork } = require('../chain/networks');
-const { ParseError, NodeError } = require('../errors');
+const { ParseError, NodeError, CodecError } = require('../errors');
 const { MempoolPool } = require('./pool');
 const { mempoolEntry } = require('./entry');
 const { isHash } = require('../node/client');
@@ -195,7 +195,7 @@ class MempoolFollower {
         this.pool.leaving.push(e);
         if (row.rank > this.pool.lastRank) this.pool.lastRank = row.rank;
       } catch (err) {
-        if (!(err instanceof ParseError) && !(err.code && err.code.startsWith('ERR_'))) throw err;
+        if (!(err instanceof ParseError) && !(err instanceof CodecError)) throw err;
         // a row this follower cannot take: it cannot say it left either, so it rewrites all
         this.reset = true;
       }

@@ -316,7 +316,10 @@ class MempoolPool {
    * descendant score — the higher of its own fee rate and that of it with all its
    * descendants — with all its descendants, so no transaction stays without its parents.
    * Scores are computed once per trim (Core recomputes them after each package; the order of
-   * the packages evicted may differ where one package's descendants were another's).
+   * the packages evicted may differ where one package's descendants were another's), each
+   * over at most DESCENDANT_LIMIT descendants (Core's package limit: its mempool holds no
+   * longer chain), so a trim costs O(n log n) whatever the chains; an eviction takes every
+   * descendant all the same.
    * @param {number} maxBytes
    * @returns {string[]} the txids evicted
    */
@@ -342,10 +345,10 @@ class MempoolPool {
         else children.set(p, [e]);
       }
     }
-    const descendants = (root) => {
+    const descendants = (root, limit = Infinity) => {
       const seen = new Set([root]);
       const stack = [root];
-      while (stack.length) {
+      while (stack.length && seen.size <= limit) {
         for (const c of children.get(stack.pop()) || []) {
           if (!seen.has(c) && c.alive) {
             seen.add(c);
@@ -358,7 +361,7 @@ class MempoolPool {
     const scored = this.order.map((e) => {
       let fee = 0;
       let vsize = 0;
-      for (const d of descendants(e)) {
+      for (const d of descendants(e, DESCENDANT_LIMIT)) {
         fee += d.fee;
         vsize += d.vsize;
       }
@@ -374,5 +377,8 @@ class MempoolPool {
     return out;
   }
 }
+
+/** Descendants a score counts (Bitcoin Core's -limitdescendantcount default). */
+const DESCENDANT_LIMIT = 25;
 
 module.exports = { MempoolPool };
