@@ -85,6 +85,10 @@ class MempoolEntry {
     this.storedRank = 0;
     /** what it takes in the follower's memory, estimated (the pool's --mempool-max-mb) */
     this.bytes = entryBytes(raw.length, n, m);
+    /** not resolved yet since it arrived */
+    this.arrived = true;
+    /** while it waits: its parents' display txids (parentIds()) */
+    this.parentIdList = null;
     // the pool's walk, the follower's diff
     this.mark = 0;
     this.cursor = 0;
@@ -105,6 +109,16 @@ class MempoolEntry {
   parentId(i) {
     const at = this.ins[this.n + i];
     return toDisplayHex(this.raw.subarray(at, at + 32));
+  }
+
+  /**
+   * parentId() of every input, kept while the entry waits outside the snapshot (the pool
+   * looks a waiting entry up by what it waits for).
+   * @returns {string[]}
+   */
+  parentIds() {
+    if (!this.parentIdList) this.parentIdList = Array.from({ length: this.n }, (_, i) => this.parentId(i));
+    return this.parentIdList;
   }
 
   /**

@@ -231,9 +231,11 @@ class MempoolFollower {
     // the diff: let go of what the node no longer lists, fetch what is new
     const seen = ++this.epoch;
     const fresh = [];
+    let matched = 0;
     for (const id of txids) {
       const e = this.pool.get(id);
       if (e) {
+        if (e.seen !== seen) matched++;
         e.seen = seen;
       } else if (this.rejected.has(id)) {
         this.rejected.set(id, seen);
@@ -245,7 +247,8 @@ class MempoolFollower {
       }
     }
     const gone = [];
-    for (const e of this.pool.entries.values()) if (e.seen !== seen) gone.push(e.id);
+    // every held entry listed again: none left (a poll that only adds walks no entry)
+    if (matched !== this.pool.size) for (const e of this.pool.entries.values()) if (e.seen !== seen) gone.push(e.id);
     for (const id of gone) this.pool.delete(id);
     res.removed = gone.length;
     for (const [id, at] of this.rejected) if (at !== seen) this.rejected.delete(id);

@@ -45,6 +45,8 @@ class MempoolPool {
     this.leaving = [];
     /** what the held entries take in memory, by MempoolEntry#bytes */
     this.bytes = 0;
+    /** @type {Set<import('./entry').MempoolEntry>} included entries settled since the store last took their parts: changes() looks at these only */
+    this.pending = new Set();
   }
 
   get size() {
@@ -104,6 +106,9 @@ class MempoolPool {
     const epoch = ++this.epoch;
     let olds;
     let fresh;
+    let check = null;
+    /** waiting entries left as they were */
+    let unchecked = [];
     if (full) {
       for (const e of this.entries.values()) this._findParents(e, 'all');
       olds = [];
@@ -122,18 +127,29 @@ class MempoolPool {
           }
         }
       }
-      for (const e of olds) e.mark = epoch;
+      // kept entries are placed already: marked when they are checked again, else known by
+      // being included (a poll that only adds touches none of them)
+      if (recheck) for (const e of olds) e.mark = epoch;
       const waiting = this.waiting.filter((e) => e.alive);
-      for (const e of waiting) this._findParents(e, moved ? 'missing' : 'none');
-      fresh = this._walk(waiting, epoch);
+      // at the same tip with nothing gone, what waited waits on unless what it spends arrived
+      check = moved || recheck ? waiting : this._reachable(waiting);
+      for (const e of check) this._findParents(e, moved ? 'missing' : 'none');
+      fresh = this._walk(check, epoch, !recheck);
+      if (check !== waiting) {
+        const checked = new Set(check);
+        unchecked = waiting.filter((e) => !checked.has(e));
+      }
     }
     const asked = await this._ask(recheck ? olds : [], fresh, lookup);
 
-    const order = [];
+    // kept as they are (nothing left): the order grows by what is new, in place
+    const order = recheck ? [] : olds;
+    const settled = [];
     const waiting = [];
     const settle = (e) => {
       const was = e.included;
       e.included = e.settle();
+      e.arrived = false;
       if (e.included !== was) {
         changed = true;
         if (!e.included) {
@@ -141,26 +157,64 @@ class MempoolPool {
           if (e.stored) this.leaving.push(e);
         }
       }
-      (e.included ? order : waiting).push(e);
+      if (e.included) {
+        order.push(e);
+        settled.push(e);
+        this.pending.add(e);
+        e.parentIdList = null;
+      } else {
+        waiting.push(e);
+      }
     };
     if (recheck) for (const e of olds) settle(e);
-    else for (const e of olds) order.push(e);
     for (const e of fresh) settle(e);
 
-    this._place(order, full);
-    const totals = { count: 0, vsize: 0, fee: 0 };
-    for (const e of order) {
+    this._place(recheck ? order : settled, full);
+    const totals = recheck ? { count: 0, vsize: 0, fee: 0 } : { ...this.totals };
+    for (const e of settled) {
       if (e.record === null) changed = true;
       totals.count++;
       totals.vsize += e.vsize;
       totals.fee += e.fee;
     }
     this.order = order;
-    this.waiting = waiting;
+    this.waiting = unchecked.length ? unchecked.concat(waiting) : waiting;
     this.tip = tip;
     this.dropped = false;
     this.totals = totals;
     return { changed, asked };
+  }
+
+  /**
+   * The waiting entries a poll at the same tip has to look at again: those that arrived, and
+   * those waiting for one of them (or for one of those, and so on), as Bitcoin Core looks at
+   * its orphans when their parent arrives.
+   * @param {import('./entry').MempoolEntry[]} waiting
+   * @returns {import('./entry').MempoolEntry[]}
+   */
+  _reachable(waiting) {
+    const out = new Set(waiting.filter((e) => e.arrived));
+    if (!out.size || out.size === waiting.length) return out.size ? waiting : [];
+    /** @type {Map<string, import('./entry').MempoolEntry[]>} */
+    const byParent = new Map();
+    for (const w of waiting) {
+      if (w.arrived) continue;
+      for (const id of w.parentIds()) {
+        const list = byParent.get(id);
+        if (list) list.push(w);
+        else byParent.set(id, [w]);
+      }
+    }
+    const queue = [...out];
+    while (queue.length) {
+      for (const w of byParent.get(queue.pop().id) || []) {
+        if (!out.has(w)) {
+          out.add(w);
+          queue.push(w);
+        }
+      }
+    }
+    return waiting.filter((e) => out.has(e));
   }
 
   /**
@@ -206,9 +260,11 @@ class MempoolPool {
    * depth-first walk, iterative (a chain of unconfirmed transactions may be long).
    * @param {Iterable<import('./entry').MempoolEntry>} list
    * @param {number} epoch
+   * @param {boolean} [includedPlaced] an included parent is placed already (the kept entries,
+   *   when they are not checked again)
    * @returns {import('./entry').MempoolEntry[]}
    */
-  _walk(list, epoch) {
+  _walk(list, epoch, includedPlaced = false) {
     const out = [];
     const stack = [];
     for (const root of list) {
@@ -221,7 +277,7 @@ class MempoolPool {
         let next = null;
         while (e.cursor < e.n) {
           const p = e.refs[e.cursor++];
-          if (p !== null && p.mark !== epoch) {
+          if (p !== null && p.mark !== epoch && !(includedPlaced && p.included)) {
             next = p;
             break;
           }
@@ -267,22 +323,35 @@ class MempoolPool {
   /**
    * What the store is to change since the last change it stored: the entries that left the
    * snapshot and those that entered it or whose part or place changed, each encoded once while
-   * its resolution holds. markStored() records them as stored once the store took them.
+   * its resolution holds. Only the entries settled since (`pending`) are looked at: a poll
+   * that adds 500 looks at those 500. markStored() records them as stored once the store took
+   * them.
    * @returns {{removed: import('./entry').MempoolEntry[], upserts: import('./entry').MempoolEntry[]}}
    */
   changes() {
     if (this.tip === null) throw new Error('MempoolPool#changes before resolve');
     const upserts = [];
-    for (const e of this.order) {
+    for (const e of this.pending) {
+      if (!e.alive || !e.included) {
+        // left meanwhile: `leaving` has it
+        this.pending.delete(e);
+        continue;
+      }
       e.encoded();
-      if (e.stored === e.record && e.storedRank === e.rank) continue;
+      if (e.stored === e.record && e.storedRank === e.rank) {
+        this.pending.delete(e);
+        continue;
+      }
       // a loaded entry's part is compared once: the same bytes are the same row
       if (e.stored && e.storedRank === e.rank && e.stored.equals(e.record)) {
         e.stored = e.record;
+        this.pending.delete(e);
         continue;
       }
       upserts.push(e);
     }
+    // in place order, as a follower writing the same pool twice writes the same bytes
+    upserts.sort((a, b) => a.rank - b.rank);
     const removed = [];
     const seen = new Set();
     for (const e of this.leaving) {
@@ -305,6 +374,7 @@ class MempoolPool {
     for (const e of c.upserts) {
       e.stored = e.record;
       e.storedRank = e.rank;
+      this.pending.delete(e);
     }
     this.leaving = [];
   }

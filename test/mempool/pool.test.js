@@ -135,6 +135,45 @@ describe('the mempool pool (lib/mempool/pool.js): what a snapshot holds, in whic
     assert.deepEqual(pool.order.map((e) => [e.id, e.rank]), [[c.txid, 4], [a.txid, 5], [child.txid, 6]]);
   });
 
+  it('work in proportion to the change: a resolve at the same tip looks again only at what arrived and what waited for it; changes() only at what settled', async () => {
+    const cs = [coin(40), coin(41), coin(42)];
+    const kept = wallet.pay([cs[0]], [{ kind: 'p2wpkh', label: 'k' }], { fee: 1000 });
+    const parent = wallet.pay([cs[1]], [{ kind: 'p2wpkh', label: 'wp' }], { fee: 1000 });
+    const child = wallet.pay([parent.coins[0]], [{ kind: 'p2wpkh', label: 'wc' }], { fee: 1000 });
+    const orphan = wallet.pay([wallet.pay([coin(49)], [{ kind: 'p2wpkh', label: 'nope' }], { fee: 1000 }).coins[0]], [{ kind: 'p2wpkh', label: 'o' }], { fee: 1000 });
+    const late = wallet.pay([cs[2]], [{ kind: 'p2wpkh', label: 'late' }], { fee: 1000 });
+    const lookup = index(cs);
+    const pool = new MempoolPool();
+    for (const m of [kept, child, orphan]) pool.add(entry(m));
+    await pool.resolve(TIP, false, lookup);
+    pool.markStored(pool.changes());
+    assert.deepEqual(ids(pool), [kept.txid]);
+    const looked = [];
+    const find = pool._findParents.bind(pool);
+    pool._findParents = (e, again) => {
+      looked.push(e.id);
+      return find(e, again);
+    };
+    // nothing arrived: nothing is looked at, nothing to store
+    await pool.resolve(TIP, true, lookup);
+    assert.deepEqual([looked, described(pool.changes())], [[], [[], []]]);
+    // the parent arrives: it and the child waiting for it are looked at, not the orphan
+    pool.add(entry(parent));
+    await pool.resolve(TIP, true, lookup);
+    assert.deepEqual(looked.sort(), [parent.txid, child.txid].sort());
+    assert.deepEqual(described(pool.changes()), [[], [[parent.txid, 2], [child.txid, 3]]]);
+    pool.markStored(pool.changes());
+    looked.length = 0;
+    pool.add(entry(late));
+    await pool.resolve(TIP, true, lookup);
+    assert.deepEqual(looked, [late.txid]);
+    assert.deepEqual(described(pool.changes()), [[], [[late.txid, 4]]]);
+    // a new tip looks at every waiting entry again (what was missing may be confirmed now)
+    looked.length = 0;
+    await pool.resolve(TIP2, true, lookup);
+    assert.deepEqual(looked, [orphan.txid]);
+  });
+
   it('trim: past the limit the lowest descendant score goes first, with its descendants (never a child without its parent); waiting ones before any', async () => {
     const cs = [coin(30), coin(31), coin(32), coin(33)];
     const low = wallet.pay([cs[0]], [{ kind: 'p2wpkh', label: 'low' }], { fee: 200 });
