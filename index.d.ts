@@ -251,12 +251,15 @@ export abstract class AbstractStore {
   getUtxos(scripthash: Buffer, opts?: { cursor?: string | null; limit?: number; view?: View }): Promise<{ utxos: Utxo[]; next: string | null }>;
   getTx(txid: Buffer): Promise<TxLocation | null>;
   getTxid(txNum: number): Promise<Buffer | null>;
-  /** replaces the mempool snapshot (lib/codec/mempool.js) while the tip is the one it names */
-  putMempool(snapshot: Buffer): Promise<boolean>;
-  getMempoolHead(): Promise<{ seq: number; tip: string } | null>;
+  /** stores a poll's mempool change (lib/codec/mempool.js encodeChange) while the tip is the one it names */
+  putMempool(change: Buffer): Promise<boolean>;
+  getMempoolHead(): Promise<MempoolHead | null>;
+  /** the stored changes after seq `after` up to the head's, or null when a reader at `after` must read the whole */
+  getMempoolChanges(after: number): Promise<Buffer[] | null>;
   /** where the sync reads its blocks ({blocksDir}), so a server started later finds them */
   putSourceInfo(info: Record<string, unknown>): Promise<void>;
   getSourceInfo(): Promise<Record<string, unknown> | null>;
+  /** the whole snapshot (lib/codec/mempool.js encodeWhole) */
   getMempool(): Promise<Buffer | null>;
   stats(): Promise<Stats>;
   verify(opts?: { maxProblems?: number }): Promise<VerifyResult>;
@@ -548,6 +551,22 @@ export class FeeEstimator {
   estimates(targets?: readonly number[]): Promise<Record<string, number>>;
 }
 
+/** The stored mempool snapshot's head (docs/FORMAT.md, `M` rows, format 3). */
+export interface MempoolHead {
+  seq: number;
+  /** the tip it was resolved against, display hex */
+  tip: string;
+  count: number;
+  vsize: number;
+  fee: number;
+  /** transactions the follower evicted so far (--mempool-max-mb) */
+  evicted: number;
+  /** the lowest seq a reader may hold and catch up from by getMempoolChanges */
+  from: number;
+  /** a head of format 2's whole snapshot: its seq only is read */
+  legacy?: true;
+}
+
 export interface MempoolPoll {
   outcome: 'written' | 'unchanged' | 'waiting' | 'refused' | 'empty';
   seq: number;
@@ -562,6 +581,11 @@ export interface MempoolPoll {
   held: number;
   vsize: number;
   bytes: number;
+  stored: number;
+  upserts: number;
+  dropped: number;
+  evicted: number;
+  memBytes: number;
   ms: number;
   busyMs: number;
   fetchMs: number;
@@ -577,6 +601,8 @@ export class MempoolFollower {
     network: string | Network;
     pollMs?: number;
     tipGraceMs?: number;
+    /** what the held transactions may take in memory (default 300e6; 0: no bound) */
+    maxBytes?: number;
     onPoll?: (poll: MempoolPoll) => void;
     onError?: (err: Error, fatal: boolean) => void;
     now?: () => number;

@@ -107,7 +107,7 @@ async function writeMempool(tmp, idx) {
   const { BlocksDirSource } = require('../lib/sources/blocksdir');
   const { parseBlock } = require('../lib/chain/block');
   const { outputScripthash } = require('../lib/chain/script');
-  const { encodeMempool } = require('../lib/codec/mempool');
+  const { encodeReplacement } = require('../lib/codec/mempool');
   const { fromDisplayHex } = require('../lib/chain/hash');
   const store = await openStore({ store: 'lmdb', datadir: idx.datadir, network: 'regtest' });
   const dir = path.join(tmp, 'ahead');
@@ -141,7 +141,7 @@ async function writeMempool(tmp, idx) {
         txs.push({ txid: tx.txid, time: 1700000000 + txs.length, fee, vsize: tx.vsize, raw: Buffer.from(tx.raw), inputs, outputs });
       }
     }
-    if (!(await store.putMempool(encodeMempool({ seq: 1, tip: fromDisplayHex(tip.hash), txs })))) throw new Error('the snapshot was refused');
+    if (!(await store.putMempool(encodeReplacement({ seq: 1, tip: fromDisplayHex(tip.hash), txs })))) throw new Error('the snapshot was refused');
     return { txs: txs.length, vsize: txs.reduce((n, t) => n + t.vsize, 0) };
   } finally {
     await source.close();

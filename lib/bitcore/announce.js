@@ -61,11 +61,33 @@ class Announcer {
    * @param {import('../core/mempool').MempoolView|null} prev the last snapshot seen, null for none
    */
   mempool(view, prev) {
-    for (const m of view.txs) {
-      const fresh = prev ? !prev.get(m.txid) : m.time >= this.since;
-      if (fresh && !this.known.has(toDisplayHex(m.txid))) this.tx(view.parsed(m));
-    }
+    for (const m of newInView(view, prev, this.since)) if (!this.known.has(toDisplayHex(m.txid))) this.tx(view.parsed(m));
   }
 }
 
-module.exports = { Announcer };
+/**
+ * The transactions of `view` that `prev` did not hold, in snapshot order: from the changes
+ * between them when the view's line knows them (the work follows the change), else by looking
+ * at every transaction of the view. With no `prev` (or one too old to ask), those first seen at
+ * or after `since`.
+ * @param {import('../core/mempool').MempoolView} view
+ * @param {import('../core/mempool').MempoolView|null} prev
+ * @param {number} since seconds
+ * @returns {import('../codec/mempool').MempoolTx[]}
+ */
+function newInView(view, prev, since) {
+  const changes = prev && prev.line === view.line ? view.changesSince(prev.seq) : null;
+  if (changes) {
+    // a transaction whose part changed leaves and enters again: not new to `prev`
+    return changes.added.filter((m) => view.get(m.txid) === m && !prev.get(m.txid));
+  }
+  try {
+    return view.txs.filter((m) => (prev ? !prev.get(m.txid) : m.time >= since));
+  } catch (err) {
+    // `prev` was replaced too long ago to answer: what arrived since it was seen
+    if (err.code !== 'ERR_MEMPOOL_VIEW_GONE') throw err;
+    return view.txs.filter((m) => m.time >= since);
+  }
+}
+
+module.exports = { Announcer, newInView };

@@ -60,6 +60,7 @@ async function startFollower({ config: o, network, resolve, log, onError, onMemp
   const { SyncService } = require('../sync/service');
   const sync = new SyncService({
     source, store, network, threads: o.threads, pollMs: o.followPollMs, onProgress: mempool ? (p) => mempool.update(p) : undefined,
+    beforeReorgCommit: mempool ? () => mempool.beforeReorgCommit() : undefined,
   });
   const running = sync.run({ follow: true, signal: controller.signal }).catch((err) => {
     if (!controller.signal.aborted) onError(err);

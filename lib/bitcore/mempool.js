@@ -1,6 +1,7 @@
 'use strict';
 
 const { toDisplayHex, fromDisplayHex } = require('../chain/hash');
+const { unconfirmedBalance, unspentConfirmed, unspentUnconfirmed } = require('../core/mempool-merge');
 
 /**
  * The unconfirmed part of the service's address answers, as bitcore-node 3 merged the patched
@@ -32,7 +33,7 @@ function mempoolTxids(view, targets) {
  */
 function mempoolBalance(view, targets) {
   let satoshis = 0;
-  for (const t of targets) satoshis += view.summary(t.scripthash).balance;
+  for (const t of targets) satoshis += unconfirmedBalance(view, t.scripthash);
   return satoshis;
 }
 
@@ -51,13 +52,13 @@ function withMempoolUtxos(confirmed, view, targets) {
   if (!view || view.txs.length === 0) return confirmed;
   const created = [];
   for (const t of targets) {
-    for (const u of view.utxos(t.scripthash)) created.push({ t, u });
+    for (const u of unspentUnconfirmed(view, t.scripthash)) created.push({ t, u });
   }
   created.sort((a, b) => view.newer(a.u.tx, b.u.tx) || b.u.vout - a.u.vout);
   const out = created.map(({ t, u }) => ({
     address: t.address, txid: toDisplayHex(u.tx.txid), outputIndex: u.vout, script: t.script, satoshis: u.value, timestamp: u.tx.time,
   }));
-  for (const c of confirmed) if (!view.spender(fromDisplayHex(c.txid), c.outputIndex)) out.push(c);
+  for (const c of unspentConfirmed(view, confirmed, (u) => ({ txid: fromDisplayHex(u.txid), vout: u.outputIndex }))) out.push(c);
   return out;
 }
 

@@ -22,13 +22,14 @@ const { openSource } = require('../sources/open');
  * @param {string} [opts.blocksDir] the node's blocks dir: blocks it holds are read there
  * @param {import('../chain/networks').Network} opts.network
  * @param {number} [opts.mempoolPollMs] the follower's poll (default its own, 2000)
+ * @param {number} [opts.mempoolMaxBytes] what its held transactions may take (default its own, 300 MB)
  * @param {import('../ops/metrics').Metrics} [opts.metrics]
  * @param {import('pino').Logger} opts.logger
  * @param {(line: string) => void} opts.say
  * @param {NodeJS.ProcessEnv} [opts.env]
  * @returns {Promise<{stop: () => Promise<void>}>} stop: ends both, the store stays open
  */
-async function followNode({ store, node, blocksDir, network, mempoolPollMs, metrics = null, logger, say, env = process.env }) {
+async function followNode({ store, node, blocksDir, network, mempoolPollMs, mempoolMaxBytes, metrics = null, logger, say, env = process.env }) {
   const { SyncService } = require('../sync/service');
   const { followMempool } = require('../mempool/run');
   const { syncLog } = require('../ops/sync-log');
@@ -43,7 +44,7 @@ async function followNode({ store, node, blocksDir, network, mempoolPollMs, metr
     await source.close();
     throw err;
   }
-  if (metrics) for (const key of ['mempoolFollowerTxs', 'mempoolFollowerPoll', 'mempoolTxs', 'mempoolVsize']) metrics.ensure(key);
+  if (metrics) for (const key of ['mempoolFollowerTxs', 'mempoolFollowerBytes', 'mempoolFollowerPoll', 'mempoolEvicted', 'mempoolTxs', 'mempoolVsize']) metrics.ensure(key);
   const log = syncLog(logger);
   let failed = null;
   const fail = (what, err) => {
@@ -55,10 +56,11 @@ async function followNode({ store, node, blocksDir, network, mempoolPollMs, metr
     controller.abort();
   };
   const mempool = followMempool({
-    store, client: source.client, network, pollMs: mempoolPollMs, metrics, logger, say,
+    store, client: source.client, network, pollMs: mempoolPollMs, maxBytes: mempoolMaxBytes, metrics, logger, say,
     onFatal: (err) => fail('mempool follower', err),
   });
   const sync = new SyncService({
+    beforeReorgCommit: () => mempool.beforeReorgCommit(),
     source, store, network,
     onProgress: (p) => {
       log.update(p);

@@ -41,6 +41,8 @@ the mempool snapshot the follower (\`addrindex sync --follow\` with a node) writ
 with --store level, which admits no sync beside serve, this process is that follower.
 ${nodeUsage}  --mempool-poll-ms N  --store level with a node: how often the node's mempool is read
                        (default 2000)
+  --mempool-max-mb N   --store level with a node: what the mempool held may take in memory
+                       (default 300, as Bitcoin Core's maxmempool; past it Core's eviction)
 
 Operations (see docs/DEPLOY.md): GET /health (the process is up), GET /ready (index open, tip
 known, lag under --max-lag), GET /metrics (Prometheus, every worker merged by the primary).
@@ -96,6 +98,7 @@ const options = {
   ...sourceOptions,
   'poll-ms': { type: 'string' },
   'mempool-poll-ms': { type: 'string' },
+  'mempool-max-mb': { type: 'string' },
   'max-lag': { type: 'string' },
   compression: { type: 'string' },
   'compress-min-bytes': { type: 'string' },
@@ -177,8 +180,10 @@ function serveConfig(values) {
     throw new UsageError('ERR_USAGE', `--mongodb-url goes with --store mongo\n${usage}`);
   }
   const ops = opsConfig(values);
-  if (values['mempool-poll-ms'] !== undefined && !(store === 'level' && ops.node)) {
-    throw new UsageError('ERR_USAGE', `--mempool-poll-ms goes with --store level and a node (--rpc-url): elsewhere \`addrindex sync --follow\` follows the mempool\n${usage}`);
+  for (const name of ['mempool-poll-ms', 'mempool-max-mb']) {
+    if (values[name] !== undefined && !(store === 'level' && ops.node)) {
+      throw new UsageError('ERR_USAGE', `--${name} goes with --store level and a node (--rpc-url): elsewhere \`addrindex sync --follow\` follows the mempool\n${usage}`);
+    }
   }
   return {
     store,
@@ -194,6 +199,7 @@ function serveConfig(values) {
     graceMs: intValue(values, 'grace-ms', 0, 600000, 10000),
     ...ops,
     mempoolPollMs: intValue(values, 'mempool-poll-ms', 10, 3600000, undefined),
+    mempoolMaxBytes: values['mempool-max-mb'] === undefined ? undefined : 1e6 * intValue(values, 'mempool-max-mb', 1, 1000000, undefined),
     electrum: electrumConfig(values),
   };
 }
@@ -446,7 +452,7 @@ async function serveWith(cfg, io, hooks, logs, logger) {
       const { followNode } = require('./follow-node');
       try {
         following = await followNode({
-          store, node: cfg.node, blocksDir: cfg.blocksDir, network, mempoolPollMs: cfg.mempoolPollMs, metrics, logger, say,
+          store, node: cfg.node, blocksDir: cfg.blocksDir, network, mempoolPollMs: cfg.mempoolPollMs, mempoolMaxBytes: cfg.mempoolMaxBytes, metrics, logger, say,
         });
       } catch (err) {
         // the node was checked before forking; one that fails now stops serve as it would have then

@@ -28,6 +28,8 @@ ${sourceUsage}  --datadir DIR        where the index lives (created when missing
   --follow             keep syncing new blocks until SIGINT/SIGTERM
   --poll-ms N          --follow: pause between rescans of the blocks dir or the node (default 1000)
   --mempool-poll-ms N  --follow with a node: pause between polls of its mempool, kept in the index
+  --mempool-max-mb N   what the mempool it holds may take in memory (default 300, as Bitcoin Core's
+                       maxmempool): past it the lowest fee-rate packages are evicted as Core evicts them
                        as a snapshot every reader shares (default 2000; 0: no mempool)
   --undo-depth N       blocks of undo kept: the deepest reorg the index follows (default 100)
   --txstore            keep every block's transactions in the index (compressed), for servers
@@ -61,6 +63,7 @@ const options = {
   follow: { type: 'boolean', default: false },
   'poll-ms': { type: 'string' },
   'mempool-poll-ms': { type: 'string' },
+  'mempool-max-mb': { type: 'string' },
   'undo-depth': { type: 'string' },
   txstore: { type: 'boolean' },
   'batch-blocks': { type: 'string' },
@@ -110,6 +113,8 @@ async function sync(positionals, values, io, logger) {
   const pollMs = intOption(values, 'poll-ms', 1);
   const mempoolPollMs = intOption(values, 'mempool-poll-ms', 0);
   if (mempoolPollMs !== undefined && !values.follow) throw new UsageError('ERR_USAGE', '--mempool-poll-ms goes with --follow');
+  const mempoolMaxMb = intOption(values, 'mempool-max-mb', 1);
+  if (mempoolMaxMb !== undefined && !values.follow) throw new UsageError('ERR_USAGE', '--mempool-max-mb goes with --follow');
   const metricsPort = intOption(values, 'metrics-port', 0);
   if (metricsPort !== undefined && metricsPort > 65535) throw new UsageError('ERR_USAGE', `--metrics-port must be at most 65535, got ${metricsPort}`);
 
@@ -196,7 +201,7 @@ async function sync(positionals, values, io, logger) {
     if (values.follow && source.client && mempoolPollMs !== 0) {
       const { followMempool } = require('../mempool/run');
       mempool = followMempool({
-        store, client: source.client, network, pollMs: mempoolPollMs, metrics, logger, say,
+        store, client: source.client, network, pollMs: mempoolPollMs, maxBytes: mempoolMaxMb === undefined ? undefined : mempoolMaxMb * 1e6, metrics, logger, say,
         // a follower that cannot go on stops the sync, with its error
         onFatal: () => controller.abort(),
       });
@@ -210,6 +215,7 @@ async function sync(positionals, values, io, logger) {
       bulkBatches: bulkBatches === undefined ? CATCH_UP_BULK : bulkBatches,
       bulkBytes,
       onProgress: (p) => { for (const o of observers) o.update(p); },
+      beforeReorgCommit: mempool ? () => mempool.beforeReorgCommit() : undefined,
       onFirstCatchUp: values['no-compact'] ? undefined : (run) => compactAfterCatchUp(store, run, { say, logger }),
     });
     const summary = await service.run({ follow: values.follow, signal: controller.signal });

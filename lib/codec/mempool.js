@@ -29,7 +29,6 @@ const { Reader, Writer } = require('./io');
  */
 
 const VERSION = 2;
-const HEAD_VERSION = 1;
 const IN_INDEXED = 1;
 const IN_UNCONFIRMED = 2;
 const IN_P2PK = 4;
@@ -99,21 +98,6 @@ function encodeMempoolTx(t) {
 /** Where encodeMempoolTx writes before it copies (its filled arenas are left to the GC). */
 const scratch = new Writer(1 << 20);
 
-/**
- * A snapshot from transactions already encoded by encodeMempoolTx, in snapshot order:
- * byte for byte encodeMempool({seq, tip, txs}).
- * @param {number} seq
- * @param {Buffer} tip 32 bytes, internal order
- * @param {Buffer[]} parts
- * @returns {Buffer}
- */
-function joinMempool(seq, tip, parts) {
-  const w = new Writer(64);
-  w.begin();
-  writeHead(w, seq, tip, parts.length);
-  return Buffer.concat([w.end(), ...parts]);
-}
-
 function writeHead(w, seq, tip, count) {
   w.u8(VERSION);
   w.varint(seq);
@@ -164,25 +148,18 @@ function decodeMempool(buf) {
 }
 
 /**
- * Where each transaction's part lies in a snapshot, found without decoding it: a reader that
- * holds the previous snapshot decodes only the parts it does not hold already.
- * @param {Uint8Array} buf an encoded snapshot
- * @returns {{seq: number, tip: Buffer, starts: Uint32Array}} tip: a view into buf; the part of
- *   transaction k is buf[starts[k], starts[k + 1]), its first 32 bytes its txid
+ * Where the raw transaction lies in a part (encodeMempoolTx), found without decoding the rest.
+ * @param {Uint8Array} part
+ * @returns {number}
  */
-function mempoolParts(buf) {
-  const r = openValue(buf, 'mempool', VERSION);
-  const seq = r.varint();
-  const tip = hash(r);
-  const n = r.count(r.varint(), 40);
-  const starts = new Uint32Array(n + 1);
-  for (let k = 0; k < n; k++) {
-    starts[k] = r.pos;
-    skipTx(r);
-  }
-  starts[n] = r.pos;
-  r.done();
-  return { seq, tip, starts };
+function mempoolTxRawAt(part) {
+  const r = new Reader(part, 'mempool transaction');
+  r.skip(32);
+  r.varint();
+  r.varint();
+  r.varint();
+  r.varint();
+  return r.pos;
 }
 
 /**
@@ -226,67 +203,272 @@ function readTx(r) {
   return { txid, time, fee, vsize, raw, inputs, outputs };
 }
 
-/** readTx's walk without what it builds (the flags are checked when the part is decoded). */
-function skipTx(r) {
-  r.skip(32);
-  r.varint();
-  r.varint();
-  r.varint();
-  r.skip(r.varint());
-  const ni = r.count(r.varint(), 35);
-  for (let i = 0; i < ni; i++) {
-    r.skip(32);
-    r.varint();
-    r.varint();
-    const flags = r.u8();
-    if (flags & IN_INDEXED) r.skip(32);
-    if (flags & IN_P2PK) r.skip(32);
-  }
-  const no = r.count(r.varint(), 2);
-  for (let o = 0; o < no; o++) {
-    r.varint();
-    const flags = r.u8();
-    if (flags & OUT_INDEXED) r.skip(32);
-    if (flags & OUT_P2PK) r.skip(32);
-  }
-}
+/** Version of the whole snapshot a store assembles from its rows (getMempool). */
+const WHOLE_VERSION = 3;
+/** Version of a change record (putMempool, getMempoolChanges). */
+const CHANGE_VERSION = 1;
+/** Version of the head (`M 00`); version 1 (seq, tip) named a snapshot of format 2, read for its seq only. */
+const HEAD_VERSION = 2;
+/** Version of a transaction's row (`M 02 txid`). */
+const ROW_VERSION = 1;
+/** Change flags: 1 every row held before goes first; 2 a stub, kept without its lists. */
+const CHANGE_RESET = 1;
+const CHANGE_STUB = 2;
 
 /**
- * The head of a stored snapshot — its seq and tip — read without decoding the transactions.
- * @param {Uint8Array} buf an encoded snapshot
- * @returns {{seq: number, tip: Buffer}}
+ * @typedef {object} MempoolChange  what one poll changed (docs/FORMAT.md, `M` rows, format 3)
+ * @property {number} seq       the snapshot it makes
+ * @property {number} prev      the snapshot it applies to (0: none)
+ * @property {Buffer} tip       32 bytes, internal order: the tip the new snapshot was resolved against
+ * @property {number} count     transactions in the new snapshot
+ * @property {number} vsize     of them
+ * @property {number} fee       of them
+ * @property {number} evicted   transactions the follower evicted so far (--mempool-max-mb)
+ * @property {boolean} reset    every transaction held before goes first (the first write of a follower that found no whole state)
+ * @property {boolean} stub     stored without its lists: a reader at `prev` reads the whole
+ * @property {Buffer[]} removed txids (internal order) that leave
+ * @property {Array<{rank: number, part: Buffer}>} upserts  transactions that enter or whose part
+ *   or place changed: their place (ranks increase parents before children) and part (encodeMempoolTx)
  */
-function mempoolHead(buf) {
-  const r = openValue(buf, 'mempool', VERSION);
-  const seq = r.varint();
-  return { seq, tip: Buffer.from(hash(r)) };
+
+/**
+ * @param {MempoolChange} c (`stub` ignored: a stub is made by stubChange)
+ * @returns {Buffer}
+ */
+function encodeChange(c) {
+  let size = 128 + 33 * c.removed.length;
+  for (const u of c.upserts) size += 16 + u.part.length;
+  const w = new Writer(size);
+  w.begin();
+  writeChangeHead(w, c, c.reset ? CHANGE_RESET : 0);
+  w.varint(c.removed.length);
+  for (const t of c.removed) w.bytes(t);
+  w.varint(c.upserts.length);
+  const head = Buffer.from(w.end());
+  const parts = [head];
+  for (const u of c.upserts) {
+    const p = new Writer(16);
+    p.begin();
+    p.varint(u.rank);
+    p.varint(u.part.length);
+    parts.push(Buffer.from(p.end()), u.part);
+  }
+  return Buffer.concat(parts);
+}
+
+function writeChangeHead(w, c, flags) {
+  w.u8(CHANGE_VERSION);
+  w.varint(c.seq);
+  w.varint(c.prev);
+  w.bytes(c.tip);
+  w.varint(c.count);
+  w.varint(c.vsize);
+  w.varint(c.fee);
+  w.varint(c.evicted);
+  w.u8(flags);
 }
 
 /**
- * The head as a value of its own (a reader checks it on every request; the snapshot it reads
- * only when the seq changed).
- * @param {{seq: number, tip: Buffer}} head
+ * @param {Uint8Array} buf an encoded change
+ * @param {boolean} [lists=true] false: the head alone (removed and upserts left empty)
+ * @returns {MempoolChange} views into buf
+ */
+function decodeChange(buf, lists = true) {
+  const r = openValue(buf, 'mempool change', CHANGE_VERSION);
+  const seq = r.varint();
+  const prev = r.varint();
+  const tip = hash(r);
+  const count = r.varint();
+  const vsize = r.varint();
+  const fee = r.varint();
+  const evicted = r.varint();
+  const flags = r.u8();
+  if (flags & ~(CHANGE_RESET | CHANGE_STUB)) throw r.error('ERR_BAD_VALUE', `change flags ${flags}`);
+  const c = { seq, prev, tip, count, vsize, fee, evicted, reset: (flags & CHANGE_RESET) !== 0, stub: (flags & CHANGE_STUB) !== 0, removed: [], upserts: [] };
+  if (c.stub || !lists) {
+    if (c.stub) r.done();
+    return c;
+  }
+  const nr = r.count(r.varint(), 32);
+  for (let k = 0; k < nr; k++) c.removed.push(hash(r));
+  const nu = r.count(r.varint(), 2);
+  for (let k = 0; k < nu; k++) {
+    const rank = r.varint();
+    const part = bytes(r, r.varint());
+    if (part.length < 32) throw r.error('ERR_BAD_VALUE', `a part of ${part.length} bytes`);
+    c.upserts.push({ rank, part });
+  }
+  r.done();
+  return c;
+}
+
+/**
+ * A change that replaces whatever the store holds with a whole snapshot (places 1, 2, … in its
+ * order): what a writer without a follower's state (a test, a tool) stores.
+ * @param {MempoolSnapshot} snap
+ * @returns {Buffer}
+ */
+function encodeReplacement(snap) {
+  let vsize = 0;
+  let fee = 0;
+  for (const t of snap.txs) {
+    vsize += t.vsize;
+    fee += t.fee;
+  }
+  return encodeChange({
+    seq: snap.seq, prev: 0, tip: snap.tip, count: snap.txs.length, vsize, fee, evicted: 0, reset: true, removed: [],
+    upserts: snap.txs.map((t, k) => ({ rank: k + 1, part: encodeMempoolTx(t) })),
+  });
+}
+
+/**
+ * The change as a store keeps it when it will not keep its lists (too large to be worth a
+ * reader's catching up by it): the head alone, flagged.
+ * @param {Uint8Array} buf an encoded change
+ * @returns {Buffer}
+ */
+function stubChange(buf) {
+  const c = decodeChange(buf, false);
+  const w = new Writer(128);
+  w.begin();
+  writeChangeHead(w, c, CHANGE_STUB | (c.reset ? CHANGE_RESET : 0));
+  return Buffer.from(w.end());
+}
+
+/**
+ * A transaction's row: its place and its part.
+ * @param {number} rank
+ * @param {Uint8Array} part
+ * @returns {Buffer}
+ */
+function encodeRow(rank, part) {
+  const w = new Writer(16);
+  w.begin();
+  w.u8(ROW_VERSION);
+  w.varint(rank);
+  return Buffer.concat([w.end(), part]);
+}
+
+/**
+ * @param {Uint8Array} buf
+ * @returns {{rank: number, part: Uint8Array}} part: a view into buf
+ */
+function decodeRow(buf) {
+  const r = openValue(buf, 'mempool row', ROW_VERSION);
+  const rank = r.varint();
+  if (r.left() < 32) throw r.error('ERR_BAD_VALUE', `a part of ${r.left()} bytes`);
+  return { rank, part: buf.subarray(r.pos) };
+}
+
+/**
+ * The whole snapshot as a store assembles it from its rows (getMempool): what a reader that
+ * holds nothing yet, or fell behind the kept changes, reads.
+ * @param {{seq: number, tip: Buffer, evicted?: number}} head
+ * @param {Array<{rank: number, part: Uint8Array}>} rows in rank order
+ * @returns {Buffer}
+ */
+function encodeWhole(head, rows) {
+  const h = new Writer(64);
+  h.begin();
+  h.u8(WHOLE_VERSION);
+  h.varint(head.seq);
+  h.bytes(head.tip);
+  h.varint(head.evicted || 0);
+  h.varint(rows.length);
+  const out = [Buffer.from(h.end())];
+  const w = new Writer(64);
+  for (const row of rows) {
+    w.begin();
+    w.varint(row.rank);
+    w.varint(row.part.length);
+    out.push(Buffer.from(w.end()), row.part);
+  }
+  return Buffer.concat(out);
+}
+
+/**
+ * @param {Uint8Array} buf a whole snapshot (encodeWhole)
+ * @returns {{seq: number, tip: Buffer, evicted: number, rows: Array<{rank: number, part: Uint8Array}>}} views into buf
+ */
+function decodeWhole(buf) {
+  const r = openValue(buf, 'mempool', WHOLE_VERSION);
+  const seq = r.varint();
+  const tip = hash(r);
+  const evicted = r.varint();
+  const n = r.count(r.varint(), 34);
+  const rows = new Array(n);
+  for (let k = 0; k < n; k++) {
+    const rank = r.varint();
+    rows[k] = { rank, part: bytes(r, r.varint()) };
+  }
+  r.done();
+  return { seq, tip, evicted, rows };
+}
+
+/**
+ * @typedef {object} MempoolHead
+ * @property {number} seq
+ * @property {Buffer} tip 32 bytes, internal order
+ * @property {number} count
+ * @property {number} vsize
+ * @property {number} fee
+ * @property {number} evicted  transactions the follower evicted so far
+ * @property {number} from     the lowest seq a reader may hold and catch up from by changes
+ * @property {boolean} [legacy] a head of version 1 (a whole snapshot of format 2, not read any more)
+ */
+
+/**
+ * @param {MempoolHead} head
  * @returns {Buffer}
  */
 function encodeMempoolHead(head) {
-  const w = new Writer(64);
+  const w = new Writer(96);
   w.begin();
   w.u8(HEAD_VERSION);
   w.varint(head.seq);
   w.bytes(head.tip);
+  w.varint(head.count);
+  w.varint(head.vsize);
+  w.varint(head.fee);
+  w.varint(head.evicted);
+  w.varint(head.from);
   return Buffer.from(w.end());
 }
 
 /**
  * @param {Uint8Array} buf
- * @returns {{seq: number, tip: Buffer}}
+ * @returns {MempoolHead}
  */
 function decodeMempoolHead(buf) {
+  if (buf.length && buf[0] === 1) {
+    // version 1: the head of a format 2 snapshot; its seq goes on, its snapshot is not read
+    const r = openValue(buf, 'mempool head', 1);
+    const seq = r.varint();
+    const tip = Buffer.from(hash(r));
+    r.done();
+    return { seq, tip, count: 0, vsize: 0, fee: 0, evicted: 0, from: seq + 1, legacy: true };
+  }
   const r = openValue(buf, 'mempool head', HEAD_VERSION);
   const seq = r.varint();
   const tip = Buffer.from(hash(r));
+  const head = { seq, tip, count: r.varint(), vsize: r.varint(), fee: r.varint(), evicted: r.varint(), from: r.varint() };
   r.done();
-  return { seq, tip };
+  return head;
+}
+
+/**
+ * The head after a change is stored. `from` moves up to the change's own seq when a reader
+ * cannot catch up across it (a stub, a reset), and past the changes no longer kept.
+ * @param {MempoolHead|null} old
+ * @param {MempoolChange} c
+ * @param {boolean} stub the change is kept as a stub
+ * @param {number} keep how many changes are kept
+ * @returns {MempoolHead}
+ */
+function nextHead(old, c, stub, keep) {
+  const gap = !old || old.legacy || stub || c.reset;
+  const from = gap ? c.seq : Math.max(old.from, c.seq - keep);
+  return { seq: c.seq, tip: Buffer.from(c.tip), count: c.count, vsize: c.vsize, fee: c.fee, evicted: c.evicted, from };
 }
 
 function hash(r) {
@@ -299,5 +481,6 @@ function bytes(r, n) {
 }
 
 module.exports = {
-  encodeMempool, encodeMempoolTx, joinMempool, decodeMempool, mempoolParts, decodeMempoolTx, mempoolHead, encodeMempoolHead, decodeMempoolHead, VERSION,
+  encodeMempool, encodeMempoolTx, mempoolTxRawAt, decodeMempool, decodeMempoolTx, encodeMempoolHead, decodeMempoolHead,
+  encodeChange, encodeReplacement, decodeChange, stubChange, encodeRow, decodeRow, encodeWhole, decodeWhole, nextHead, VERSION, WHOLE_VERSION,
 };

@@ -109,6 +109,18 @@ function checkRevertHeight(height) {
   return height;
 }
 
+/** @param {unknown} seq a mempool snapshot's seq a reader holds (getMempoolChanges) */
+function checkSeq(seq) {
+  if (!Number.isSafeInteger(seq) || seq < 0) throw new UsageError('ERR_BAD_SEQ', `a mempool seq is an integer >= 0, got ${seq}`);
+  return seq;
+}
+
+/** @param {unknown} change an encoded mempool change (putMempool) */
+function checkChange(change) {
+  if (!Buffer.isBuffer(change)) throw new UsageError('ERR_BAD_CHANGE', 'putMempool takes an encoded mempool change (a Buffer; lib/codec/mempool.js encodeChange)');
+  return change;
+}
+
 /** Whether a height or TxNum argument can name anything (reads answer null otherwise). */
 const isHeight = (h) => Number.isInteger(h) && h >= 0 && h <= 0xffffffff;
 const isTxNum = (t) => Number.isInteger(t) && t >= 0 && t <= MAX_TXNUM;
@@ -323,7 +335,7 @@ function corrupt(what, details) {
 
 module.exports = {
   storeOptions,
-  checkHash, checkHashes, checkBlockHash, checkRange, checkOutpoints, checkBlocks, checkRevertHeight, isHeight, isTxNum,
+  checkHash, checkHashes, checkBlockHash, checkRange, checkOutpoints, checkBlocks, checkRevertHeight, checkSeq, checkChange, isHeight, isTxNum,
   parseLimit, parseQuery, parseUtxoQuery, parseView, txNumBounds,
   historyCursor, utxoCursor, decodeCursor, CURSOR_HISTORY, CURSOR_UTXO,
   checkMeta, noIndex, notAnIndex, closed, readOnly, concurrentWrite, checkExtends, undoMissing, corrupt,

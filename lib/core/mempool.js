@@ -3,47 +3,37 @@
 const { toDisplayHex } = require('../chain/hash');
 const { parseTransaction } = require('../chain/tx');
 const { AddrIndexError, StoreError } = require('../errors');
+const { ViewTx, keysOf, entryOf } = require('./mempool-tx');
 
 /**
- * What the mempool means to the index's answers, computed once per snapshot for every reader
+ * What the mempool means to the index's answers, indexed once per snapshot for every reader
  * (REST, Electrum, the bitcore service): per script hash, the unconfirmed transactions that
- * pay or spend it and its unconfirmed balance and outputs; which confirmed outputs a mempool
- * transaction spends; fee statistics. Built from a decoded snapshot (lib/codec/mempool.js),
- * never written anywhere: the confirmed rows know nothing of it.
+ * pay or spend it (and, computed from their parts when asked, its unconfirmed balance and
+ * outputs); which confirmed outputs a mempool transaction spends; fee statistics. Built from
+ * the snapshot's parts (lib/codec/mempool.js), never written anywhere: the confirmed rows
+ * know nothing of it.
  *
  * Per script hash in either view of the index (lib/core/p2pk.js), as the confirmed reads
  * answer: in the address view (the default) a P2PK output counts toward its key's P2PKH script
  * hash and its own script hash; in the script view (Electrum's) toward its own only.
  */
 
+/** @typedef {import('./mempool-tx').MempoolEntry} MempoolEntry */
+
 /** Vsize per fee-histogram bin, as electrs bins it. */
 const HISTOGRAM_BIN_VSIZE = 50000;
 
 /**
- * @typedef {object} MempoolEntry  one unconfirmed transaction as a script hash sees it
- * @property {import('../codec/mempool').MempoolTx} tx
- * @property {boolean} funded    it pays the script hash
- * @property {boolean} spent     it spends an output of the script hash
- * @property {number} received   satoshis it pays the script hash
- * @property {number} sent       satoshis of the script hash's outputs it spends
- * @property {number} fundedCount
- * @property {number} spentCount
- * @property {number[]} vouts    its outputs paying the script hash, in order
- */
-
-/**
- * Per transaction, what the views compute of it once (a transaction decoded once is shared by
- * every view of the snapshots that hold it): its place in snapshot order, its entries by
- * script hash, and the seqs of the views that hold it (from FROM, until UNTIL). Symbols, so a
- * transaction's JSON and spreads stay what the codec gave.
+ * Per transaction, what the views stamp on it (a transaction is shared by every view of the
+ * snapshots that hold it): its place in snapshot order and the seqs of the views that hold it
+ * (from FROM, until UNTIL). Symbols, so a transaction's JSON stays the decoded one.
  */
 const RANK = Symbol('mempool rank');
-const TOUCHES = Symbol('mempool touches');
 const FROM = Symbol('mempool from');
 const UNTIL = Symbol('mempool until');
 
-/** The index's two views of a script hash (lib/core/p2pk.js): the address view and Electrum's script view. */
-const VIEWS = Object.freeze(['address', 'script']);
+/** Transactions parsed for readers (MempoolView#parsed) kept per line, the most recently asked. */
+const PARSED_KEPT = 5000;
 
 /**
  * How long a transaction that left stays findable by the views that held it, after the first
@@ -54,106 +44,140 @@ const VIEWS = Object.freeze(['address', 'script']);
 const KEEP_GONE_MS = 60000;
 
 /**
+ * A map whose values are one transaction or, for a key several share, an array of them in
+ * place order: most keys of a mempool (a txid, an outpoint, most script hashes) name one
+ * transaction, and an array for each would double what the index takes.
+ */
+class TxMultimap {
+  constructor() {
+    /** @type {Map<string, ViewTx|ViewTx[]>} */
+    this.map = new Map();
+  }
+
+  get size() {
+    return this.map.size;
+  }
+
+  /** @param {string} key @returns {ViewTx[]} in place order (a new array) */
+  all(key) {
+    const v = this.map.get(key);
+    return v === undefined ? [] : Array.isArray(v) ? v.slice() : [v];
+  }
+
+  /** Whether any transaction under `key` passes `test`. */
+  some(key, test) {
+    const v = this.map.get(key);
+    if (v === undefined) return false;
+    return Array.isArray(v) ? v.some(test) : test(v);
+  }
+
+  /** The first transaction under `key` that passes `test`, or null. */
+  find(key, test) {
+    const v = this.map.get(key);
+    if (v === undefined) return null;
+    if (!Array.isArray(v)) return test(v) ? v : null;
+    for (const tx of v) if (test(tx)) return tx;
+    return null;
+  }
+
+  /** Adds `tx` under `key`, in place order. */
+  add(key, tx) {
+    const v = this.map.get(key);
+    if (v === undefined) {
+      this.map.set(key, tx);
+      return;
+    }
+    const list = Array.isArray(v) ? v : [v];
+    let at = list.length;
+    while (at > 0 && list[at - 1][RANK] > tx[RANK]) at--;
+    list.splice(at, 0, tx);
+    if (list !== v) this.map.set(key, list);
+  }
+
+  /** Removes the members of `txs` from under `key`. */
+  remove(key, txs) {
+    const v = this.map.get(key);
+    if (v === undefined) return;
+    if (!Array.isArray(v)) {
+      if (txs.has(v)) this.map.delete(key);
+      return;
+    }
+    const left = v.filter((tx) => !txs.has(tx));
+    if (left.length === 0) this.map.delete(key);
+    else this.map.set(key, left.length === 1 ? left[0] : left);
+  }
+
+  keys() {
+    return this.map.keys();
+  }
+}
+
+/**
  * The indexes a line of views shares: one view built from a snapshot, then each view derived
  * from the last (MempoolView#next). Every transaction any view of the line still may read is
  * indexed once, stamped with the seqs of the views that hold it; a view sees the ones it
  * holds. So deriving a view costs what changed, and the views before it stay as they were.
+ * The indexes hold transactions, not per-script-hash figures: those are computed from a
+ * transaction's part when a reader asks (mempool-tx.js entryOf).
  */
 class ViewLine {
   constructor() {
-    /** @type {Map<string, import('../codec/mempool').MempoolTx[]>} by latin1 txid (two only while a changed part's old one is kept) */
-    this.byTxid = new Map();
-    /** @type {{address: Map<string, MempoolEntry[]>, script: Map<string, MempoolEntry[]>}} by view, then latin1 script hash, in snapshot order */
-    this.byView = { address: new Map(), script: new Map() };
-    /** @type {WeakMap<import('../codec/mempool').MempoolTx, import('../chain/tx').Tx>} transactions parsed so far (a transaction object's bytes never change) */
-    this.parsedTxs = new WeakMap();
-    /** @type {Map<string, Array<{tx: import('../codec/mempool').MempoolTx, vin: number}>>} by latin1 txid + ':' + vout */
-    this.spenders = new Map();
+    /** by latin1 txid (two only while a changed part's old one is kept) */
+    this.byTxid = new TxMultimap();
+    /** by latin1 script hash in the address view */
+    this.byKey = new TxMultimap();
+    /** by latin1 script hash in the script view, of the transactions with a P2PK input or output (the others' are their address view's) */
+    this.byScript = new TxMultimap();
+    /** by latin1 txid + vout of what they spend */
+    this.spenders = new TxMultimap();
+    /** @type {Map<ViewTx, import('../chain/tx').Tx>} transactions parsed lately, least recently asked first */
+    this.parsedTxs = new Map();
     this.lastRank = -1;
     /** @type {MempoolView|null} the newest view: the only one a next view derives from */
     this.head = null;
-    /** @type {Array<{at: number, seq: number, txs: import('../codec/mempool').MempoolTx[]}>} what left, when */
+    /** @type {Array<{at: number, seq: number, txs: ViewTx[]}>} what left, when */
     this.gone = [];
     /** views below this seq may have lost a transaction they held */
     this.keptFrom = 0;
+    /** @type {Array<{seq: number, at: number, added: ViewTx[], removed: ViewTx[]}>} each derived view's change, while kept */
+    this.steps = [];
+    /** changesSince() knows the changes of views above this seq (the line's first view's) */
+    this.stepsFrom = 0;
   }
 
   /**
-   * Indexes transactions that join the line.
-   * @param {import('../codec/mempool').MempoolTx[]} txs in snapshot order (their places increasing)
+   * Indexes transactions that join the line (their places set).
+   * @param {ViewTx[]} txs
+   * @param {Array<import('../codec/mempool').MempoolTx|undefined>} [decoded] the same, decoded
    */
-  add(txs) {
-    /** @type {{address: Map<string, MempoolEntry[]>, script: Map<string, MempoolEntry[]>}} */
-    const lists = { address: new Map(), script: new Map() };
-    for (const tx of txs) {
-      const key = tx.txid.latin1Slice(0, 32);
-      const same = this.byTxid.get(key);
-      if (same) same.push(tx);
-      else this.byTxid.set(key, [tx]);
-      tx.inputs.forEach((i, vin) => {
-        const k = `${i.txid.latin1Slice(0, 32)}:${i.vout}`;
-        const list = this.spenders.get(k);
-        if (list) list.push({ tx, vin });
-        else this.spenders.set(k, [{ tx, vin }]);
-      });
-      if (!tx[TOUCHES]) tx[TOUCHES] = touches(tx);
-      for (const view of VIEWS) {
-        for (const [k, e] of tx[TOUCHES][view]) {
-          const list = lists[view].get(k);
-          if (list) list.push(e);
-          else lists[view].set(k, [e]);
-        }
-      }
-    }
-    for (const view of VIEWS) {
-      const map = this.byView[view];
-      for (const [k, news] of lists[view]) {
-        const list = map.get(k);
-        if (!list) map.set(k, news);
-        else if (list[list.length - 1].tx[RANK] <= news[0].tx[RANK]) for (const e of news) list.push(e);
-        // one whose part changed takes the place of the one it replaces: merged in place order
-        else map.set(k, mergeByRank(list, news));
-      }
-    }
+  add(txs, decoded = []) {
+    txs.forEach((tx, k) => {
+      const d = decoded[k] || tx.decoded();
+      this.byTxid.add(tx.txid.latin1Slice(0, 32), tx);
+      for (const i of d.inputs) this.spenders.add(outpointKey(i.txid, i.vout), tx);
+      for (const key of keysOf(d, 'address')) this.byKey.add(key, tx);
+      if (tx.p2pk) for (const key of keysOf(d, 'script')) this.byScript.add(key, tx);
+    });
   }
 
   /**
-   * Forgets transactions no view can read any more: each list they were on is filtered once.
-   * @param {Set<import('../codec/mempool').MempoolTx>} txs
+   * Forgets transactions no view can read any more.
+   * @param {Set<ViewTx>} txs
    */
   drop(txs) {
-    const keep = (map, key, list, left) => {
-      if (left.length === list.length) return;
-      if (left.length) map.set(key, left);
-      else map.delete(key);
-    };
-    const ids = new Set();
-    const outpoints = new Set();
-    const scripthashes = { address: new Set(), script: new Set() };
     for (const tx of txs) {
-      ids.add(tx.txid.latin1Slice(0, 32));
-      for (const i of tx.inputs) outpoints.add(`${i.txid.latin1Slice(0, 32)}:${i.vout}`);
-      for (const view of VIEWS) for (const [k] of tx[TOUCHES][view]) scripthashes[view].add(k);
-    }
-    for (const k of ids) {
-      const list = this.byTxid.get(k);
-      if (list) keep(this.byTxid, k, list, list.filter((t) => !txs.has(t)));
-    }
-    for (const k of outpoints) {
-      const list = this.spenders.get(k);
-      if (list) keep(this.spenders, k, list, list.filter((x) => !txs.has(x.tx)));
-    }
-    for (const view of VIEWS) {
-      const map = this.byView[view];
-      for (const k of scripthashes[view]) {
-        const list = map.get(k);
-        if (list) keep(map, k, list, list.filter((e) => !txs.has(e.tx)));
-      }
+      const d = tx.decoded();
+      this.byTxid.remove(tx.txid.latin1Slice(0, 32), txs);
+      for (const i of d.inputs) this.spenders.remove(outpointKey(i.txid, i.vout), txs);
+      for (const key of keysOf(d, 'address')) this.byKey.remove(key, txs);
+      if (tx.p2pk) for (const key of keysOf(d, 'script')) this.byScript.remove(key, txs);
+      this.parsedTxs.delete(tx);
     }
   }
 
   /** Forgets what left before `now - KEEP_GONE_MS`. */
   prune(now) {
+    while (this.steps.length && now - this.steps[0].at > KEEP_GONE_MS) this.stepsFrom = this.steps.shift().seq;
     const txs = new Set();
     while (this.gone.length && now - this.gone[0].at > KEEP_GONE_MS) {
       const g = this.gone.shift();
@@ -164,91 +188,131 @@ class ViewLine {
   }
 }
 
+/** The spenders' key of an outpoint. @param {Buffer} txid @param {number} vout */
+function outpointKey(txid, vout) {
+  return `${txid.latin1Slice(0, 32)}${vout}`;
+}
+
 class MempoolView {
   /**
    * A view built from a snapshot alone (the first of a line).
-   * @param {import('../codec/mempool').MempoolSnapshot} snap decoded; its buffers must outlive
-   *   the view, and its transactions belong to this view's line from now on
+   * @param {{seq: number, tip: Buffer, txs: Array<ViewTx|import('../codec/mempool').MempoolTx>, ranks?: number[], evicted?: number}} snap
+   *   in place order; `ranks`: the stored places (default 0, 1, 2, …); a decoded transaction is
+   *   encoded into a ViewTx of its own
+   * @param {Array<import('../codec/mempool').MempoolTx>} [decoded] snap.txs decoded, when the
+   *   caller has them (spares decoding them again to index them)
    */
-  constructor(snap) {
+  constructor(snap, decoded = []) {
     this.seq = snap.seq;
     /** the confirmed tip the snapshot was resolved against, display hex */
     this.tip = toDisplayHex(snap.tip);
-    this.txs = snap.txs;
+    /** @type {ViewTx[]} in place order */
+    this.txs = snap.txs.map((t) => ViewTx.of(t));
+    /** transactions the follower evicted so far (--mempool-max-mb), as its head counts them */
+    this.evicted = snap.evicted || 0;
     this.line = new ViewLine();
     this.vsize = 0;
     this.fee = 0;
     /** @type {Array<[number, number]>|null} */
     this.histogram = null;
-    let rank = 0;
-    for (const tx of snap.txs) {
-      tx[RANK] = rank++;
+    /** @type {ViewTx[]|null} by fee rate, highest first (kept per view once asked: byRate()) */
+    this.rated = null;
+    /** @type {ViewTx[]|null} newest first (kept per view once asked: byNewest()) */
+    this.newestFirst = null;
+    let rank = -1;
+    this.txs.forEach((tx, k) => {
+      rank = snap.ranks ? snap.ranks[k] : k;
+      tx[RANK] = rank;
       tx[FROM] = snap.seq;
       tx[UNTIL] = Infinity;
       this.vsize += tx.vsize;
       this.fee += tx.fee;
-    }
-    this.line.add(snap.txs);
-    this.line.lastRank = rank - 1;
+    });
+    this.line.add(this.txs, decoded);
+    this.line.lastRank = rank;
+    this.line.stepsFrom = snap.seq;
     this.line.head = this;
   }
 
   /**
-   * The view of the next snapshot, derived from this one: the work follows what changed, not
-   * the mempool's size, and this view stays as it was (a request that began with it reads it
-   * to the end).
+   * The view of the next snapshot, derived from this one and what changed (a stored change,
+   * lib/codec/mempool.js): the work follows what changed, and this view stays as it was (a
+   * request that began with it reads it to the end). The sorted views (by fee rate, newest
+   * first) are carried over by merging, when this view had them.
    *
-   * @param {import('../codec/mempool').MempoolSnapshot} snap the next snapshot (a higher seq),
-   *   in its order: transactions this view holds (the same objects, their parts unchanged) and
-   *   new ones
-   * @param {import('../codec/mempool').MempoolTx[]} added the new ones (decoded for it)
-   * @param {import('../codec/mempool').MempoolTx[]} removed this view's transactions it lacks
-   *   (a transaction whose part changed is removed and added again, as a new object)
+   * @param {{seq: number, tip: Buffer, evicted?: number}} head the next snapshot's (a higher seq)
+   * @param {ViewTx[]} added the transactions that enter, each with its place: `rankOf(tx)`
+   * @param {ViewTx[]} removed this view's transactions that leave (a transaction whose part
+   *   or place changed leaves and enters again, as a new object)
+   * @param {(tx: ViewTx) => number} rankOf
    * @param {number} [now] ms, when the view is made (Date.now())
-   * @returns {MempoolView|null} null when only a view built from the snapshot alone is right:
-   *   the kept transactions changed their order (a reorg resolved the mempool anew), or this
-   *   view is not the newest of its line
+   * @param {Array<import('../codec/mempool').MempoolTx>} [decoded] `added` decoded
+   * @returns {MempoolView|null} null when this view is not the newest of its line, or a place
+   *   is taken twice (only a view built from the whole is right then)
    */
-  next(snap, added, removed, now = Date.now()) {
+  next(head, added, removed, rankOf, now = Date.now(), decoded = []) {
     const line = this.line;
-    if (line.head !== this || !(snap.seq > this.seq)) return null;
-    // places: a kept transaction keeps its own; a new one takes the place of the one with its
-    // txid it replaces, else a place after every other
-    let lastRank = line.lastRank;
-    for (const tx of added) {
-      const old = this.get(tx.txid);
-      tx[RANK] = old ? old[RANK] : ++lastRank;
-    }
-    let prev = -1;
-    for (const tx of snap.txs) {
-      if (!(tx[RANK] > prev)) return null;
-      prev = tx[RANK];
-    }
-    line.lastRank = lastRank;
+    if (line.head !== this || !(head.seq > this.seq)) return null;
+    const gone = new Set(removed);
+    const order = added.map((tx, k) => k).sort((x, y) => rankOf(added[x]) - rankOf(added[y]));
+    const news = order.map((k) => added[k]);
+    for (let k = 1; k < news.length; k++) if (rankOf(news[k]) === rankOf(news[k - 1])) return null;
+    for (const tx of news) tx[RANK] = rankOf(tx);
+    const txs = mergeSorted(this.txs, gone, news, (x, y) => x[RANK] - y[RANK]);
+    if (!txs) return null;
     const view = Object.create(MempoolView.prototype);
-    view.seq = snap.seq;
-    view.tip = toDisplayHex(snap.tip);
-    view.txs = snap.txs;
+    view.seq = head.seq;
+    view.tip = toDisplayHex(head.tip);
+    view.txs = txs;
+    view.evicted = head.evicted || 0;
     view.line = line;
     view.vsize = this.vsize;
     view.fee = this.fee;
     view.histogram = null;
     for (const tx of removed) {
-      tx[UNTIL] = snap.seq;
+      tx[UNTIL] = head.seq;
       view.vsize -= tx.vsize;
       view.fee -= tx.fee;
     }
-    for (const tx of added) {
-      tx[FROM] = snap.seq;
+    for (const tx of news) {
+      if (tx[RANK] > line.lastRank) line.lastRank = tx[RANK];
+      tx[FROM] = head.seq;
       tx[UNTIL] = Infinity;
       view.vsize += tx.vsize;
       view.fee += tx.fee;
     }
-    line.add(added);
-    if (removed.length) line.gone.push({ at: now, seq: snap.seq, txs: removed });
+    view.rated = this.rated && mergeSorted(this.rated, gone, news.slice().sort(byRate), byRate);
+    view.newestFirst = this.newestFirst && mergeSorted(this.newestFirst, gone, news.slice().sort(byNewest), byNewest);
+    line.add(news, order.map((k) => decoded[k]));
+    if (removed.length) line.gone.push({ at: now, seq: head.seq, txs: removed });
+    line.steps.push({ seq: head.seq, at: now, added: news, removed });
     line.head = view;
     line.prune(now);
     return view;
+  }
+
+  /**
+   * What changed from the view of seq `since` to this one: the transactions that entered and
+   * left (a changed one in both), and the script hashes (latin1 keys, in `view`) they touch —
+   * what a notifier recomputes. Null when the line does not know (the view of `since` was
+   * of another line, or too long ago): the caller looks at everything then.
+   * @param {number} since
+   * @param {'address'|'script'} [view='address']
+   * @returns {{added: ViewTx[], removed: ViewTx[], keys: Set<string>}|null}
+   */
+  changesSince(since, view = 'address') {
+    const line = this.line;
+    if (since < line.stepsFrom || since > this.seq) return null;
+    const added = [];
+    const removed = [];
+    const keys = new Set();
+    for (const step of line.steps) {
+      if (step.seq <= since || step.seq > this.seq) continue;
+      for (const tx of step.added) added.push(tx);
+      for (const tx of step.removed) removed.push(tx);
+    }
+    for (const list of [added, removed]) for (const tx of list) for (const k of keysOf(tx.decoded(), view)) keys.add(k);
+    return { added, removed, keys };
   }
 
   /**
@@ -270,29 +334,60 @@ class MempoolView {
     return this.line;
   }
 
-  /** @param {Buffer} txid internal order */
+  /**
+   * @param {Buffer} txid internal order
+   * @returns {ViewTx|null}
+   */
   get(txid) {
-    const same = this.index().byTxid.get(txid.latin1Slice(0, 32));
-    if (same) for (const tx of same) if (this.holds(tx)) return tx;
-    return null;
+    return this.index().byTxid.find(txid.latin1Slice(0, 32), (tx) => this.holds(tx));
   }
 
   /**
-   * A transaction of the snapshot parsed, as a block's transactions are (once per line of
-   * views, when a reader first needs it), and checked: its bytes must hash to the txid the
-   * snapshot files them under.
-   * @param {import('../codec/mempool').MempoolTx} m one of this view's transactions
+   * A transaction of the snapshot parsed, as a block's transactions are (kept for the
+   * transactions asked lately), and checked: its bytes must hash to the txid the snapshot files
+   * them under.
+   * @param {ViewTx} m one of this view's transactions
    * @returns {import('../chain/tx').Tx}
    */
   parsed(m) {
-    const parsedTxs = this.line.parsedTxs;
-    let tx = parsedTxs.get(m);
-    if (!tx) {
+    const kept = this.line.parsedTxs;
+    let tx = kept.get(m);
+    if (tx) {
+      kept.delete(m);
+    } else {
       tx = parseTransaction(m.raw);
       if (!tx.txid.equals(m.txid)) throw new StoreError('ERR_CORRUPT', `the mempool snapshot's transaction ${toDisplayHex(m.txid)} hashes to ${tx.hash}`);
-      parsedTxs.set(m, tx);
+      if (kept.size >= PARSED_KEPT) kept.delete(kept.keys().next().value);
     }
+    kept.set(m, tx);
     return tx;
+  }
+
+  /**
+   * The view's transactions touching a script hash (its latin1 key), in place order.
+   * @private
+   */
+  txsOfKey(key, view) {
+    const line = this.index();
+    const held = (tx) => this.holds(tx);
+    if (view !== 'script') return line.byKey.all(key).filter(held);
+    // the script view: the address view's, but for the transactions with a P2PK side, whose
+    // keys in this view are their own
+    const plain = line.byKey.all(key).filter((tx) => !tx.p2pk && held(tx));
+    const own = line.byScript.all(key).filter(held);
+    return own.length ? plain.concat(own).sort((a, b) => a[RANK] - b[RANK]) : plain;
+  }
+
+  /**
+   * The unconfirmed transactions touching a script hash, in snapshot order (parents first),
+   * without what each does to it (entries() computes that from their parts): what a reader
+   * that needs only their txids, fees and heights asks (Electrum's statuses).
+   * @param {Buffer} scripthash
+   * @param {'address'|'script'} [view='address']
+   * @returns {ViewTx[]}
+   */
+  transactions(scripthash, view = 'address') {
+    return this.txsOfKey(scripthash.latin1Slice(0, 32), view);
   }
 
   /**
@@ -312,8 +407,7 @@ class MempoolView {
    * @returns {MempoolEntry[]}
    */
   entriesOfKey(key, view = 'address') {
-    const list = this.index().byView[view].get(key);
-    return list ? list.filter((e) => this.holds(e.tx)) : [];
+    return this.txsOfKey(key, view).map((tx) => entryOf(tx, key, view));
   }
 
   /**
@@ -322,7 +416,20 @@ class MempoolView {
    * @returns {IterableIterator<string>}
    */
   * scripthashKeys(view = 'address') {
-    for (const [k, list] of this.index().byView[view]) if (list.some((e) => this.holds(e.tx))) yield k;
+    const line = this.index();
+    const held = (tx) => this.holds(tx);
+    if (view !== 'script') {
+      for (const k of line.byKey.keys()) if (line.byKey.some(k, held)) yield k;
+      return;
+    }
+    const seen = new Set();
+    for (const k of line.byKey.keys()) {
+      if (line.byKey.some(k, (tx) => !tx.p2pk && held(tx))) {
+        seen.add(k);
+        yield k;
+      }
+    }
+    for (const k of line.byScript.keys()) if (!seen.has(k) && line.byScript.some(k, held)) yield k;
   }
 
   /**
@@ -332,8 +439,10 @@ class MempoolView {
    * @param {'address'|'script'} [view='address']
    */
   touchesKey(key, view = 'address') {
-    const list = this.index().byView[view].get(key);
-    return list !== undefined && list.some((e) => this.holds(e.tx));
+    const line = this.index();
+    const held = (tx) => this.holds(tx);
+    if (view !== 'script') return line.byKey.some(key, held);
+    return line.byKey.some(key, (tx) => !tx.p2pk && held(tx)) || line.byScript.some(key, held);
   }
 
   /**
@@ -341,7 +450,7 @@ class MempoolView {
    * @param {'address'|'script'} [view='address']
    */
   scripthashBound(view = 'address') {
-    return this.line.byView[view].size;
+    return this.line.byKey.size + (view === 'script' ? this.line.byScript.size : 0);
   }
 
   /**
@@ -357,17 +466,17 @@ class MempoolView {
   /**
    * The unconfirmed transactions touching any of these script hashes, each once, newest first.
    * @param {Buffer[]} scripthashes
-   * @returns {import('../codec/mempool').MempoolTx[]}
+   * @returns {ViewTx[]}
    */
   newestOf(scripthashes) {
     const txs = new Set();
-    for (const sh of scripthashes) for (const e of this.entries(sh)) txs.add(e.tx);
+    for (const sh of scripthashes) for (const tx of this.txsOfKey(sh.latin1Slice(0, 32), 'address')) txs.add(tx);
     return [...txs].sort((a, b) => this.newer(a, b));
   }
 
   /** Sort order, newest first: first-seen time, then later in the snapshot (children after parents) first. */
   newer(a, b) {
-    return b.time - a.time || b[RANK] - a[RANK];
+    return byNewest(a, b);
   }
 
   /**
@@ -392,12 +501,14 @@ class MempoolView {
    * Outputs paying a script hash that no mempool transaction spends.
    * @param {Buffer} scripthash
    * @param {'address'|'script'} [view='address']
-   * @returns {Array<{tx: import('../codec/mempool').MempoolTx, vout: number, value: number}>}
+   * @returns {Array<{tx: ViewTx, vout: number, value: number}>}
    */
   utxos(scripthash, view = 'address') {
     const out = [];
     for (const e of this.entries(scripthash, view)) {
-      for (const vout of e.vouts) if (!this.spender(e.tx.txid, vout)) out.push({ tx: e.tx, vout, value: e.tx.outputs[vout].value });
+      if (!e.vouts.length) continue;
+      const outputs = e.tx.outputs;
+      for (const vout of e.vouts) if (!this.spender(e.tx.txid, vout)) out.push({ tx: e.tx, vout, value: outputs[vout].value });
     }
     return out;
   }
@@ -406,39 +517,61 @@ class MempoolView {
    * The mempool transaction spending an outpoint (confirmed or not), or null.
    * @param {Buffer} txid internal order
    * @param {number} vout
+   * @returns {{tx: ViewTx, vin: number}|null}
    */
   spender(txid, vout) {
-    const list = this.index().spenders.get(`${txid.latin1Slice(0, 32)}:${vout}`);
-    if (list) for (const s of list) if (this.holds(s.tx)) return s;
-    return null;
+    const tx = this.index().spenders.find(outpointKey(txid, vout), (t) => this.holds(t));
+    if (!tx) return null;
+    const vin = tx.inputs.findIndex((i) => i.vout === vout && i.txid.equals(txid.subarray(0, 32)));
+    return { tx, vin };
   }
 
-  /** Whether a transaction spends an output of another mempool transaction. */
+  /** Whether a transaction spends an output of another mempool transaction. @param {ViewTx} tx */
   hasUnconfirmedInputs(tx) {
-    return tx.inputs.some((i) => i.unconfirmed);
+    return tx.unconfirmedInputs;
+  }
+
+  /**
+   * The view's transactions by fee rate, highest first (ties: place order). Sorted once for
+   * the first view asked; every view derived after it merges what changed into it.
+   * @returns {ViewTx[]}
+   */
+  byRate() {
+    if (!this.rated) this.rated = this.txs.slice().sort(byRate);
+    return this.rated;
+  }
+
+  /**
+   * The view's transactions newest first: first-seen time, then later in place order (children
+   * before parents) first. Kept as byRate() is.
+   * @returns {ViewTx[]}
+   */
+  byNewest() {
+    if (!this.newestFirst) this.newestFirst = this.txs.slice().sort(byNewest);
+    return this.newestFirst;
   }
 
   /**
    * Vsize by fee rate, highest first: [[feerate sat/vB, vsize]] where each bin holds about
    * HISTOGRAM_BIN_VSIZE vbytes of transactions paying at least its rate (and less than the
    * previous bin's), as Esplora's /mempool and Electrum's mempool.get_fee_histogram answer.
+   * One walk of byRate() per view.
    */
   feeHistogram() {
-    // a sort of the whole mempool: once per snapshot, not per request
     if (!this.histogram) this.histogram = this.computeHistogram();
     return this.histogram;
   }
 
   /** @private */
   computeHistogram() {
-    const rates = this.txs.map((t) => ({ rate: t.fee / t.vsize, vsize: t.vsize })).sort((a, b) => b.rate - a.rate);
+    const rated = this.byRate();
     const bins = [];
     let acc = 0;
-    for (let i = 0; i < rates.length; i++) {
-      acc += rates[i].vsize;
-      const last = i === rates.length - 1;
+    for (let i = 0; i < rated.length; i++) {
+      acc += rated[i].vsize;
+      const last = i === rated.length - 1;
       if (acc >= HISTOGRAM_BIN_VSIZE || last) {
-        bins.push([Math.floor(rates[i].rate * 1000) / 1000, acc]);
+        bins.push([Math.floor((rated[i].fee / rated[i].vsize) * 1000) / 1000, acc]);
         acc = 0;
       }
     }
@@ -450,66 +583,39 @@ class MempoolView {
    * @param {number} n
    */
   recent(n) {
-    return [...this.txs].sort((a, b) => this.newer(a, b)).slice(0, n);
+    return this.byNewest().slice(0, n);
   }
 }
 
-/** Two lists of entries ordered by place, as one (a new array). */
-function mergeByRank(a, b) {
-  const out = new Array(a.length + b.length);
-  let i = 0;
-  let j = 0;
-  let k = 0;
-  while (i < a.length && j < b.length) out[k++] = a[i].tx[RANK] <= b[j].tx[RANK] ? a[i++] : b[j++];
-  while (i < a.length) out[k++] = a[i++];
-  while (j < b.length) out[k++] = b[j++];
-  return out;
+/** Fee rate, highest first; then place order. */
+function byRate(a, b) {
+  return b.fee / b.vsize - a.fee / a.vsize || a[RANK] - b[RANK];
+}
+
+/** Newest first (MempoolView#newer). */
+function byNewest(a, b) {
+  return b.time - a.time || b[RANK] - a[RANK];
 }
 
 /**
- * A transaction's entries by view and script hash (latin1 key), in the order its inputs and
- * outputs first name them: in the address view a P2PK output (or an input spending one)
- * counts toward its key's P2PKH script hash and its own script hash, in the script view toward
- * its own only (lib/core/p2pk.js).
- * @param {import('../codec/mempool').MempoolTx} tx
- * @returns {{address: Map<string, MempoolEntry>, script: Map<string, MempoolEntry>}}
+ * `list` without the members of `gone`, merged with `news` (sorted by `cmp`, as `list` is):
+ * one pass, no sort of the whole. Null when two would compare equal in place order (only
+ * possible with a place taken twice).
  */
-function touches(tx) {
-  const mine = { address: new Map(), script: new Map() };
-  const entries = (sh, p2pk) => {
-    const out = [];
-    const add = (view, key) => {
-      const k = key.latin1Slice(0, 32);
-      let e = mine[view].get(k);
-      if (!e) {
-        e = { tx, funded: false, spent: false, received: 0, sent: 0, fundedCount: 0, spentCount: 0, vouts: [] };
-        mine[view].set(k, e);
-      }
-      out.push(e);
-    };
-    add('address', sh);
-    if (p2pk) add('address', p2pk);
-    add('script', p2pk || sh);
-    return out;
-  };
-  for (const i of tx.inputs) {
-    if (!i.scripthash) continue;
-    for (const e of entries(i.scripthash, i.p2pk)) {
-      e.spent = true;
-      e.sent += i.value;
-      e.spentCount++;
-    }
+function mergeSorted(list, gone, news, cmp) {
+  const out = new Array(list.length - gone.size + news.length);
+  let k = 0;
+  let j = 0;
+  for (let i = 0; i < list.length; i++) {
+    const x = list[i];
+    if (gone.size && gone.has(x)) continue;
+    while (j < news.length && cmp(news[j], x) < 0) out[k++] = news[j++];
+    if (j < news.length && cmp(news[j], x) === 0) return null;
+    out[k++] = x;
   }
-  tx.outputs.forEach((o, vout) => {
-    if (!o.scripthash) return;
-    for (const e of entries(o.scripthash, o.p2pk)) {
-      e.funded = true;
-      e.received += o.value;
-      e.fundedCount++;
-      e.vouts.push(vout);
-    }
-  });
-  return mine;
+  while (j < news.length) out[k++] = news[j++];
+  out.length = k;
+  return out;
 }
 
 /** An empty view, for an index without a follower. */
@@ -517,4 +623,4 @@ function emptyMempool(tipHash) {
   return new MempoolView({ seq: 0, tip: Buffer.from(tipHash || '00'.repeat(32), 'hex').reverse(), txs: [] });
 }
 
-module.exports = { MempoolView, emptyMempool, HISTOGRAM_BIN_VSIZE, KEEP_GONE_MS };
+module.exports = { MempoolView, ViewTx, emptyMempool, HISTOGRAM_BIN_VSIZE, KEEP_GONE_MS };

@@ -5,6 +5,7 @@ const { sha256d, toDisplayHex } = require('../chain/hash');
 const { BlockReader } = require('../sources/blockreader');
 const { indexBlockBytes } = require('../api/txdata');
 const { MempoolReader } = require('../mempool/reader');
+const { mergeUtxos, unconfirmedBalance } = require('../core/mempool-merge');
 const { readConsistent, indexMoving, READ_ATTEMPTS } = require('../core/consistent');
 
 /**
@@ -231,7 +232,7 @@ class StoreReader {
    */
   async balance(scripthash) {
     const { value: s, view } = await this.withMempool(() => this.store.getSummary(scripthash, { view: VIEW }));
-    return { confirmed: s ? s.balance : 0, unconfirmed: view ? view.summary(scripthash, VIEW).balance : 0 };
+    return { confirmed: s ? s.balance : 0, unconfirmed: unconfirmedBalance(view, scripthash, VIEW) };
   }
 
   /**
@@ -242,11 +243,10 @@ class StoreReader {
   async utxos(scripthash, limit) {
     const { value: page, view } = await this.withMempool(() => this.store.getUtxos(scripthash, { limit: limit + 1, view: VIEW }));
     let utxos = page.utxos.map((u) => ({ txid: u.txid, vout: u.vout, value: u.value, height: u.height }));
-    if (view) {
-      // a page cut at limit + 1 is too long whatever the mempool spends of it: `more` holds
-      if (utxos.length <= limit) utxos = utxos.filter((u) => !view.spender(u.txid, u.vout));
-      for (const u of view.utxos(scripthash, VIEW)) utxos.push({ txid: u.tx.txid, vout: u.vout, value: u.value, height: 0 });
-    }
+    const merged = mergeUtxos(view, scripthash, utxos, { view: VIEW });
+    // a page cut at limit + 1 is too long whatever the mempool spends of it: `more` holds
+    if (utxos.length <= limit) utxos = merged.confirmed;
+    for (const u of merged.unconfirmed) utxos.push({ txid: u.tx.txid, vout: u.vout, value: u.value, height: 0 });
     const more = page.utxos.length > limit || utxos.length > limit;
     return { utxos: more ? [] : utxos, more };
   }
@@ -342,7 +342,7 @@ class StoreReader {
 
 /** The mempool entries of a script hash as Electrum lists them (the script view). */
 function mempoolEntries(view, scripthash) {
-  return view.entries(scripthash, VIEW).map((e) => ({ txid: e.tx.txid, height: view.hasUnconfirmedInputs(e.tx) ? -1 : 0, fee: e.tx.fee }));
+  return view.transactions(scripthash, VIEW).map((tx) => ({ txid: tx.txid, height: view.hasUnconfirmedInputs(tx) ? -1 : 0, fee: tx.fee }));
 }
 
 function unavailable(blockHash, why) {

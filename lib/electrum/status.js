@@ -1,5 +1,6 @@
 'use strict';
 
+const { createHash } = require('node:crypto');
 const { sha256, toDisplayHex } = require('../chain/hash');
 const { statusText } = require('./encode');
 
@@ -39,4 +40,27 @@ function orderMempool(mempool) {
     .sort((a, b) => b.height - a.height || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
 }
 
-module.exports = { statusHash, orderMempool };
+/**
+ * The status hash's state after the confirmed history: a status of the same confirmed history
+ * with another mempool part is statusOf(prefix, mempool), without reading the history again.
+ * @param {StatusEntry[]} confirmed in chain order
+ * @returns {{hash: import('node:crypto').Hash, count: number}}
+ */
+function statusPrefix(confirmed) {
+  return { hash: createHash('sha256').update(statusText(confirmed)), count: confirmed.length };
+}
+
+/**
+ * statusHash(confirmed, mempool) from statusPrefix(confirmed).
+ * @param {{hash: import('node:crypto').Hash, count: number}} prefix
+ * @param {StatusEntry[]} mempool
+ * @returns {string|null}
+ */
+function statusOf(prefix, mempool) {
+  if (prefix.count === 0 && mempool.length === 0) return null;
+  const h = prefix.hash.copy();
+  if (mempool.length) h.update(statusText(orderMempool(mempool)));
+  return h.digest('hex');
+}
+
+module.exports = { statusHash, orderMempool, statusPrefix, statusOf };

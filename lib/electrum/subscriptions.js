@@ -1,6 +1,6 @@
 'use strict';
 
-const { statusHash } = require('./status');
+const { statusHash, statusPrefix, statusOf } = require('./status');
 const { tooLarge, badRequest } = require('./errors');
 const { mempoolEntries, VIEW } = require('./reader');
 
@@ -30,7 +30,12 @@ const CHUNK = 2000;
  *
  * Mempool. An entry keeps the mempool transactions its status counted (txid and height); when
  * the snapshot changes, the entries that counted some and the subscribed script hashes the new
- * snapshot touches are compared with it, and those that differ are recomputed.
+ * snapshot touches are compared with it, and those that differ are recomputed. When the
+ * snapshot's line of views knows what changed since the view the entries were last brought to
+ * (MempoolView#changesSince), only the subscriptions to the script hashes those changes
+ * touched are compared; and an entry whose confirmed part is of the current tip is recomputed
+ * from the hash state after its confirmed history (status.js statusPrefix), without reading
+ * the store: a mempool poll costs in proportion to what it changed.
  */
 class Subscriptions {
   /**
@@ -54,8 +59,16 @@ class Subscriptions {
     this.byKey = new Map();
     /** @type {Set<object>} entries whose status counts mempool transactions */
     this.withMempool = new Set();
-    /** tip moves resolved from the touched sets, and by reading every last height instead */
-    this.stats = { touched: 0, scanned: 0 };
+    /** the seq of the mempool view the entries were last brought to (null: none) */
+    this.checkedSeq = null;
+    /** @type {Set<object>} entries made since (their mempool part may be of an older view) */
+    this.fresh = new Set();
+    /**
+     * tip moves resolved from the touched sets, and by reading every last height instead;
+     * mempool views met through their changes (the script hashes they touched), and by looking
+     * at every subscription instead
+     */
+    this.stats = { touched: 0, scanned: 0, mempoolChanges: 0, mempoolScans: 0, fromPrefix: 0 };
   }
 
   /**
@@ -78,6 +91,7 @@ class Subscriptions {
         entry = { hex, sh, key: sh.latin1Slice(0, 32), ...computed, sessions: new Set() };
         this.entries.set(hex, entry);
         this.byKey.set(entry.key, entry);
+        this.fresh.add(entry);
         if (entry.mempool) this.withMempool.add(entry);
       }
     }
@@ -99,6 +113,7 @@ class Subscriptions {
         this.entries.delete(hex);
         this.byKey.delete(entry.key);
         this.withMempool.delete(entry);
+        this.fresh.delete(entry);
       }
     }
     return true;
@@ -127,7 +142,21 @@ class Subscriptions {
       lastHeight: entries.length ? entries[entries.length - 1].height : -1,
       tipHash: tip || seen,
       mempool: mempoolSignature(mempool),
+      prefix: statusPrefix(entries),
     };
+  }
+
+  /**
+   * compute() for an entry whose confirmed part is of `view`'s tip: only its mempool part is
+   * read (from the view); null when the history would be past the bound (compute() says so).
+   */
+  recomputeMempool(e, view) {
+    const mempool = mempoolEntries(view, e.sh);
+    if (e.prefix.count + mempool.length > this.maxHistory) return null;
+    const signature = mempoolSignature(mempool);
+    this.stats.fromPrefix++;
+    if (signature === e.mempool) return { status: e.status, lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: e.mempool, prefix: e.prefix };
+    return { status: statusOf(e.prefix, mempool), lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: signature, prefix: e.prefix };
   }
 
   /**
@@ -141,13 +170,24 @@ class Subscriptions {
   async onChange({ previous, tip, forkHeight, moved, mempool }) {
     const candidates = new Set();
     const unchanged = moved ? await this.blockCandidates(previous, tip, forkHeight, candidates) : [];
-    if (this.entries.size) for (const e of this.mempoolCandidates(await mempool())) candidates.add(e);
+    const view = await mempool();
+    const fresh = [...this.fresh];
+    const byMempool = new Set();
+    if (this.entries.size) {
+      for (const e of this.mempoolCandidates(view)) {
+        if (!candidates.has(e)) byMempool.add(e);
+        candidates.add(e);
+      }
+    }
+    // a candidate of the mempool alone whose confirmed part is of this tip: its prefix holds
+    const current = !moved && view && view.tip === tip.hash;
 
     const updates = [];
     const overLimit = [];
     for (const e of candidates) {
       try {
-        updates.push([e, await this.compute(e.sh)]);
+        const quick = current && byMempool.has(e) && e.prefix && e.tipHash === tip.hash ? this.recomputeMempool(e, view) : null;
+        updates.push([e, quick || await this.compute(e.sh)]);
       } catch (err) {
         if (err.rpcCode === undefined) throw err;
         overLimit.push([e, err]);
@@ -163,6 +203,8 @@ class Subscriptions {
       else this.withMempool.delete(e);
       if (next.status !== was) changed.push(e);
     }
+    this.checkedSeq = view ? view.seq : null;
+    for (const e of fresh) this.fresh.delete(e);
     for (const [e, err] of overLimit) {
       // grew past the bound: the subscription ends (its status could no longer be answered)
       this.log(`electrum: dropping the subscription to ${e.hex}: ${err.message}`);
@@ -206,13 +248,29 @@ class Subscriptions {
   }
 
   /**
-   * The entries whose mempool part differs from what `view` (null: none) gives them: among
-   * those that counted mempool transactions and the subscribed script hashes the view touches.
+   * The entries whose mempool part differs from what `view` (null: none) gives them. When the
+   * view's line knows what changed since the view the entries were last brought to, only the
+   * subscriptions to the script hashes those changes touched are looked at (and those made
+   * since): the work follows the change, not the subscriptions or the mempool. Otherwise (the
+   * first view, one built anew, or none): those that counted mempool transactions and the
+   * subscribed script hashes the view touches.
    * @param {import('../core/mempool').MempoolView|null} view
    * @returns {object[]}
    */
   mempoolCandidates(view) {
-    const check = new Set(this.withMempool);
+    const changes = view && this.checkedSeq !== null ? view.changesSince(this.checkedSeq, VIEW) : null;
+    const check = new Set(this.fresh);
+    if (changes) {
+      this.stats.mempoolChanges++;
+      for (const k of changes.keys) {
+        const e = this.byKey.get(k);
+        if (e) check.add(e);
+      }
+      // the caller compares those it recomputes from their prefix itself (recomputeMempool)
+      return [...check].filter((e) => (e.prefix && e.tipHash === view.tip) || e.mempool !== mempoolSignature(mempoolEntries(view, e.sh)));
+    }
+    this.stats.mempoolScans++;
+    for (const e of this.withMempool) check.add(e);
     if (view) {
       // from the smaller side: the view's script hashes, or the subscriptions
       if (view.scripthashBound(VIEW) < this.byKey.size) {

@@ -4,6 +4,7 @@ const { ParseError } = require('../errors');
 const { parseTransaction } = require('../chain/tx');
 const { toDisplayHex } = require('../chain/hash');
 const { classify, writeOutputScripthash, p2pkScripthash } = require('../chain/script');
+const { encodeMempoolTx, mempoolTxRawAt } = require('../codec/mempool');
 
 /** Input and output flags, as the snapshot stores them (docs/FORMAT.md, `M` rows). */
 const INDEXED = 1;
@@ -38,8 +39,6 @@ class MempoolEntry {
     this.vsize = tx.vsize;
     this.n = n;
     this.m = m;
-    /** display hex of the transaction each input spends */
-    this.parents = new Array(n);
     /** the held transaction each input spends (state PARENT), else null */
     this.refs = new Array(n).fill(null);
     /** [vout × n | offset of the input's 36-byte outpoint in raw × n] */
@@ -59,7 +58,6 @@ class MempoolEntry {
     this.own = null;
     for (let i = 0; i < n; i++) {
       const input = tx.inputs[i];
-      this.parents[i] = toDisplayHex(input.txid);
       this.ins[i] = input.vout;
       this.ins[n + i] = input.txid.byteOffset - raw.byteOffset;
     }
@@ -80,6 +78,17 @@ class MempoolEntry {
     this.alive = true;
     /** its encoded part of the snapshot (encodeMempoolTx) while its resolution holds */
     this.record = null;
+    /** its place in the snapshot (0: none; pool.js) */
+    this.rank = 0;
+    /** the part and place the store holds for it (null: none) */
+    this.stored = null;
+    this.storedRank = 0;
+    /** what it takes in the follower's memory, estimated (the pool's --mempool-max-mb) */
+    this.bytes = entryBytes(raw.length, n, m);
+    /** not resolved yet since it arrived */
+    this.arrived = true;
+    /** while it waits: its parents' display txids (parentIds()) */
+    this.parentIdList = null;
     // the pool's walk, the follower's diff
     this.mark = 0;
     this.cursor = 0;
@@ -89,6 +98,42 @@ class MempoolEntry {
   /** @returns {Buffer} 32 bytes, internal order */
   get txid() {
     return this.hashes.subarray(0, 32);
+  }
+
+  /**
+   * The display hex of the transaction input `i` spends (the pool's key of a held parent),
+   * from the bytes: a mempool of 150,000 holds no string per input.
+   * @param {number} i
+   * @returns {string}
+   */
+  parentId(i) {
+    const at = this.ins[this.n + i];
+    return toDisplayHex(this.raw.subarray(at, at + 32));
+  }
+
+  /**
+   * parentId() of every input, kept while the entry waits outside the snapshot (the pool
+   * looks a waiting entry up by what it waits for).
+   * @returns {string[]}
+   */
+  parentIds() {
+    if (!this.parentIdList) this.parentIdList = Array.from({ length: this.n }, (_, i) => this.parentId(i));
+    return this.parentIdList;
+  }
+
+  /**
+   * Its part of the snapshot, encoded once while its resolution holds. Its bytes then hold the
+   * only copy of the transaction (`raw` becomes a view into them): a held transaction is not
+   * kept twice.
+   * @returns {Buffer}
+   */
+  encoded() {
+    if (this.record === null) {
+      this.record = encodeMempoolTx(this.toMempoolTx());
+      const at = mempoolTxRawAt(this.record);
+      this.raw = this.record.subarray(at, at + this.raw.length);
+    }
+    return this.record;
   }
 
   /** @param {number} i @returns {number} */
@@ -235,6 +280,26 @@ class MempoolEntry {
 }
 
 /**
+ * What an entry counts toward --mempool-max-mb: about what Bitcoin Core's DynamicMemoryUsage
+ * counts for the same transaction (its entry, the transaction's inputs, outputs and scripts,
+ * its index nodes; some 1.8 KB for a typical 430-byte transaction), so that a follower at
+ * Core's default of 300 holds what a Core node at its default holds, and evicts what Core
+ * would. What the follower itself takes per transaction is measured by bench/mempool.js
+ * (about 3 KB of V8 heap and buffers: lib/mempool/README.md); its memory is bounded at that
+ * multiple of the limit.
+ * @param {number} rawLength
+ * @param {number} inputs
+ * @param {number} outputs
+ * @returns {number}
+ */
+function entryBytes(rawLength, inputs, outputs) {
+  return ENTRY_BYTES + 2 * rawLength + INPUT_BYTES * inputs + OUTPUT_BYTES * outputs;
+}
+const ENTRY_BYTES = 600;
+const INPUT_BYTES = 100;
+const OUTPUT_BYTES = 60;
+
+/**
  * A transaction the node returned, checked and parsed: it must be one transaction, not a
  * coinbase, and hash to the txid it was asked for.
  * @param {Buffer} raw
@@ -258,4 +323,4 @@ function isZero(buf) {
   return true;
 }
 
-module.exports = { mempoolEntry, ASK, MISSING, PARENT, UNSPENDABLE };
+module.exports = { mempoolEntry, entryBytes, ASK, MISSING, PARENT, UNSPENDABLE };

@@ -1,9 +1,10 @@
 'use strict';
 
 const { performance } = require('node:perf_hooks');
-const { decodeMempool } = require('../codec/mempool');
+const { decodeWhole, decodeMempoolTx, encodeChange } = require('../codec/mempool');
+const { fromDisplayHex } = require('../chain/hash');
 const { getNetwork } = require('../chain/networks');
-const { ParseError, NodeError } = require('../errors');
+const { ParseError, NodeError, CodecError } = require('../errors');
 const { MempoolPool } = require('./pool');
 const { mempoolEntry } = require('./entry');
 const { isHash } = require('../node/client');
@@ -25,13 +26,19 @@ const { isHash } = require('../node/client');
  * @property {number} txs       transactions in the snapshot (resolved)
  * @property {number} held      transactions held (resolved or not)
  * @property {number} vsize     of the snapshot's transactions
- * @property {number} bytes     of the encoded snapshot (when written)
+ * @property {number} bytes     of the change written (when written)
+ * @property {number} stored    what the poll stored (when written): the change, the rows it put
+ *   (key and value) and the head; a key-value store writes this, MongoDB its documents of it
+ * @property {number} upserts   transactions the change wrote (entered, or their part or place changed)
+ * @property {number} dropped   transactions the change took out of the snapshot
+ * @property {number} evicted   transactions evicted by this poll (--mempool-max-mb)
+ * @property {number} memBytes  what the held transactions take in memory (estimated, MempoolEntry#bytes)
  * @property {number} ms        wall time of the poll
  * @property {number} busyMs    of it, time the main thread was busy (not waiting for the node or
  *   the store's I/O; whatever else the process runs meanwhile counts too)
  * @property {number} fetchMs   of it, listing and fetching from the node
  * @property {number} resolveMs of it, resolving (the index's lookups included)
- * @property {number} writeMs   of it, encoding and storing the snapshot
+ * @property {number} writeMs   of it, encoding and storing the change
  */
 
 /**
@@ -47,9 +54,11 @@ const { isHash } = require('../node/client');
  * A poll: `getrawmempool` and `getbestblockhash` in one request; the txids not held are
  * fetched with batched `getrawtransaction TXID 0` and parsed; those the node no longer lists
  * are let go (confirmed, evicted, replaced); everything is resolved against the index's tip
- * (lib/mempool/pool.js) and, when that changes the snapshot, written as a whole with the next
- * seq. The store refuses a snapshot of a tip that moved meanwhile: the follower polls again
- * at once, against the new tip.
+ * (lib/mempool/pool.js) and, when that changes the snapshot, what changed is written as the
+ * next seq's change (transactions that left, those that entered or changed, the new head):
+ * a poll writes in proportion to what changed, not to the mempool. The store refuses a change
+ * of a tip that moved meanwhile: the follower polls again at once, against the new tip. Past
+ * `maxBytes` the lowest fee-rate packages are evicted as Bitcoin Core evicts them.
  *
  * The snapshot is written only when the node's best block is the index's tip, so every
  * stored (tip, snapshot) pair is a mempool the node had at that tip. While the two differ (a
@@ -76,6 +85,9 @@ class MempoolFollower {
    * @param {(poll: MempoolPoll) => void} [opts.onPoll]
    * @param {(err: Error, fatal: boolean) => void} [opts.onError]
    * @param {() => number} [opts.now=Date.now] the clock of first-seen times and of the tip's grace
+   * @param {number} [opts.maxBytes=300e6] what the held transactions may take in memory
+   *   (--mempool-max-mb); past it the lowest fee-rate packages are evicted as Bitcoin Core
+   *   evicts them (MempoolPool#trim), and not fetched again while the node lists them
    */
   constructor(opts) {
     if (!opts || !opts.store || !opts.client) throw new TypeError('MempoolFollower needs a store and a node client');
@@ -87,7 +99,14 @@ class MempoolFollower {
     this.onPoll = opts.onPoll || (() => {});
     this.onError = opts.onError || (() => {});
     this.now = opts.now || Date.now;
+    this.maxBytes = opts.maxBytes === undefined ? 300e6 : opts.maxBytes;
     this.pool = new MempoolPool();
+    /** the next change replaces whatever the store holds (it holds a snapshot this follower could not take) */
+    this.reset = false;
+    /** @type {Map<string, number>} txids evicted → the poll that last listed them; forgotten when the node stops listing them */
+    this.evicted = new Map();
+    /** transactions evicted so far, as the stored head counts them */
+    this.evictedTotal = 0;
     /** the stored snapshot's seq (0: none) */
     this.seq = 0;
     /** the index tip of the last resolve, {height, hash} */
@@ -99,7 +118,7 @@ class MempoolFollower {
     /** @type {Map<string, number>} txids whose bytes were refused → the poll that last listed them; forgotten when the node stops listing them */
     this.rejected = new Map();
     this.epoch = 0;
-    this.stats = { polls: 0, writes: 0, refused: 0, fetched: 0, rejected: 0, failures: 0 };
+    this.stats = { polls: 0, writes: 0, refused: 0, fetched: 0, rejected: 0, failures: 0, evicted: 0 };
     /** @type {MempoolPoll|null} */
     this.last = null;
     this.loaded = false;
@@ -107,6 +126,8 @@ class MempoolFollower {
     this._again = false;
     this._wake = null;
     this._loop = null;
+    /** the poll under way (polls never overlap) */
+    this._polling = Promise.resolve();
   }
 
   /**
@@ -152,26 +173,49 @@ class MempoolFollower {
     const head = await this.store.getMempoolHead();
     if (!head) return 0;
     this.seq = head.seq;
-    const raw = await this.store.getMempool();
-    if (!raw) return 0;
-    const snap = decodeMempool(raw);
-    this.seq = Math.max(this.seq, snap.seq);
-    for (const t of snap.txs) {
+    this.evictedTotal = head.evicted || 0;
+    const raw = head.legacy ? null : await this.store.getMempool();
+    if (!raw) {
+      // a snapshot of format 2 (or one gone meanwhile): the first change replaces it
+      this.reset = true;
+      return 0;
+    }
+    const whole = decodeWhole(raw);
+    this.seq = Math.max(this.seq, whole.seq);
+    for (const row of whole.rows) {
       try {
+        const t = decodeMempoolTx(row.part);
         // copies: the entries outlive the stored value
-        this.pool.add(mempoolEntry(Buffer.from(t.raw), t.time));
+        const e = mempoolEntry(Buffer.from(t.raw), t.time);
+        if (!this.pool.add(e)) continue;
+        e.rank = row.rank;
+        e.stored = Buffer.from(row.part);
+        e.storedRank = row.rank;
+        // whatever does not settle again leaves the stored snapshot
+        this.pool.leaving.push(e);
+        if (row.rank > this.pool.lastRank) this.pool.lastRank = row.rank;
       } catch (err) {
-        if (!(err instanceof ParseError)) throw err;
+        if (!(err instanceof ParseError) && !(err instanceof CodecError)) throw err;
+        // a row this follower cannot take: it cannot say it left either, so it rewrites all
+        this.reset = true;
       }
     }
     return this.pool.size;
   }
 
   /**
-   * One poll (the loop's step; tests and benchmarks call it directly).
+   * One poll (the loop's step; tests, benchmarks and a sync's reorg commit call it directly):
+   * polls run one at a time.
    * @returns {Promise<MempoolPoll>}
    */
-  async poll() {
+  poll() {
+    const p = this._polling.then(() => this._poll());
+    this._polling = p.catch(() => {});
+    return p;
+  }
+
+  /** @private */
+  async _poll() {
     if (!this.loaded) await this.load();
     const t0 = performance.now();
     const elu0 = performance.eventLoopUtilization();
@@ -180,28 +224,35 @@ class MempoolFollower {
     this.stats.polls++;
     const res = {
       outcome: 'unchanged', seq: this.seq, tip: tip ? tip.hash : null, listed: txids.length, added: 0, removed: 0,
-      missing: 0, rejected: 0, asked: 0, txs: 0, held: 0, vsize: 0, bytes: 0, ms: 0, busyMs: 0, fetchMs: 0, resolveMs: 0, writeMs: 0,
+      missing: 0, rejected: 0, asked: 0, txs: 0, held: 0, vsize: 0, bytes: 0, stored: 0, upserts: 0, dropped: 0, evicted: 0, memBytes: 0,
+      ms: 0, busyMs: 0, fetchMs: 0, resolveMs: 0, writeMs: 0,
     };
 
     // the diff: let go of what the node no longer lists, fetch what is new
     const seen = ++this.epoch;
     const fresh = [];
+    let matched = 0;
     for (const id of txids) {
       const e = this.pool.get(id);
       if (e) {
+        if (e.seen !== seen) matched++;
         e.seen = seen;
       } else if (this.rejected.has(id)) {
         this.rejected.set(id, seen);
+      } else if (this.evicted.has(id)) {
+        this.evicted.set(id, seen);
       } else {
         if (!isHash(id)) throw new NodeError('ERR_NODE_PROTOCOL', `getrawmempool from ${this.client.display}: ${JSON.stringify(id)} is not a txid`);
         fresh.push(id);
       }
     }
     const gone = [];
-    for (const e of this.pool.entries.values()) if (e.seen !== seen) gone.push(e.id);
+    // every held entry listed again: none left (a poll that only adds walks no entry)
+    if (matched !== this.pool.size) for (const e of this.pool.entries.values()) if (e.seen !== seen) gone.push(e.id);
     for (const id of gone) this.pool.delete(id);
     res.removed = gone.length;
     for (const [id, at] of this.rejected) if (at !== seen) this.rejected.delete(id);
+    for (const [id, at] of this.evicted) if (at !== seen) this.evicted.delete(id);
     // in txid order: the node lists its mempool in no set order (btcd: a Go map's), and the
     // snapshot is then a function of what was listed, not of how
     fresh.sort();
@@ -225,7 +276,18 @@ class MempoolFollower {
     }
 
     const extending = await this._extends(tip);
-    const { changed, asked } = await this.pool.resolve(tip.hash, extending, (outpoints) => this.store.getPrevouts(outpoints));
+    const lookup = (outpoints) => this.store.getPrevouts(outpoints);
+    let { changed, asked } = await this.pool.resolve(tip.hash, extending, lookup);
+    const evicted = this.maxBytes > 0 ? this.pool.trim(this.maxBytes) : [];
+    if (evicted.length) {
+      for (const id of evicted) this.evicted.set(id, seen);
+      res.evicted = evicted.length;
+      this.stats.evicted += evicted.length;
+      this.evictedTotal += evicted.length;
+      // the snapshot without them (their descendants went with them: nothing else moves)
+      asked += (await this.pool.resolve(tip.hash, true, lookup)).asked;
+      changed = true;
+    }
     this.lastTip = { height: tip.height, hash: tip.hash };
     res.asked = asked;
     const t2 = performance.now();
@@ -233,15 +295,26 @@ class MempoolFollower {
     if (changed) this.unwritten = true;
     if (this.unwritten) {
       const seq = this.seq + 1;
-      const snapshot = this.pool.encode(seq);
-      const stored = await this.store.putMempool(snapshot);
+      const c = this.pool.changes();
+      const { count, vsize, fee } = this.pool.totals;
+      const change = encodeChange({
+        seq, prev: this.seq, tip: fromDisplayHex(tip.hash), count, vsize, fee, evicted: this.evictedTotal, reset: this.reset,
+        removed: c.removed.map((e) => e.txid), upserts: c.upserts.map((e) => ({ rank: e.rank, part: e.record })),
+      });
+      const stored = await this.store.putMempool(change);
       res.writeMs = performance.now() - t2;
       if (stored) {
+        this.pool.markStored(c);
         this.seq = seq;
+        this.reset = false;
         this.unwritten = false;
         this.stats.writes++;
         res.outcome = 'written';
-        res.bytes = snapshot.length;
+        res.bytes = change.length;
+        res.stored = change.length + HEAD_BYTES;
+        for (const e of c.upserts) res.stored += ROW_OVERHEAD + e.record.length;
+        res.upserts = c.upserts.length;
+        res.dropped = c.removed.length;
       } else {
         // a block was committed meanwhile: resolve again, against it
         this.stats.refused++;
@@ -292,6 +365,7 @@ class MempoolFollower {
     res.held = this.pool.size;
     res.txs = this.pool.totals.count;
     res.vsize = this.pool.totals.vsize;
+    res.memBytes = this.pool.bytes;
     res.ms = performance.now() - t0;
     res.busyMs = performance.eventLoopUtilization(elu0).active;
     this.last = res;
@@ -341,6 +415,10 @@ class MempoolFollower {
     }
   }
 }
+
+/** A transaction row's key and value header (docs/FORMAT.md, `M 02`), and the head with its key: MempoolPoll#stored. */
+const ROW_OVERHEAD = 34 + 6;
+const HEAD_BYTES = 2 + 64;
 
 /**
  * Errors a later poll may not meet: the node unreachable (after the client's retries), a

@@ -1,7 +1,5 @@
 'use strict';
 
-const { fromDisplayHex } = require('../chain/hash');
-const { encodeMempoolTx, joinMempool } = require('../codec/mempool');
 const { ASK, MISSING, PARENT, UNSPENDABLE } = require('./entry');
 
 /**
@@ -41,6 +39,14 @@ class MempoolPool {
     this.epoch = 0;
     /** the included entries' totals */
     this.totals = { count: 0, vsize: 0, fee: 0 };
+    /** the last place given (ranks increase parents before children; docs/FORMAT.md `M` rows) */
+    this.lastRank = 0;
+    /** @type {import('./entry').MempoolEntry[]} entries the store holds that may have left the snapshot since the last change stored */
+    this.leaving = [];
+    /** what the held entries take in memory, by MempoolEntry#bytes */
+    this.bytes = 0;
+    /** @type {Set<import('./entry').MempoolEntry>} included entries settled since the store last took their parts: changes() looks at these only */
+    this.pending = new Set();
   }
 
   get size() {
@@ -60,6 +66,7 @@ class MempoolPool {
     if (this.entries.has(entry.id)) return false;
     this.entries.set(entry.id, entry);
     this.waiting.push(entry);
+    this.bytes += entry.bytes;
     return true;
   }
 
@@ -68,8 +75,10 @@ class MempoolPool {
     const e = this.entries.get(id);
     if (!e) return false;
     this.entries.delete(id);
+    this.bytes -= e.bytes;
     e.alive = false;
     if (e.included) this.dropped = true;
+    if (e.stored) this.leaving.push(e);
     return true;
   }
 
@@ -97,6 +106,9 @@ class MempoolPool {
     const epoch = ++this.epoch;
     let olds;
     let fresh;
+    let check = null;
+    /** waiting entries left as they were */
+    let unchecked = [];
     if (full) {
       for (const e of this.entries.values()) this._findParents(e, 'all');
       olds = [];
@@ -115,38 +127,94 @@ class MempoolPool {
           }
         }
       }
-      for (const e of olds) e.mark = epoch;
+      // kept entries are placed already: marked when they are checked again, else known by
+      // being included (a poll that only adds touches none of them)
+      if (recheck) for (const e of olds) e.mark = epoch;
       const waiting = this.waiting.filter((e) => e.alive);
-      for (const e of waiting) this._findParents(e, moved ? 'missing' : 'none');
-      fresh = this._walk(waiting, epoch);
+      // at the same tip with nothing gone, what waited waits on unless what it spends arrived
+      check = moved || recheck ? waiting : this._reachable(waiting);
+      for (const e of check) this._findParents(e, moved ? 'missing' : 'none');
+      fresh = this._walk(check, epoch, !recheck);
+      if (check !== waiting) {
+        const checked = new Set(check);
+        unchecked = waiting.filter((e) => !checked.has(e));
+      }
     }
     const asked = await this._ask(recheck ? olds : [], fresh, lookup);
 
-    const order = [];
+    // kept as they are (nothing left): the order grows by what is new, in place
+    const order = recheck ? [] : olds;
+    const settled = [];
     const waiting = [];
     const settle = (e) => {
       const was = e.included;
       e.included = e.settle();
-      if (e.included !== was) changed = true;
-      (e.included ? order : waiting).push(e);
+      e.arrived = false;
+      if (e.included !== was) {
+        changed = true;
+        if (!e.included) {
+          e.rank = 0;
+          if (e.stored) this.leaving.push(e);
+        }
+      }
+      if (e.included) {
+        order.push(e);
+        settled.push(e);
+        this.pending.add(e);
+        e.parentIdList = null;
+      } else {
+        waiting.push(e);
+      }
     };
     if (recheck) for (const e of olds) settle(e);
-    else for (const e of olds) order.push(e);
     for (const e of fresh) settle(e);
 
-    const totals = { count: 0, vsize: 0, fee: 0 };
-    for (const e of order) {
+    this._place(recheck ? order : settled, full);
+    const totals = recheck ? { count: 0, vsize: 0, fee: 0 } : { ...this.totals };
+    for (const e of settled) {
       if (e.record === null) changed = true;
       totals.count++;
       totals.vsize += e.vsize;
       totals.fee += e.fee;
     }
     this.order = order;
-    this.waiting = waiting;
+    this.waiting = unchecked.length ? unchecked.concat(waiting) : waiting;
     this.tip = tip;
     this.dropped = false;
     this.totals = totals;
     return { changed, asked };
+  }
+
+  /**
+   * The waiting entries a poll at the same tip has to look at again: those that arrived, and
+   * those waiting for one of them (or for one of those, and so on), as Bitcoin Core looks at
+   * its orphans when their parent arrives.
+   * @param {import('./entry').MempoolEntry[]} waiting
+   * @returns {import('./entry').MempoolEntry[]}
+   */
+  _reachable(waiting) {
+    const out = new Set(waiting.filter((e) => e.arrived));
+    if (!out.size || out.size === waiting.length) return out.size ? waiting : [];
+    /** @type {Map<string, import('./entry').MempoolEntry[]>} */
+    const byParent = new Map();
+    for (const w of waiting) {
+      if (w.arrived) continue;
+      for (const id of w.parentIds()) {
+        const list = byParent.get(id);
+        if (list) list.push(w);
+        else byParent.set(id, [w]);
+      }
+    }
+    const queue = [...out];
+    while (queue.length) {
+      for (const w of byParent.get(queue.pop().id) || []) {
+        if (!out.has(w)) {
+          out.add(w);
+          queue.push(w);
+        }
+      }
+    }
+    return waiting.filter((e) => out.has(e));
   }
 
   /**
@@ -158,7 +226,7 @@ class MempoolPool {
    */
   _findParents(e, again) {
     for (let i = 0; i < e.n; i++) {
-      const p = this.entries.get(e.parents[i]);
+      const p = this.entries.get(e.parentId(i));
       if (p) {
         e.spendParent(i, p);
         continue;
@@ -192,9 +260,11 @@ class MempoolPool {
    * depth-first walk, iterative (a chain of unconfirmed transactions may be long).
    * @param {Iterable<import('./entry').MempoolEntry>} list
    * @param {number} epoch
+   * @param {boolean} [includedPlaced] an included parent is placed already (the kept entries,
+   *   when they are not checked again)
    * @returns {import('./entry').MempoolEntry[]}
    */
-  _walk(list, epoch) {
+  _walk(list, epoch, includedPlaced = false) {
     const out = [];
     const stack = [];
     for (const root of list) {
@@ -207,7 +277,7 @@ class MempoolPool {
         let next = null;
         while (e.cursor < e.n) {
           const p = e.refs[e.cursor++];
-          if (p !== null && p.mark !== epoch) {
+          if (p !== null && p.mark !== epoch && !(includedPlaced && p.included)) {
             next = p;
             break;
           }
@@ -226,21 +296,159 @@ class MempoolPool {
   }
 
   /**
-   * The snapshot of the last resolve, encoded (lib/codec/mempool.js): its included entries in
-   * order, each encoded once while its resolution holds.
-   * @param {number} seq
-   * @returns {Buffer}
+   * Gives places (ranks) to the included entries that have none, or one not after every
+   * included parent's (a full resolve may order them anew), so that rank order is an order
+   * parents first; `order` ends in rank order.
+   * @param {import('./entry').MempoolEntry[]} order parents first
+   * @param {boolean} full everything was resolved anew (else only the entries without a place
+   *   are new, and they come after the others)
    */
-  encode(seq) {
-    if (this.tip === null) throw new Error('MempoolPool#encode before resolve');
-    const parts = new Array(this.order.length);
-    for (let k = 0; k < parts.length; k++) {
-      const e = this.order[k];
-      if (e.record === null) e.record = encodeMempoolTx(e.toMempoolTx());
-      parts[k] = e.record;
+  _place(order, full) {
+    let moved = false;
+    for (const e of order) {
+      if (!full) {
+        if (!e.rank) e.rank = ++this.lastRank;
+        continue;
+      }
+      let after = 0;
+      for (let i = 0; i < e.n; i++) if (e.state(i) === PARENT && e.refs[i].rank > after) after = e.refs[i].rank;
+      if (!e.rank || e.rank <= after) {
+        e.rank = ++this.lastRank;
+        moved = true;
+      }
     }
-    return joinMempool(seq, fromDisplayHex(this.tip), parts);
+    if (full && moved) order.sort((a, b) => a.rank - b.rank);
+  }
+
+  /**
+   * What the store is to change since the last change it stored: the entries that left the
+   * snapshot and those that entered it or whose part or place changed, each encoded once while
+   * its resolution holds. Only the entries settled since (`pending`) are looked at: a poll
+   * that adds 500 looks at those 500. markStored() records them as stored once the store took
+   * them.
+   * @returns {{removed: import('./entry').MempoolEntry[], upserts: import('./entry').MempoolEntry[]}}
+   */
+  changes() {
+    if (this.tip === null) throw new Error('MempoolPool#changes before resolve');
+    const upserts = [];
+    for (const e of this.pending) {
+      if (!e.alive || !e.included) {
+        // left meanwhile: `leaving` has it
+        this.pending.delete(e);
+        continue;
+      }
+      e.encoded();
+      if (e.stored === e.record && e.storedRank === e.rank) {
+        this.pending.delete(e);
+        continue;
+      }
+      // a loaded entry's part is compared once: the same bytes are the same row
+      if (e.stored && e.storedRank === e.rank && e.stored.equals(e.record)) {
+        e.stored = e.record;
+        this.pending.delete(e);
+        continue;
+      }
+      upserts.push(e);
+    }
+    // in place order, as a follower writing the same pool twice writes the same bytes
+    upserts.sort((a, b) => a.rank - b.rank);
+    const removed = [];
+    const seen = new Set();
+    for (const e of this.leaving) {
+      if (!e.stored || (e.alive && e.included) || seen.has(e)) continue;
+      seen.add(e);
+      removed.push(e);
+    }
+    return { removed, upserts };
+  }
+
+  /**
+   * The store took these changes.
+   * @param {{removed: import('./entry').MempoolEntry[], upserts: import('./entry').MempoolEntry[]}} c
+   */
+  markStored(c) {
+    for (const e of c.removed) {
+      e.stored = null;
+      e.storedRank = 0;
+    }
+    for (const e of c.upserts) {
+      e.stored = e.record;
+      e.storedRank = e.rank;
+      this.pending.delete(e);
+    }
+    this.leaving = [];
+  }
+
+  /**
+   * Evicts, as Bitcoin Core trims its mempool to `maxmempool`, until the held entries take at
+   * most `maxBytes`: first the entries that are not in the snapshot (waiting for what they
+   * spend: Core keeps those as orphans, apart and few), then the included one of the lowest
+   * descendant score — the higher of its own fee rate and that of it with all its
+   * descendants — with all its descendants, so no transaction stays without its parents.
+   * Scores are computed once per trim (Core recomputes them after each package; the order of
+   * the packages evicted may differ where one package's descendants were another's), each
+   * over at most DESCENDANT_LIMIT descendants (Core's package limit: its mempool holds no
+   * longer chain), so a trim costs O(n log n) whatever the chains; an eviction takes every
+   * descendant all the same.
+   * @param {number} maxBytes
+   * @returns {string[]} the txids evicted
+   */
+  trim(maxBytes) {
+    if (this.bytes <= maxBytes) return [];
+    const out = [];
+    const drop = (e) => {
+      out.push(e.id);
+      this.delete(e.id);
+    };
+    for (const e of [...this.waiting].sort((a, b) => a.time - b.time)) {
+      if (this.bytes <= maxBytes) return out;
+      if (e.alive && !e.included) drop(e);
+    }
+    /** @type {Map<import('./entry').MempoolEntry, import('./entry').MempoolEntry[]>} */
+    const children = new Map();
+    for (const e of this.order) {
+      for (let i = 0; i < e.n; i++) {
+        if (e.state(i) !== PARENT) continue;
+        const p = e.refs[i];
+        const list = children.get(p);
+        if (list) list.push(e);
+        else children.set(p, [e]);
+      }
+    }
+    const descendants = (root, limit = Infinity) => {
+      const seen = new Set([root]);
+      const stack = [root];
+      while (stack.length && seen.size <= limit) {
+        for (const c of children.get(stack.pop()) || []) {
+          if (!seen.has(c) && c.alive) {
+            seen.add(c);
+            stack.push(c);
+          }
+        }
+      }
+      return seen;
+    };
+    const scored = this.order.map((e) => {
+      let fee = 0;
+      let vsize = 0;
+      for (const d of descendants(e, DESCENDANT_LIMIT)) {
+        fee += d.fee;
+        vsize += d.vsize;
+      }
+      return { e, score: Math.max(e.fee / e.vsize, fee / vsize) };
+    });
+    scored.sort((a, b) => a.score - b.score);
+    for (const { e } of scored) {
+      if (this.bytes <= maxBytes) break;
+      if (!e.alive) continue;
+      for (const d of descendants(e)) drop(d);
+    }
+    this.dropped = true;
+    return out;
   }
 }
+
+/** Descendants a score counts (Bitcoin Core's -limitdescendantcount default). */
+const DESCENDANT_LIMIT = 25;
 
 module.exports = { MempoolPool };

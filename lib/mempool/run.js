@@ -16,15 +16,18 @@ const SAY_EVERY_MS = 10000;
  * @param {import('../node/client').NodeClient} opts.client
  * @param {import('../chain/networks').Network} opts.network
  * @param {number} [opts.pollMs] default the follower's (2000)
+ * @param {number} [opts.maxBytes] default the follower's (300 MB; --mempool-max-mb)
  * @param {import('../ops/metrics').Metrics|null} [opts.metrics]
  * @param {import('pino').Logger} [opts.logger]
  * @param {(line: string) => void} [opts.say] a line on stderr
  * @param {(err: Error) => void} [opts.onFatal] the follower stopped on an error it cannot pass
- * @returns {{follower: MempoolFollower, update: (p: import('../sync/service').SyncProgress) => void, stop: () => Promise<void>}}
- *   update: a SyncService progress observer; stop: ends the follower and rejects with the
- *   error that stopped it, if one did
+ * @returns {{follower: MempoolFollower, update: (p: import('../sync/service').SyncProgress) => void,
+ *   beforeReorgCommit: () => Promise<void>, stop: () => Promise<void>}}
+ *   update: a SyncService progress observer; beforeReorgCommit: SyncService's hook of that
+ *   name (a poll against the reorg's new tip, stored in the reorg's commit); stop: ends the
+ *   follower and rejects with the error that stopped it, if one did
  */
-function followMempool({ store, client, network, pollMs, metrics = null, logger = null, say = () => {}, onFatal = () => {} }) {
+function followMempool({ store, client, network, pollMs, maxBytes, metrics = null, logger = null, say = () => {}, onFatal = () => {} }) {
   let failure = null;
   let starting = null;
   let tipHash = null;
@@ -37,11 +40,13 @@ function followMempool({ store, client, network, pollMs, metrics = null, logger 
     onFatal(err);
   };
   const follower = new MempoolFollower({
-    store, client, network, pollMs,
+    store, client, network, pollMs, maxBytes,
     onPoll: (r) => {
       if (metrics) {
         metrics.mempoolFollowerPoll.observe(r.ms / 1000);
         metrics.mempoolFollowerTxs.set(r.txs);
+        metrics.mempoolFollowerBytes.set(r.memBytes);
+        if (r.evicted) metrics.mempoolEvicted.inc(r.evicted);
         // the stored snapshot's size: what it wrote, or what it resolved again unchanged
         if (r.outcome === 'written' || r.outcome === 'unchanged') {
           metrics.mempoolTxs.set(r.txs);
@@ -78,6 +83,16 @@ function followMempool({ store, client, network, pollMs, metrics = null, logger 
       } else if (p.hash !== tipHash) {
         tipHash = p.hash;
         follower.wake();
+      }
+    },
+    async beforeReorgCommit() {
+      if (!starting || failure) return;
+      await starting;
+      try {
+        await follower.poll();
+      } catch (err) {
+        // the reorg commits all the same; the follower's loop polls again and reports
+        if (logger) logger.warn({ code: err.code, err: err.message }, 'mempool follower: the poll of the reorg\'s commit failed');
       }
     },
     async stop() {

@@ -63,7 +63,9 @@ const CATALOG = Object.freeze({
   mempoolVsize: gauge('addrindex_mempool_vsize_bytes', 'virtual size (vbytes) of those transactions', ['api', 'sync'], { aggregator: 'max' }),
   // --- the mempool follower (sync --follow with a node) -----------------------------------------
   mempoolFollowerTxs: gauge('addrindex_mempool_follower_txs', 'transactions in the mempool snapshot the follower last resolved', ['sync']),
-  mempoolFollowerPoll: histogram('addrindex_mempool_follower_poll_seconds', 'one poll of the node\'s mempool: list, fetch, resolve, and the snapshot\'s write', ['sync'], { buckets: LATENCY_BUCKETS }),
+  mempoolEvicted: counter('addrindex_mempool_evicted_total', 'transactions the follower evicted past --mempool-max-mb (the lowest fee-rate packages, as Bitcoin Core trims its mempool)', ['sync']),
+  mempoolFollowerBytes: gauge('addrindex_mempool_follower_memory_bytes', 'what the transactions the follower holds take in its memory (estimated; --mempool-max-mb bounds it)', ['sync']),
+  mempoolFollowerPoll: histogram('addrindex_mempool_follower_poll_seconds', 'one poll of the node\'s mempool: list, fetch, resolve, and the write of what changed', ['sync'], { buckets: LATENCY_BUCKETS }),
 });
 
 module.exports = { CATALOG, LATENCY_BUCKETS, BATCH_BUCKETS };

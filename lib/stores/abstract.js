@@ -371,26 +371,42 @@ class AbstractStore {
   async getSourceInfo() { throw new Error('Abstract method.'); }
 
   /**
-   * Replaces the mempool snapshot (an encoded lib/codec/mempool.js value) whole, only while the
-   * confirmed tip is still the one it was resolved against (`snapshot`'s own tip); false, and
-   * nothing written, when the tip has moved. The snapshot is not chain data: confirmed rows,
-   * digest() and verify() never see it.
-   * @param {Buffer} snapshot
+   * Stores what one poll of the mempool follower changed (an encoded lib/codec/mempool.js
+   * change: the transactions that leave, those that enter or changed, the new head), only
+   * while the confirmed tip is still the one the change names; false, and nothing written,
+   * when the tip has moved. The rows, the change and the head are written together: a reader
+   * sees the snapshot before it or after it. The snapshot is not chain data: confirmed rows,
+   * digest() and verify() never see it (docs/FORMAT.md, `M` rows).
+   * @param {Buffer} change
    * @returns {Promise<boolean>}
+   * @throws {StoreError} ERR_MEMPOOL_SEQ when the change does not apply to the stored snapshot
+   *   (its `prev` is not the stored seq, and it is no reset)
    */
-  async putMempool(snapshot) { throw new Error('Abstract method.'); }
+  async putMempool(change) { throw new Error('Abstract method.'); }
 
   /**
-   * The stored snapshot's seq and tip (cheap: readers poll it), or null when there is none.
-   * @returns {Promise<{seq: number, tip: string}|null>} tip in display hex
+   * The stored snapshot's head (cheap: readers read it on every request), or null when there
+   * is none. `from`: the lowest seq a reader may hold and catch up from by getMempoolChanges.
+   * @returns {Promise<{seq: number, tip: string, count: number, vsize: number, fee: number, evicted: number, from: number}|null>}
+   *   tip in display hex
    */
   async getMempoolHead() { throw new Error('Abstract method.'); }
 
   /**
-   * The stored snapshot, or null.
+   * The whole stored snapshot (lib/codec/mempool.js encodeWhole: every transaction's place and
+   * part, in place order), or null: what a reader that holds nothing, or fell behind, reads.
    * @returns {Promise<Buffer|null>}
    */
   async getMempool() { throw new Error('Abstract method.'); }
+
+  /**
+   * The stored changes that lead from snapshot `after` to the head's, in order; [] when `after`
+   * is the head's seq; null when a reader at `after` must read the whole (they are no longer
+   * kept, or one was too large to keep).
+   * @param {number} after
+   * @returns {Promise<Buffer[]|null>}
+   */
+  async getMempoolChanges(after) { throw new Error('Abstract method.'); }
 
   /**
    * Row counts and sizes, for `addrindex status` and the benchmarks.
@@ -492,7 +508,7 @@ class AbstractStore {
 /** The reads of the contract: what a reader process may call (lib/cluster/forward.js forwards these). */
 const READ_METHODS = Object.freeze([
   'getTip', 'getBlock', 'getBlockHash', 'getBlockByHash', 'getHeaders', 'getTxids', 'getBlockBytes', 'getSpenders', 'getTouched', 'getPrevouts', 'getSummary', 'getSummaries', 'getHistory', 'getHistories',
-  'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'getSourceInfo', 'stats', 'engineStats', 'verify', 'digest',
+  'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'getMempoolChanges', 'getSourceInfo', 'stats', 'engineStats', 'verify', 'digest',
   'getWallet', 'getWalletAddresses', 'getWalletsOf',
 ]);
 

@@ -8,7 +8,8 @@ const {
   decodeAccount, accountSummary,
 } = require('../codec/records');
 const { Writer } = require('../codec/io');
-const { mempoolHead, encodeMempoolHead, decodeMempoolHead } = require('../codec/mempool');
+const { decodeChange } = require('../codec/mempool');
+const mempoolRows = require('./mempool-rows');
 const C = require('../core/checks');
 const { HeightIndex } = require('./heights');
 const { decodeRow } = require('./accounts');
@@ -506,17 +507,16 @@ class KvStore extends AbstractStore {
   }
 
   // -------------------------------------------------------------------------------------
-  // the mempool snapshot: two rows beside the chain's, replaced whole
+  // the mempool snapshot: its rows beside the chain's, a poll's change at a time (mempool-rows.js)
 
-  async putMempool(snapshot) {
+  async putMempool(change) {
     this.assertWritable();
-    const head = mempoolHead(snapshot);
+    C.checkChange(change);
     const v = await this.view();
     try {
-      if (!v.tip || !head.tip.equals(v.tip.hash)) return false;
+      if (!v.tip || !decodeChange(change, false).tip.equals(v.tip.hash)) return false;
       const batch = new WriteBatch();
-      batch.put(layout.MEMPOOL_HEAD_KEY, encodeMempoolHead(head));
-      batch.put(layout.MEMPOOL_BODY_KEY, snapshot);
+      await mempoolRows.stageChange(v.snap, batch, change);
       // guarded by the tip row, like a block commit: a block committed meanwhile refuses it
       return await this.kv.write(batch, { key: TIP_KEY, value: v.tipRaw });
     } finally {
@@ -540,16 +540,28 @@ class KvStore extends AbstractStore {
 
   async getMempoolHead() {
     this.assertOpen();
-    const raw = await this.kv.get(layout.MEMPOOL_HEAD_KEY);
-    if (!raw) return null;
-    const h = decodeRow(decodeMempoolHead, raw, layout.MEMPOOL_HEAD_KEY);
-    return { seq: h.seq, tip: toDisplayHex(h.tip) };
+    const h = await mempoolRows.readHead(this.kv);
+    return h ? mempoolRows.headInfo(h, toDisplayHex) : null;
   }
 
   async getMempool() {
+    return this.withSnapshot((snap) => mempoolRows.readWhole(snap));
+  }
+
+  async getMempoolChanges(after) {
+    C.checkSeq(after);
+    return this.withSnapshot((snap) => mempoolRows.readChanges(snap, after));
+  }
+
+  /** fn(snapshot) on one snapshot of the store, released after. @private */
+  async withSnapshot(fn) {
     this.assertOpen();
-    const raw = await this.kv.get(layout.MEMPOOL_BODY_KEY);
-    return raw ? Buffer.from(raw) : null;
+    const snap = await this.kv.snapshot();
+    try {
+      return await fn(snap);
+    } finally {
+      snap.release();
+    }
   }
 
   // -------------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ const { verifyIndex } = require('./mongo/verify');
 const { HistoryWalk, ListWalk, mergeWalks } = require('./mongo/history');
 const { scriptEntries, scriptUtxos, scriptSummary } = require('../core/script-view');
 const { redactUrl, withRetry } = require('./mongo/retry');
-const { mempoolHead } = require('../codec/mempool');
+const { decodeChange } = require('../codec/mempool');
+const mempoolDocs = require('./mongo/mempool');
 const { MongoWallets } = require('./mongo/wallets');
 
 const COLL = D.COLLECTIONS;
@@ -398,10 +399,10 @@ class MongoStore extends AbstractStore {
 
   // ---- the mempool snapshot ------------------------------------------------------------
 
-  async putMempool(snapshot) {
+  async putMempool(change) {
     this.assertWritable();
-    const h = mempoolHead(snapshot);
-    return this.writer.putMempool(snapshot, { seq: h.seq, tip: D.hashHex(h.tip) });
+    C.checkChange(change);
+    return this.writer.putMempool(change, D.hashHex(decodeChange(change, false).tip));
   }
 
   async putSourceInfo(info) {
@@ -423,20 +424,18 @@ class MongoStore extends AbstractStore {
 
   async getMempoolHead() {
     this.assertOpen();
-    const d = await this.database.retry('read mempool head', () => this.database.coll(COLL.mempool).findOne({ _id: 'head' }));
-    return d ? { seq: d.seq, tip: d.tip } : null;
+    return mempoolDocs.getHead(this.database);
   }
 
   async getMempool() {
     this.assertOpen();
-    const db = this.database;
-    const head = await db.retry('read mempool head', () => db.coll(COLL.mempool).findOne({ _id: 'head' }));
-    if (!head) return null;
-    const ids = Array.from({ length: head.parts }, (_, i) => D.mempoolPartId(head.seq, i));
-    const parts = await db.findByIds(COLL.mempool, ids);
-    // a newer snapshot replaced this one between the two reads: read the head again
-    if (parts.size !== ids.length) return this.getMempool();
-    return Buffer.concat(ids.map((id) => parts.get(id).data.buffer));
+    return mempoolDocs.getWhole(this.database);
+  }
+
+  async getMempoolChanges(after) {
+    this.assertOpen();
+    C.checkSeq(after);
+    return mempoolDocs.getChanges(this.database, after);
   }
 
   // ---- whole-index walks ---------------------------------------------------------------

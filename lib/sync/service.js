@@ -28,6 +28,8 @@ const { Channel } = require('./channel');
 
 /** Passes in a row (without --follow) whose source changed under them before the run gives up. */
 const MAX_SOURCE_CHANGES = 10;
+/** A reorg whose new branch reaches at most this many blocks past the index's tip is committed whole, with its revert (beforeReorgCommit). */
+const REORG_GROUP_BLOCKS = 100;
 
 /**
  * The sync: block source → parse (worker threads) → deltas → store, one atomic commit per
@@ -72,6 +74,13 @@ class SyncService {
    *   batch is committed and nothing else writes or reads the store for this service, so the
    *   store may rewrite itself (addrindex sync compacts an LMDB index there). `txs`: applied
    *   by this run.
+   * @param {(tip: import('../stores/abstract').Tip|null) => Promise<void>} [opts.beforeReorgCommit]
+   *   a reorg's revert and the new branch it leads to (up to REORG_GROUP_BLOCKS) are one bulk
+   *   group, committed as one write: a reader in another process sees the old tip's index or
+   *   the new tip's, never the fork point's (a store without groups, MongoDB, commits them one
+   *   by one). This is awaited after the branch is applied and before that commit; what it
+   *   writes joins the commit (sync --follow stores the new tip's mempool there, as Bitcoin
+   *   Core returns the disconnected blocks' transactions to its mempool in the same step).
    */
   constructor(opts) {
     if (!opts || !opts.source || !opts.store) throw new TypeError('SyncService needs a source and a store');
@@ -92,6 +101,9 @@ class SyncService {
     this.verifyMerkle = opts.verifyMerkle !== false;
     this.bulkBatches = opts.bulkBatches === undefined ? 1 : opts.bulkBatches;
     this.onFirstCatchUp = opts.onFirstCatchUp;
+    this.beforeReorgCommit = opts.beforeReorgCommit || null;
+    /** a reorg's group is open (the catch-up opens and ends none of its own meanwhile) */
+    this.reorgGroup = false;
     if (!((Number.isInteger(this.bulkBatches) || this.bulkBatches === Infinity) && this.bulkBatches >= 1)) {
       throw new TypeError('bulkBatches must be an integer >= 1 or Infinity');
     }
@@ -169,6 +181,28 @@ class SyncService {
     }
     const before = await this.store.getTip();
     this._emit('scan', before, srcTip.height);
+    const reorg = before && this.source.hashAt(before.height) !== before.hash && srcTip.height - before.height <= REORG_GROUP_BLOCKS;
+    if (!reorg) return this._reconciled(pool, signal, srcTip, before);
+    // the revert and the new branch: one commit (see beforeReorgCommit)
+    await this.store.beginBulk();
+    this.reorgGroup = true;
+    let done = false;
+    try {
+      const result = await this._reconciled(pool, signal, srcTip, before);
+      if (this.beforeReorgCommit && !result.behind && result.tip && result.tip.hash === srcTip.hash) await this.beforeReorgCommit(result.tip);
+      done = true;
+      return result;
+    } finally {
+      this.reorgGroup = false;
+      // a failure before the branch is whole commits what was applied, as a stop does
+      await this.store.endBulk({ commit: true }).catch((err) => {
+        if (done) throw err;
+      });
+    }
+  }
+
+  /** _pass after the scan: the reorg check and the catch-up. */
+  async _reconciled(pool, signal, srcTip, before) {
     const { tip, behind } = await this._reconcile(srcTip, before);
     if (behind) {
       this._emit('behind', tip, srcTip.height);
@@ -256,7 +290,7 @@ class SyncService {
         if (!batch || (signal && signal.aborted)) break;
         if (batch.prefetched) await batch.prefetched;
         const lastBlock = batch.blocks[batch.blocks.length - 1];
-        if (this.bulkBatches > 1 && !this.caughtUp && grouped === 0 && lastBlock.height < to) {
+        if (this.bulkBatches > 1 && !this.caughtUp && !this.reorgGroup && grouped === 0 && lastBlock.height < to) {
           await this.store.beginBulk();
           grouped = 1;
           groupBytes = 0;

@@ -11,7 +11,7 @@ const { startBitcore } = require('../helpers/bitcore-host');
 const { request } = require('../api/helpers');
 const { openIndex } = require('../helpers/chains');
 const { outputScripthash } = require('../helpers/reference');
-const { encodeMempool } = require('../../lib/codec/mempool');
+const { encodeReplacement } = require('../../lib/codec/mempool');
 const { fromDisplayHex } = require('../../lib/chain/hash');
 
 const { wallet, minerA } = nodeWallet();
@@ -93,7 +93,7 @@ describe('insight-api on addrindex\'s bitcoind service with a node (rpcUrl, btcd
     const store = await openIndex(datadir);
     try {
       const tip = await store.getTip();
-      const snap = (seq, txs) => encodeMempool({ seq, tip: fromDisplayHex(tip.hash), txs });
+      const snap = (seq, txs) => encodeReplacement({ seq, tip: fromDisplayHex(tip.hash), txs });
       assert.equal(await store.putMempool(snap(1, [])), true);
       const coin = wallet.coinbaseCoin(raws[2], 'miner-a');
       const pay = wallet.pay([coin], [{ kind: 'p2pkh', label: 'late', satoshis: 2e8 }, { kind: 'p2pkh', label: 'late-change' }]);

@@ -2,9 +2,10 @@
 
 const assert = require('node:assert/strict');
 const {
-  encodeMempool, encodeMempoolTx, joinMempool, decodeMempool, mempoolHead, encodeMempoolHead, decodeMempoolHead,
+  encodeMempoolTx, decodeMempoolTx, encodeMempoolHead, decodeMempoolHead, encodeChange, decodeChange, stubChange, encodeRow, decodeRow, encodeWhole, decodeWhole,
+  encodeReplacement, nextHead,
 } = require('../../lib/codec/mempool');
-const { MempoolView } = require('../../lib/core/mempool');
+const { viewOfWhole } = require('../../lib/mempool/cache');
 const { CodecError } = require('../../lib/errors');
 const { prng } = require('../helpers/prng');
 
@@ -32,41 +33,57 @@ function sample() {
 }
 
 describe('the mempool snapshot (lib/codec/mempool.js) and its view (lib/core/mempool.js)', () => {
-  it('round-trips every field; the head reads without the transactions', () => {
+  /** The sample as a store hands it out whole (places 1, 2). */
+  const wholeOf = (snap) => encodeWhole(snap, snap.txs.map((t, k) => ({ rank: k + 1, part: encodeMempoolTx(t) })));
+
+  it('round-trips every field: a part, a row, the whole, a change, the head', () => {
     const snap = sample();
-    const buf = encodeMempool(snap);
-    const back = decodeMempool(buf);
+    const back = decodeWhole(wholeOf(snap));
     assert.equal(back.seq, 7);
     assert.deepEqual(back.tip, id(30));
-    assert.deepEqual(JSON.parse(JSON.stringify(back.txs)), JSON.parse(JSON.stringify(snap.txs)));
-    assert.deepEqual(mempoolHead(buf), { seq: 7, tip: id(30) });
-    assert.deepEqual(decodeMempoolHead(encodeMempoolHead({ seq: 7, tip: id(30) })), { seq: 7, tip: id(30) });
+    assert.deepEqual(back.rows.map((r) => r.rank), [1, 2]);
+    assert.deepEqual(JSON.parse(JSON.stringify(back.rows.map((r) => decodeMempoolTx(r.part)))), JSON.parse(JSON.stringify(snap.txs)));
+    const row = decodeRow(encodeRow(9, encodeMempoolTx(snap.txs[1])));
+    assert.equal(row.rank, 9);
+    assert.deepEqual(row.part, encodeMempoolTx(snap.txs[1]));
+    const c = { seq: 8, prev: 7, tip: id(31), count: 2, vsize: 300, fee: 1500, evicted: 3, reset: false, removed: [id(5)], upserts: [{ rank: 4, part: encodeMempoolTx(snap.txs[0]) }] };
+    const d = decodeChange(encodeChange(c));
+    assert.deepEqual({ ...d, removed: d.removed.map(Buffer.from), upserts: d.upserts.map((u) => ({ rank: u.rank, part: Buffer.from(u.part) })) }, { ...c, stub: false });
+    const stub = decodeChange(stubChange(encodeChange(c)));
+    assert.deepEqual([stub.stub, stub.seq, stub.prev, stub.removed, stub.upserts], [true, 8, 7, [], []]);
+    const head = { seq: 7, tip: id(30), count: 2, vsize: 300, fee: 1500, evicted: 1, from: 3 };
+    assert.deepEqual(decodeMempoolHead(encodeMempoolHead(head)), head);
+    // a head of format 2's snapshot (version 1): its seq goes on, nothing else is read
+    assert.deepEqual(decodeMempoolHead(Buffer.concat([Buffer.from([1, 7]), id(30)])), { seq: 7, tip: id(30), count: 0, vsize: 0, fee: 0, evicted: 0, from: 8, legacy: true });
+    // what a store's head says after a change: a reader may catch up from `from` on
+    assert.equal(nextHead(head, c, false, 64).from, 3);
+    assert.equal(nextHead(head, { ...c, seq: 100 }, false, 64).from, 36, 'past the kept changes');
+    assert.equal(nextHead(head, c, true, 64).from, 8, 'not across a stub');
+    assert.equal(nextHead(head, { ...c, reset: true }, false, 64).from, 8, 'nor across a reset');
+    const r = decodeChange(encodeReplacement(snap));
+    assert.deepEqual([r.reset, r.prev, r.count, r.vsize, r.fee, r.upserts.map((u) => u.rank)], [true, 0, 2, 300, 1500, [1, 2]]);
   });
 
-  it('transactions encoded one by one and joined are the same bytes as the whole snapshot encoded at once', () => {
-    const snap = sample();
-    assert.deepEqual(joinMempool(snap.seq, snap.tip, snap.txs.map(encodeMempoolTx)), encodeMempool(snap));
-    assert.deepEqual(joinMempool(1, snap.tip, []), encodeMempool({ seq: 1, tip: snap.tip, txs: [] }));
-  });
-
-  it('every truncation and every bad flag is a CodecError, never a partial snapshot', () => {
-    const buf = encodeMempool(sample());
-    for (let n = 0; n < buf.length; n++) assert.throws(() => decodeMempool(buf.subarray(0, n)), CodecError, `cut at ${n}`);
-    assert.throws(() => decodeMempool(Buffer.concat([buf, Buffer.from([0])])), CodecError);
+  it('every truncation and every bad flag is a CodecError, never a partial snapshot or change', () => {
     const random = prng(3);
-    for (let k = 0; k < 500; k++) {
-      const bad = Buffer.from(buf);
-      bad[Math.floor(random() * bad.length)] ^= 1 + Math.floor(random() * 255);
-      try {
-        decodeMempool(bad);
-      } catch (err) {
-        assert.ok(err instanceof CodecError, err.stack);
+    const c = encodeChange({ seq: 8, prev: 7, tip: id(31), count: 2, vsize: 300, fee: 1500, evicted: 3, reset: false, removed: [id(5)], upserts: sample().txs.map((t, k) => ({ rank: k, part: encodeMempoolTx(t) })) });
+    for (const [buf, decode] of [[wholeOf(sample()), decodeWhole], [c, decodeChange], [encodeMempoolTx(sample().txs[0]), decodeMempoolTx]]) {
+      for (let n = 0; n < buf.length; n++) assert.throws(() => decode(buf.subarray(0, n)), CodecError, `cut at ${n}`);
+      assert.throws(() => decode(Buffer.concat([buf, Buffer.from([0])])), CodecError);
+      for (let k = 0; k < 500; k++) {
+        const bad = Buffer.from(buf);
+        bad[Math.floor(random() * bad.length)] ^= 1 + Math.floor(random() * 255);
+        try {
+          decode(bad);
+        } catch (err) {
+          assert.ok(err instanceof CodecError, err.stack);
+        }
       }
     }
   });
 
   it('per script hash: entries, unconfirmed totals, outputs left unspent; spenders; fee figures', () => {
-    const v = new MempoolView(decodeMempool(encodeMempool(sample())));
+    const v = viewOfWhole(wholeOf(sample()));
     assert.deepEqual(v.entries(sh(1)).map((e) => [e.tx.txid[0], e.funded, e.spent, e.received, e.sent]), [[0x81, true, false, 30000, 0], [0x82, true, true, 29500, 30000]]);
     assert.deepEqual(v.summary(sh(1)), { txCount: 2, received: 59500, sent: 30000, fundedCount: 2, spentCount: 1, balance: 29500 });
     assert.deepEqual(v.summary(sh(3)), { txCount: 1, received: 0, sent: 51000, fundedCount: 0, spentCount: 1, balance: -51000 });

@@ -169,7 +169,7 @@ describe('electrum: the mempool snapshot in answers and notifications', function
     const seen = counts();
     await syncInto(full.dir, store);
     await waitFor(() => heard.headers.some((h) => h.height === B), 30000, 'the header of B');
-    assert.deepEqual(await store.getMempoolHead(), { seq: 2, tip: ref.blockHashes[M] }, 'the stale snapshot is still stored');
+    assert.deepEqual(await store.getMempoolHead().then((h) => ({ seq: h.seq, tip: h.tip })), { seq: 2, tip: ref.blockHashes[M] }, 'the stale snapshot is still stored');
     // the sync may commit M+1 and M+2 apart: a status can change in two steps
     const changed = await expectNotified(seen, new Map(shs.map((sh) => [sh, expectedStatus(addressAt(ref, sh, B).history)])), { once: false });
     assert.ok(changed > 10, `${changed} statuses changed`);

@@ -11,7 +11,7 @@ const bitcore = require('bitcore-lib');
 const { makeChain } = require('./chains');
 const { referenceIndex, addressAt, outputScripthash } = require('./reference');
 const { BlocksDirSource } = require('../../lib/sources/blocksdir');
-const { encodeMempool } = require('../../lib/codec/mempool');
+const { encodeReplacement, encodeChange, encodeMempoolTx} = require('../../lib/codec/mempool');
 const { fromDisplayHex } = require('../../lib/chain/hash');
 
 /** First-seen time of the snapshot's k-th transaction: later in the pool is newer. */
@@ -89,9 +89,54 @@ function keys({ indexKey, own }) {
   return { scripthash: Buffer.from(indexKey, 'hex'), p2pk: own !== indexKey ? Buffer.from(own, 'hex') : null };
 }
 
-/** An encoded snapshot of `txs` (from mempoolOf) resolved against the block at `tipHeight`. */
+/**
+ * An encoded change replacing the store's snapshot with `txs` (from mempoolOf) resolved
+ * against the block at `tipHeight`.
+ */
 function snapshot(ref, seq, txs, tipHeight) {
-  return encodeMempool({
+  return encodeReplacement(snapshotOf(ref, seq, txs, tipHeight));
+}
+
+/**
+ * A writer of changes as a follower writes them, from whole snapshots: each call gives the
+ * change from the last snapshot to this one (what left, what entered or changed its part or
+ * place; places kept where the order allows, as lib/mempool/pool.js keeps them).
+ * @returns {(ref: object, seq: number, txs: object[], tipHeight: number) => Buffer}
+ */
+function changeWriter() {
+  /** @type {Map<string, {part: Buffer, rank: number}>} by txid hex */
+  let held = new Map();
+  let last = 0;
+  let prevSeq = 0;
+  return (ref, seq, txs, tipHeight) => {
+    const snap = snapshotOf(ref, seq, txs, tipHeight);
+    const next = new Map();
+    const upserts = [];
+    let after = 0;
+    let vsize = 0;
+    let fee = 0;
+    for (const t of snap.txs) {
+      const id = t.txid.toString('hex');
+      const part = encodeMempoolTx(t);
+      const old = held.get(id);
+      const rank = old && old.rank > after ? old.rank : ++last;
+      after = rank;
+      next.set(id, { part, rank });
+      if (!old || old.rank !== rank || !old.part.equals(part)) upserts.push({ rank, part });
+      vsize += t.vsize;
+      fee += t.fee;
+    }
+    const removed = [...held.keys()].filter((id) => !next.has(id)).map((id) => Buffer.from(id, 'hex'));
+    const change = encodeChange({ seq, prev: prevSeq, tip: snap.tip, count: snap.txs.length, vsize, fee, evicted: 0, reset: false, removed, upserts });
+    held = next;
+    prevSeq = seq;
+    return change;
+  };
+}
+
+/** The snapshot `txs` make (lib/codec/mempool.js MempoolSnapshot). */
+function snapshotOf(ref, seq, txs, tipHeight) {
+  return {
     seq,
     tip: fromDisplayHex(ref.blockHashes[tipHeight]),
     txs: txs.map((p) => ({
@@ -99,7 +144,7 @@ function snapshot(ref, seq, txs, tipHeight) {
       inputs: p.ins.map((i) => ({ txid: fromDisplayHex(i.txid), vout: i.vout, value: i.value, ...keys(i), unconfirmed: i.unconfirmed })),
       outputs: p.outs.map((o) => ({ value: o.value, ...keys(o) })),
     })),
-  });
+  };
 }
 
 /**
@@ -143,4 +188,4 @@ function regtestAddress(ref, sh) {
   return new bitcore.Address(a.hashBuffer, 'regtest', a.type).toString();
 }
 
-module.exports = { T0, regtestAddress, rawBlocks, mempoolChains, mempoolOf, snapshot, unconfirmedOf };
+module.exports = { T0, regtestAddress, rawBlocks, mempoolChains, mempoolOf, snapshot, snapshotOf, changeWriter, unconfirmedOf };

@@ -11,8 +11,8 @@ const { SyncService } = require('../../lib/sync/service');
 const { openStore } = require('../../lib/stores');
 const { MongoStore } = require('../../lib/stores/mongo');
 const { MempoolFollower } = require('../../lib/mempool/follower');
-const { decodeMempool } = require('../../lib/codec/mempool');
-const { MempoolView } = require('../../lib/core/mempool');
+const { mempoolEntry } = require('../../lib/mempool/entry');
+const { viewOfWhole } = require('../../lib/mempool/cache');
 const { parseTarget } = require('../../lib/chain/address');
 const { fromDisplayHex, toDisplayHex } = require('../../lib/chain/hash');
 const sha256 = (b) => require('node:crypto').createHash('sha256').update(b).digest();
@@ -85,7 +85,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
       assert.ok(stored[i].raw.equals(stored[0].raw), `${lanes[i].kind}'s snapshot is ${lanes[0].kind}'s, byte for byte`);
       assert.deepEqual(stored[i].head, stored[0].head);
     }
-    const view = new MempoolView(decodeMempool(stored[0].raw));
+    const view = viewOfWhole(stored[0].raw);
     assert.equal(view.tip, stored[0].tip.hash);
     return { polls, view, tip: stored[0].tip, head: stored[0].head };
   }
@@ -308,10 +308,38 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
       const p = await again.poll();
       assert.deepEqual([p.outcome, p.added, p.txs, p.seq], ['written', 0, 1, s.head.seq + 1]);
       assert.equal(lane.client.rpc.stats.calls - calls, 2, 'getrawmempool and getbestblockhash, no getrawtransaction');
-      const view = new MempoolView(decodeMempool(await lane.store.getMempool()));
+      const view = viewOfWhole(await lane.store.getMempool());
       assert.equal(view.get(fromDisplayHex(pay.txid)).time, NOW_MS / 1000, 'first seen when the first follower saw it');
       lane.follower = again;
     }
+    await a.generate(1);
+    assert.equal((await step()).view.txs.length, 0);
+  });
+
+  it('past maxBytes the lowest fee-rate package goes, the child with its parent, counted in the head; what was evicted is not fetched again while listed', async () => {
+    const low = wallet.pay([coins[7]], [{ kind: 'p2wpkh', label: 'e-low', satoshis: 1e7 }, { kind: 'p2pkh', label: 'miner-a' }], { fee: 1000 });
+    const lowChild = wallet.pay([low.coins[0]], [{ kind: 'p2wpkh', label: 'e-low-child' }], { fee: 1000 });
+    const high = wallet.pay([coins[8]], [{ kind: 'p2wpkh', label: 'e-high', satoshis: 1e7 }, { kind: 'p2pkh', label: 'miner-a' }], { fee: 9000 });
+    const mid = wallet.pay([coins[9]], [{ kind: 'p2wpkh', label: 'e-mid', satoshis: 1e7 }, { kind: 'p2pkh', label: 'miner-a' }], { fee: 4000 });
+    for (const m of [low, lowChild, high, mid]) await a.sendTx(m.hex);
+    // room for two of the four
+    const bytes = (m) => mempoolEntry(Buffer.from(m.hex, 'hex'), 0).bytes;
+    const maxBytes = bytes(high) + bytes(mid) + 1;
+    const bounded = (lane, max) => new MempoolFollower({ store: lane.store, client: lane.client, network: 'regtest', tipGraceMs: 600000, now: () => NOW_MS, maxBytes: max });
+    for (const lane of lanes) lane.follower = bounded(lane, maxBytes);
+    let s = await step();
+    assert.deepEqual(s.view.txs.map((t) => toDisplayHex(t.txid)).sort(), [high.txid, mid.txid].sort());
+    assert.equal(s.head.evicted, 2);
+    assert.equal(s.view.evicted, 2);
+    for (const lane of lanes) {
+      assert.deepEqual([lane.follower.stats.evicted, lane.follower.last.evicted], [2, 2]);
+      assert.ok(lane.follower.pool.bytes <= maxBytes);
+    }
+    const fetched = lanes.map((lane) => lane.follower.stats.fetched);
+    s = await step();
+    assert.deepEqual(lanes.map((lane) => lane.follower.stats.fetched), fetched, 'not fetched again');
+    assert.equal(s.view.txs.length, 2);
+    for (const lane of lanes) lane.follower = bounded(lane, undefined);
     await a.generate(1);
     assert.equal((await step()).view.txs.length, 0);
   });
@@ -322,7 +350,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
     await a.sendTx(pay.hex);
     const has = (lane, present) => async () => {
       const raw = await lane.store.getMempool();
-      const view = new MempoolView(decodeMempool(raw));
+      const view = viewOfWhole(raw);
       return Boolean(view.get(fromDisplayHex(pay.txid))) === present ? view : null;
     };
     for (const lane of lanes) {
@@ -365,7 +393,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
       const head = await lane.store.getMempoolHead();
       a.child.kill('SIGSTOP');
       const requests = client.rpc.stats.requests;
-      await waitFor(async () => client.rpc.stats.requests > requests, 30000, 'a poll waiting for the stopped node');
+      await waitFor(async () => client.rpc.stats.requests > requests, 30000, `a poll waiting for the stopped node ${JSON.stringify(errors)} ${JSON.stringify(follower.stats)}`);
       ac.abort();
       await follower.stopped;
       assert.deepEqual(errors, []);
@@ -416,7 +444,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
         const head = await ro.getMempoolHead();
         const tip = await ro.getTip();
         if (!head || head.tip !== tip.hash) return null;
-        return { tip, view: new MempoolView(decodeMempool(await ro.getMempool())) };
+        return { tip, view: viewOfWhole(await ro.getMempool()) };
       };
       const pay = wallet.pay([coins[6]], [{ kind: 'p2sh', label: 'cli-pay', satoshis: 8e7 }, { kind: 'p2pkh', label: 'miner-a' }], { fee: 3100 });
       await a.sendTx(pay.hex);

@@ -4,8 +4,7 @@ const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const { MempoolPool } = require('../../lib/mempool/pool');
 const { mempoolEntry } = require('../../lib/mempool/entry');
-const { encodeMempool, decodeMempool } = require('../../lib/codec/mempool');
-const { fromDisplayHex } = require('../../lib/chain/hash');
+const { decodeMempoolTx } = require('../../lib/codec/mempool');
 const { Wallet } = require('../helpers/wallet');
 
 /**
@@ -44,6 +43,13 @@ function index(coins) {
 
 const entry = (made, time = 1000) => mempoolEntry(Buffer.from(made.hex, 'hex'), time, made.txid);
 const ids = (pool) => pool.order.filter((e) => e.included).map((e) => e.id);
+/** The snapshot's transactions as the store gets them: each included entry's part, decoded. */
+const partsOf = (pool) => {
+  pool.changes();
+  return pool.order.map((e) => decodeMempoolTx(e.record));
+};
+/** A change as txid lists: [left, entered or changed (with places)]. */
+const described = (c) => [c.removed.map((e) => e.id), c.upserts.map((e) => [e.id, e.rank])];
 
 describe('the mempool pool (lib/mempool/pool.js): what a snapshot holds, in which order', () => {
   it('parents before children whatever the arrival order; a child waits for a parent it cannot resolve, with its descendants', async () => {
@@ -62,7 +68,7 @@ describe('the mempool pool (lib/mempool/pool.js): what a snapshot holds, in whic
     r = await pool.resolve(TIP, true, lookup);
     assert.equal(r.changed, true);
     assert.deepEqual(ids(pool), [parent.txid, child.txid, grand.txid]);
-    const snap = decodeMempool(pool.encode(3));
+    const snap = { txs: partsOf(pool) };
     assert.deepEqual(snap.txs.map((t) => [t.fee, t.vsize]), [parent, child, grand].map((m) => [m.tx._getUnspentValue(), m.tx.vsize]));
     assert.deepEqual(snap.txs[1].inputs.map((i) => [i.unconfirmed, i.value]), [[true, 500000]]);
     assert.deepEqual(snap.txs[0].inputs.map((i) => [i.unconfirmed, i.value]), [[false, 1e6]]);
@@ -83,15 +89,114 @@ describe('the mempool pool (lib/mempool/pool.js): what a snapshot holds, in whic
     pool.add(entry(a));
     pool.add(entry(b));
     await pool.resolve(TIP, false, lookup);
-    const first = pool.encode(1);
+    const first = pool.changes();
+    assert.deepEqual(described(first), [[], [[a.txid, 1], [b.txid, 2]]]);
+    pool.markStored(first);
     const parts = pool.order.map((e) => e.record);
     assert.equal(lookup.asked, 2);
     const r = await pool.resolve(TIP, true, lookup);
     assert.deepEqual(r, { changed: false, asked: 0 });
-    const second = pool.encode(1);
-    assert.deepEqual(second, first);
-    assert.deepEqual(first, encodeMempool({ seq: 1, tip: fromDisplayHex(TIP), txs: pool.order.map((e) => e.toMempoolTx()) }));
+    assert.deepEqual(described(pool.changes()), [[], []], 'nothing to store');
     pool.order.forEach((e, i) => assert.equal(e.record, parts[i], 'kept, not encoded again'));
+  });
+
+  it('a change holds what left, what entered and what changed in place; places increase parents first and survive a reorg where they still can', async () => {
+    const cs = [coin(20), coin(21), coin(22)];
+    const a = wallet.pay([cs[0]], [{ kind: 'p2wpkh', label: 'a' }], { fee: 1000 });
+    const child = wallet.pay([a.coins[0]], [{ kind: 'p2wpkh', label: 'ac' }], { fee: 900 });
+    const b = wallet.pay([cs[1]], [{ kind: 'p2tr', label: 'b' }], { fee: 2000 });
+    const c = wallet.pay([cs[2]], [{ kind: 'p2wpkh', label: 'c' }], { fee: 3000 });
+    const lookup = index(cs);
+    const pool = new MempoolPool();
+    for (const m of [child, a, b]) pool.add(entry(m));
+    await pool.resolve(TIP, false, lookup);
+    let ch = pool.changes();
+    assert.deepEqual(described(ch), [[], [[a.txid, 1], [child.txid, 2], [b.txid, 3]]]);
+    pool.markStored(ch);
+    // b leaves (confirmed), c arrives
+    pool.delete(b.txid);
+    pool.add(entry(c));
+    await pool.resolve(TIP, true, lookup);
+    ch = pool.changes();
+    assert.deepEqual(described(ch), [[b.txid], [[c.txid, 4]]]);
+    pool.markStored(ch);
+    // a refused store leaves the change to the next poll: here, nothing was marked
+    pool.delete(a.txid);
+    await pool.resolve(TIP, true, lookup);
+    ch = pool.changes();
+    assert.deepEqual(described(ch), [[a.txid, child.txid], []], 'the child goes with its parent');
+    pool.markStored(ch);
+    // a reorg resolves all anew: kept places stay, as they are still parents first
+    pool.add(entry(a));
+    pool.add(entry(child));
+    await pool.resolve(TIP2, false, lookup);
+    ch = pool.changes();
+    assert.deepEqual(described(ch), [[], [[a.txid, 5], [child.txid, 6]]]);
+    assert.deepEqual(pool.order.map((e) => [e.id, e.rank]), [[c.txid, 4], [a.txid, 5], [child.txid, 6]]);
+  });
+
+  it('work in proportion to the change: a resolve at the same tip looks again only at what arrived and what waited for it; changes() only at what settled', async () => {
+    const cs = [coin(40), coin(41), coin(42)];
+    const kept = wallet.pay([cs[0]], [{ kind: 'p2wpkh', label: 'k' }], { fee: 1000 });
+    const parent = wallet.pay([cs[1]], [{ kind: 'p2wpkh', label: 'wp' }], { fee: 1000 });
+    const child = wallet.pay([parent.coins[0]], [{ kind: 'p2wpkh', label: 'wc' }], { fee: 1000 });
+    const orphan = wallet.pay([wallet.pay([coin(49)], [{ kind: 'p2wpkh', label: 'nope' }], { fee: 1000 }).coins[0]], [{ kind: 'p2wpkh', label: 'o' }], { fee: 1000 });
+    const late = wallet.pay([cs[2]], [{ kind: 'p2wpkh', label: 'late' }], { fee: 1000 });
+    const lookup = index(cs);
+    const pool = new MempoolPool();
+    for (const m of [kept, child, orphan]) pool.add(entry(m));
+    await pool.resolve(TIP, false, lookup);
+    pool.markStored(pool.changes());
+    assert.deepEqual(ids(pool), [kept.txid]);
+    const looked = [];
+    const find = pool._findParents.bind(pool);
+    pool._findParents = (e, again) => {
+      looked.push(e.id);
+      return find(e, again);
+    };
+    // nothing arrived: nothing is looked at, nothing to store
+    await pool.resolve(TIP, true, lookup);
+    assert.deepEqual([looked, described(pool.changes())], [[], [[], []]]);
+    // the parent arrives: it and the child waiting for it are looked at, not the orphan
+    pool.add(entry(parent));
+    await pool.resolve(TIP, true, lookup);
+    assert.deepEqual(looked.sort(), [parent.txid, child.txid].sort());
+    assert.deepEqual(described(pool.changes()), [[], [[parent.txid, 2], [child.txid, 3]]]);
+    pool.markStored(pool.changes());
+    looked.length = 0;
+    pool.add(entry(late));
+    await pool.resolve(TIP, true, lookup);
+    assert.deepEqual(looked, [late.txid]);
+    assert.deepEqual(described(pool.changes()), [[], [[late.txid, 4]]]);
+    // a new tip looks at every waiting entry again (what was missing may be confirmed now)
+    looked.length = 0;
+    await pool.resolve(TIP2, true, lookup);
+    assert.deepEqual(looked, [orphan.txid]);
+  });
+
+  it('trim: past the limit the lowest descendant score goes first, with its descendants (never a child without its parent); waiting ones before any', async () => {
+    const cs = [coin(30), coin(31), coin(32), coin(33)];
+    const low = wallet.pay([cs[0]], [{ kind: 'p2wpkh', label: 'low' }], { fee: 200 });
+    // a high-paying child lifts its parent's package above `mid` (child pays for parent)
+    const cpfpParent = wallet.pay([cs[1]], [{ kind: 'p2wpkh', label: 'cp' }], { fee: 150 });
+    const cpfpChild = wallet.pay([cpfpParent.coins[0]], [{ kind: 'p2wpkh', label: 'cc' }], { fee: 20000 });
+    const mid = wallet.pay([cs[2]], [{ kind: 'p2wpkh', label: 'mid' }], { fee: 1500 });
+    const lowParent = wallet.pay([cs[3]], [{ kind: 'p2wpkh', label: 'lp' }], { fee: 100 });
+    const lowChild = wallet.pay([lowParent.coins[0]], [{ kind: 'p2wpkh', label: 'lc' }], { fee: 100 });
+    const orphan = wallet.pay([coin(39)], [{ kind: 'p2wpkh', label: 'o' }], { fee: 5000 });
+    const pool = new MempoolPool();
+    for (const m of [low, cpfpParent, cpfpChild, mid, lowParent, lowChild, orphan]) pool.add(entry(m));
+    await pool.resolve(TIP, false, index(cs));
+    assert.equal(pool.order.length, 6);
+    const per = pool.bytes / 7;
+    // room for 4 of the 7 (all about the same size): the orphan goes, then lowParent with lowChild (the lowest score), then low
+    const evicted = pool.trim(Math.ceil(per * 4.2));
+    assert.deepEqual(evicted, [orphan.txid, lowParent.txid, lowChild.txid]);
+    assert.ok(pool.bytes <= per * 4.2);
+    const more = pool.trim(Math.ceil(per * 2.2));
+    assert.deepEqual(more, [low.txid, mid.txid]);
+    await pool.resolve(TIP, true, index(cs));
+    assert.deepEqual(ids(pool), [cpfpParent.txid, cpfpChild.txid], 'the package its child pays for stays whole');
   });
 
   it('a new tip that extends the last asks only what was missing; another tip asks everything again', async () => {

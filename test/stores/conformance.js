@@ -11,7 +11,7 @@ const { referenceIndex, addressScripthash } = require('../helpers/reference');
 const { prng } = require('../helpers/prng');
 const { serveStore } = require('../../lib/cluster/forward');
 const { READ_METHODS } = require('../../lib/stores/abstract');
-const { encodeMempool, decodeMempool } = require('../../lib/codec/mempool');
+const { encodeChange, encodeMempoolTx, decodeMempoolTx, decodeWhole } = require('../../lib/codec/mempool');
 
 /**
  * The store conformance suite: one set of behaviours every backend must have, written once
@@ -463,7 +463,7 @@ function storeConformance(name, backend) {
           getHistory: [[SATOSHI9, { limit: 2, order: 'desc' }], [HAL, { cursor: 'not-a-cursor' }]],
           getHistories: [[[HAL, SATOSHI9], { limit: 3 }], ['not an array']],
           getUtxos: [[SATOSHI9, { limit: 1 }], [Buffer.alloc(31)]], getTx: [[fromDisplayHex(TX170)]], getTxid: [[171]],
-          getMempoolHead: [[]], getMempool: [[]], getSourceInfo: [[]], stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
+          getMempoolHead: [[]], getMempool: [[]], getMempoolChanges: [[0], [-1]], getSourceInfo: [[]], stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
           getBlockByHash: [[BLOCK170], ['zz']], getHeaders: [[168, 3]], getTxids: [[170, 2], [-1, 2]],
           getSpenders: [[fromDisplayHex(TX170)]], getTouched: [[438], [9], [170, { view: 'script' }]], getBlockBytes: [[170], [-1]], engineStats: [[]],
           getWallet: [['02' + '11'.repeat(32)], [42]], getWalletAddresses: [['0'.repeat(24), { limit: 2 }], ['nope']], getWalletsOf: [[[HAL]], ['x']],
@@ -489,39 +489,62 @@ function storeConformance(name, backend) {
         }
       });
 
-      it('the mempool snapshot: replaced whole while the tip stands, refused once it moved, never in digest or verify', async () => {
+      it('the mempool snapshot: a change at a time while the tip stands, refused once it moved, kept changes and the whole, never in digest or verify', async () => {
         const { location, store } = await fresh(MAIN);
         await syncBlocks(store, mainnetChain().blocks, 0, 170);
         assert.equal(await store.getMempoolHead(), null);
         assert.equal(await store.getMempool(), null);
+        assert.equal(await store.getMempoolChanges(0), null);
         const digest = await store.digest();
         const tip = await store.getTip();
-        const snap = (seq, tipHash) => encodeMempool({
-          seq,
-          tip: fromDisplayHex(tipHash),
-          txs: [{
-            txid: fromDisplayHex(TX170), time: 1231731025, fee: 0, vsize: 275, raw: Buffer.alloc(275, seq),
-            inputs: [{ txid: Buffer.alloc(32, 9), vout: 0, value: 50e8, scripthash: SATOSHI9, unconfirmed: false }],
-            outputs: [{ value: 10e8, scripthash: HAL }, { value: 40e8, scripthash: SATOSHI9 }, { value: 0, scripthash: null }],
-          }],
+        const tx = (n, values) => ({
+          txid: Buffer.alloc(32, n), time: 1231731025 + n, fee: n, vsize: 100 + n, raw: Buffer.alloc(60 + n, n),
+          inputs: [{ txid: Buffer.alloc(32, 9), vout: n, value: 50e8, scripthash: SATOSHI9, unconfirmed: false }],
+          outputs: values.map((value, k) => ({ value, scripthash: k === 2 ? null : [HAL, SATOSHI9][k] })),
         });
-        assert.equal(await store.putMempool(snap(1, tip.hash)), true);
-        assert.deepEqual(await store.getMempoolHead(), { seq: 1, tip: tip.hash });
-        assert.deepEqual(await store.getMempool(), snap(1, tip.hash));
-        const big = snap(2, tip.hash);
-        assert.equal(await store.putMempool(big), true);
-        assert.deepEqual(await store.getMempoolHead(), { seq: 2, tip: tip.hash });
-        assert.deepEqual(decodeMempool(await store.getMempool()).txs[0].outputs.map((o) => o.value), [10e8, 40e8, 0]);
+        const tipOf = (hash) => fromDisplayHex(hash);
+        const change = (seq, prev, tipHash, removed, upserts, more = {}) => encodeChange({
+          seq, prev, tip: tipOf(tipHash), count: 0, vsize: 0, fee: 0, evicted: 0, reset: false,
+          removed: removed.map((n) => Buffer.alloc(32, n)), upserts: upserts.map(([rank, t]) => ({ rank, part: encodeMempoolTx(t) })), ...more,
+        });
+        const whole = async () => decodeWhole(await store.getMempool());
+        const txids = (w) => w.rows.map((r) => [r.rank, decodeMempoolTx(r.part).txid[0]]);
+        assert.equal(await store.putMempool(change(1, 0, tip.hash, [], [[1, tx(1, [10e8, 40e8, 0])], [2, tx(2, [5])]], { count: 2, vsize: 203, fee: 3 })), true);
+        assert.deepEqual(await store.getMempoolHead(), { seq: 1, tip: tip.hash, count: 2, vsize: 203, fee: 3, evicted: 0, from: 1 });
+        let w = await whole();
+        assert.deepEqual([w.seq, toDisplayHex(w.tip), txids(w)], [1, tip.hash, [[1, 1], [2, 2]]]);
+        assert.deepEqual(decodeMempoolTx(w.rows[0].part).outputs.map((o) => o.value), [10e8, 40e8, 0]);
+        // 2 leaves, 3 enters before 1 (a lower place), 1 changes in place
+        const c2 = change(2, 1, tip.hash, [2], [[0, tx(3, [7])], [1, tx(1, [11e8, 39e8, 0])]], { count: 2, evicted: 4 });
+        assert.equal(await store.putMempool(c2), true);
+        w = await whole();
+        assert.deepEqual(txids(w), [[0, 3], [1, 1]]);
+        assert.deepEqual(decodeMempoolTx(w.rows[1].part).outputs.map((o) => o.value), [11e8, 39e8, 0]);
+        assert.deepEqual(await store.getMempoolChanges(1), [c2]);
+        assert.deepEqual(await store.getMempoolChanges(2), []);
+        assert.equal(await store.getMempoolChanges(0), null, 'before the first change kept');
+        assert.equal((await store.getMempoolHead()).evicted, 4);
+        // a change that does not apply to the stored seq is an error, not a silent mix
+        await assert.rejects(store.putMempool(change(4, 3, tip.hash, [], [])), (err) => err.code === 'ERR_MEMPOOL_SEQ');
+        await assert.rejects(store.putMempool(change(2, 2, tip.hash, [], [])), (err) => err.code === 'ERR_MEMPOOL_SEQ');
+        await assert.rejects(store.putMempool(Buffer.from('00', 'hex').toString()), (err) => err.code === 'ERR_BAD_CHANGE');
         assert.equal(await store.digest(), digest, 'the mempool is not chain data');
         assert.equal((await store.verify()).ok, true);
-        // a snapshot resolved against another tip is refused, whatever its seq
-        assert.equal(await store.putMempool(snap(3, BLOCK170.replace(/^0/, '1'))), false);
+        // a change resolved against another tip is refused, whatever its seq
+        assert.equal(await store.putMempool(change(3, 2, BLOCK170.replace(/^0/, '1'), [], [])), false);
         await syncBlocks(store, mainnetChain().blocks, 171, 172);
-        assert.equal(await store.putMempool(snap(4, tip.hash)), false);
-        assert.deepEqual(await store.getMempoolHead(), { seq: 2, tip: tip.hash }, 'the stale snapshot stays until replaced; readers compare its tip');
+        assert.equal(await store.putMempool(change(3, 2, tip.hash, [], [])), false);
+        assert.equal((await store.getMempoolHead()).seq, 2, 'the stale snapshot stays until replaced; readers compare its tip');
+        // a reset replaces everything
+        const newTip = (await store.getTip()).hash;
+        assert.equal(await store.putMempool(change(3, 0, newTip, [], [[5, tx(5, [1])]], { reset: true, count: 1 })), true);
+        w = await whole();
+        assert.deepEqual([w.seq, toDisplayHex(w.tip), txids(w)], [3, newTip, [[5, 5]]]);
+        assert.equal(await store.getMempoolChanges(2), null, 'no reader catches up across a reset');
         const reader = await open(location, { ...MAIN, readOnly: true });
-        assert.deepEqual(await reader.getMempoolHead(), { seq: 2, tip: tip.hash });
-        await assert.rejects(reader.putMempool(snap(5, (await store.getTip()).hash)), (err) => err.code === 'ERR_READ_ONLY');
+        assert.equal((await reader.getMempoolHead()).seq, 3);
+        assert.deepEqual(await reader.getMempool(), await store.getMempool());
+        await assert.rejects(reader.putMempool(change(4, 3, newTip, [], [])), (err) => err.code === 'ERR_READ_ONLY');
       });
 
       it('wallets (bitcore v8): created once per key, addresses in the order added, never in digest or verify', async () => {

@@ -120,7 +120,7 @@ describe('MongoDB store (lib/stores/mongo.js)', function () {
     const collections = async () => Object.fromEntries((await s.client.db(dbName).listCollections().toArray()).map((c) => [c.name, c.info.uuid.toHexString(false)]));
     const before = await collections();
     assert.ok(Object.values(before).every((u) => /^[0-9a-f]{32}$/.test(u)), JSON.stringify(before));
-    assert.deepEqual(Object.keys(before).sort(), ['accounts', 'blocks', 'bodies', 'history', 'mempool', 'meta', 'spends', 'staging', 'txs', 'undo', 'utxos']);
+    assert.deepEqual(Object.keys(before).sort(), ['accounts', 'blocks', 'bodies', 'history', 'mempool', 'mempoolTxs', 'meta', 'spends', 'staging', 'txs', 'undo', 'utxos']);
     await syncBlocks(s, mainnetChain().blocks, 0, 120, [40]);
     await s.revert(60);
     assert.equal((await s.getTip()).height, 60);
@@ -151,6 +151,42 @@ describe('MongoDB store (lib/stores/mongo.js)', function () {
         await s.apply(deltas);
         assert.equal(await s.digest(), digests.get(438));
       }
+    }
+  });
+
+  it('a mempool change cut off after it is stored, or after its documents: readers see it whole, the next write rolls it forward', async () => {
+    const { encodeChange, encodeMempoolTx, decodeWhole, decodeMempoolTx } = require('../../lib/codec/mempool');
+    const { fromDisplayHex } = require('../../lib/chain/hash');
+    const tx = (n) => ({
+      txid: Buffer.alloc(32, n), time: n, fee: n, vsize: 100, raw: Buffer.alloc(60, n),
+      inputs: [{ txid: Buffer.alloc(32, 200 + n), vout: 0, value: 1000, scripthash: Buffer.alloc(32, 9), unconfirmed: false }], outputs: [{ value: 1000 - n, scripthash: null }],
+    });
+    for (const cut of ['mempool-change', 'mempool-docs']) {
+      const dbName = env.dbName(`mempool_${cut.replace('-', '_')}`);
+      const s = await track(MongoStore.open({ url: env.mongo.url, dbName, network: 'main', repairSettleMs: 0 }));
+      await syncBlocks(s, mainnetChain().blocks, 0, 10, [11]);
+      const tip = fromDisplayHex((await s.getTip()).hash);
+      const change = (seq, prev, removed, upserts) => encodeChange({
+        seq, prev, tip, count: 0, vsize: 0, fee: 0, evicted: 0, reset: false,
+        removed: removed.map((n) => Buffer.alloc(32, n)), upserts: upserts.map((n) => ({ rank: n, part: encodeMempoolTx(tx(n)) })),
+      });
+      const reader = await track(MongoStore.open({ url: env.mongo.url, dbName, network: 'main', readOnly: true }));
+      const held = async () => decodeWhole(await reader.getMempool()).rows.map((r) => decodeMempoolTx(r.part).txid[0]);
+      assert.equal(await s.putMempool(change(1, 0, [], [1, 2, 3])), true);
+      s.opts.onStep = (at) => {
+        if (at === cut) throw new Error(`simulated crash at ${at}`);
+      };
+      await assert.rejects(s.putMempool(change(2, 1, [2], [4])), /simulated crash/);
+      s.opts.onStep = undefined;
+      // the head still names 1; a reader applies change 2 to what it reads
+      assert.equal((await reader.getMempoolHead()).seq, 1);
+      assert.deepEqual(await held(), [1, 3, 4], cut);
+      assert.deepEqual(decodeWhole(await reader.getMempool()).seq, 2);
+      // the next write rolls 2 forward first, then applies 3
+      assert.equal(await s.putMempool(change(3, 2, [1], [5])), true);
+      assert.equal((await reader.getMempoolHead()).seq, 3);
+      assert.deepEqual(await held(), [3, 4, 5], cut);
+      assert.deepEqual((await reader.getMempoolChanges(1)).length, 2);
     }
   });
 

@@ -2,6 +2,7 @@
 
 const { verifySignature } = require('./auth');
 const S = require('./shapes');
+const { newInView } = require('../../bitcore/announce');
 
 /**
  * bitcore-node v8's live feed (its services/socket.ts) over socket.io, from the same store
@@ -114,11 +115,14 @@ class V8Feed {
     this.tip = tip;
     const pool = await this.app.mempool.at(tip);
     if (!pool) return;
-    const now = new Set(pool.txs.map((m) => m.txid.latin1Slice(0, 32)));
     const seen = this.seen;
-    this.seen = now;
+    const seenAt = this.seenAt;
+    this.seen = pool;
+    this.seenAt = Math.floor(Date.now() / 1000);
     if (!seen) return; // the first look only learns what is there
-    for (const m of pool.txs) if (!seen.has(m.txid.latin1Slice(0, 32))) await this.announce(m, pool);
+    if (seen.seq === pool.seq) return;
+    // the transactions the last view looked at did not hold: from the changes between them
+    for (const m of newInView(pool, seen, seenAt)) await this.announce(m, pool);
   }
 
   /** A new mempool transaction: its tx and coin events, and its wallets'. @private */

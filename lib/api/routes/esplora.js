@@ -10,6 +10,7 @@ const { txKey } = require('../json-cache');
 const { toDisplayHex } = require('../../chain/hash');
 const { parseTransaction } = require('../../chain/tx');
 const { ParseError } = require('../../errors');
+const { mergeUtxos } = require('../../core/mempool-merge');
 
 const { LIMITS } = validate;
 const HEX64 = /^[0-9a-fA-F]{64}$/;
@@ -77,10 +78,10 @@ function register(router, app) {
       const { value } = await app.withMempool(async (tip, pool) => {
         const page = await store.getUtxos(sh, { limit: LIMITS.compatUtxoMax + 1 });
         if (page.utxos.length > LIMITS.compatUtxoMax) throw tooMany();
-        const confirmed = pool ? page.utxos.filter((u) => !pool.spender(u.txid, u.vout)) : page.utxos;
+        const { confirmed, unconfirmed } = mergeUtxos(pool, sh, page.utxos);
         const blocks = await app.blocks(confirmed.map((u) => u.height));
         const out = confirmed.map((u) => format.esploraUtxo(u, blocks.get(u.height)));
-        if (pool) for (const u of pool.utxos(sh)) out.push(format.esploraUtxo({ txid: u.tx.txid, vout: u.vout, value: u.value }, null));
+        for (const u of unconfirmed) out.push(format.esploraUtxo({ txid: u.tx.txid, vout: u.vout, value: u.value }, null));
         if (out.length > LIMITS.compatUtxoMax) throw tooMany();
         return out;
       });

@@ -8,6 +8,7 @@ const view = require('../insight-format');
 const { storedBlockFacts } = require('../esplora-format');
 const { json } = require('../reply');
 const { broadcast } = require('./esplora');
+const { mergeUtxos, unconfirmedBalance } = require('../../core/mempool-merge');
 
 const { LIMITS } = validate;
 
@@ -56,7 +57,7 @@ function register(router, app) {
   router.add('GET', '/insight-api/addr/:addr/unconfirmedBalance', async (ctx) => {
     const t = parse(ctx.params.addr);
     const { view: pool } = await app.withMempool(async () => null);
-    return json(pool ? pool.summary(t.scripthash).balance : 0);
+    return json(unconfirmedBalance(pool, t.scripthash));
   });
 
   router.add('GET', '/insight-api/addr/:addr/utxo', async (ctx) => json(await utxos(app, [parse(ctx.params.addr)])));
@@ -334,14 +335,12 @@ async function utxos(app, targets) {
   const { tip, value } = await app.withMempool(async (at, pool) => {
     const all = [];
     for (const t of targets) {
-      if (pool) {
-        const mine = pool.utxos(t.scripthash).sort((a, b) => pool.newer(a.tx, b.tx));
-        for (const u of mine) all.push({ t, u: { txid: u.tx.txid, vout: u.vout, value: u.value }, time: u.tx.time });
-      }
+      const mine = pool ? mergeUtxos(pool, t.scripthash, []).unconfirmed.sort((a, b) => pool.newer(a.tx, b.tx)) : [];
+      for (const u of mine) all.push({ t, u: { txid: u.tx.txid, vout: u.vout, value: u.value }, time: u.tx.time });
       const room = LIMITS.compatUtxoMax - all.length;
       const page = await app.store.getUtxos(t.scripthash, { limit: Math.max(0, room) + 1 });
       if (page.utxos.length > room) throw tooMany();
-      for (const u of page.utxos) if (!pool || !pool.spender(u.txid, u.vout)) all.push({ t, u });
+      for (const u of mergeUtxos(pool, t.scripthash, page.utxos).confirmed) all.push({ t, u });
     }
     return all;
   });

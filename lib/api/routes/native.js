@@ -11,6 +11,7 @@ const { nativeFullTx } = require('../native-format');
 const view = require('../esplora-format');
 const { moved } = require('../txdata');
 const { lagOf } = require('../../ops/ready');
+const { mergeUtxos } = require('../../core/mempool-merge');
 
 const { LIMITS } = validate;
 const OPENAPI = path.join(__dirname, '..', '..', '..', 'docs', 'openapi.json');
@@ -45,7 +46,7 @@ function register(router, app) {
       tip: tip ? { height: tip.height, hash: tip.hash, time: block ? block.time : null } : null,
       sync: syncState(app, tip),
       // the snapshot the answers use: null when none goes with this tip (answers are confirmed only)
-      mempool: pool ? { seq: pool.seq, count: pool.txs.length, vsize: pool.vsize, fee: pool.fee } : null,
+      mempool: pool ? { seq: pool.seq, count: pool.txs.length, vsize: pool.vsize, fee: pool.fee, evicted: pool.evicted } : null,
       limits: {
         pageDefault: LIMITS.pageDefault,
         pageMax: LIMITS.pageMax,
@@ -95,8 +96,9 @@ function register(router, app) {
       const { tip, value, view: pool } = await app.withMempool(() => store.getUtxos(t.scripthash, opts));
       // as Esplora's /utxo: outputs a mempool transaction spends are left out (of every page),
       // and the mempool's own unspent outputs (height null) come first, on the first page
-      const utxos = (pool ? value.utxos.filter((u) => !pool.spender(u.txid, u.vout)) : value.utxos).map(format.nativeUtxo);
-      if (pool && !opts.cursor) utxos.unshift(...pool.utxos(t.scripthash).map((u) => format.nativeUtxo({ txid: u.tx.txid, vout: u.vout, value: u.value, height: null })));
+      const { confirmed, unconfirmed } = mergeUtxos(pool, t.scripthash, value.utxos);
+      const utxos = confirmed.map(format.nativeUtxo);
+      if (!opts.cursor) utxos.unshift(...unconfirmed.map((u) => format.nativeUtxo({ txid: u.tx.txid, vout: u.vout, value: u.value, height: null })));
       return json({ ...head(t), utxos, next: value.next, tip: tipOf(tip) });
     });
 
@@ -122,7 +124,7 @@ function register(router, app) {
       const read = () => store.getHistories(hashes, opts);
       const { tip, value, view: pool } = await (body.mempool ? app.withMempool(read) : app.consistent(read));
       const mempool = !body.mempool ? undefined : pool
-        ? pool.newestOf(hashes).map((tx) => ({ ...format.nativeMempoolEntry(pool, tx, hashes), [fam.many]: touchedBy(pool, tx, hashes, names) }))
+        ? touchingNewest(pool, hashes).map(({ tx, touched }) => ({ ...format.nativeMempoolEntry(pool, tx, hashes), [fam.many]: touched.map((sh) => names.get(sh)) }))
         : [];
       return rawJson(format.nativeMultiPageJSON(value.entries, names, fam.many, value.next, tipOf(tip), mempool));
     }, { body: true });
@@ -194,9 +196,22 @@ function register(router, app) {
   router.add('GET', '/api/v1/blocks/:start_height', (ctx) => blocks(ctx.params.start_height));
 }
 
-/** The names of the asked-for script hashes a mempool transaction touches. */
-function touchedBy(pool, tx, hashes, names) {
-  return hashes.filter((sh) => pool.entries(sh).some((e) => e.tx === tx)).map((sh) => names.get(sh));
+/**
+ * The mempool transactions touching any of the script hashes, newest first, each with the
+ * script hashes it touches (in the order asked): one pass over each script hash's entries,
+ * linear in the addresses asked and what they hold.
+ */
+function touchingNewest(pool, hashes) {
+  /** @type {Map<object, Buffer[]>} */
+  const by = new Map();
+  for (const sh of hashes) {
+    for (const e of pool.entries(sh)) {
+      const list = by.get(e.tx);
+      if (list) list.push(sh);
+      else by.set(e.tx, [sh]);
+    }
+  }
+  return [...by].sort(([a], [b]) => pool.newer(a, b)).map(([tx, touched]) => ({ tx, touched }));
 }
 
 /**

@@ -33,7 +33,9 @@ const { decodeBody } = require('../../codec/records');
  *   undo        '<height, 10 digits>:<part>' height, part, parts, hash, firstTxNum, spent,   revert, crash repair
  *                                            dups, txs
  *   staging     sh                           the next version of an account                  the account swap
- *   mempool     'head' | '<seq, 16 digits>:<part>'  seq, tip | data (the snapshot, ≤ 8 MB a part)  getMempool (not chain data)
+ *   mempool     'head' | 'change:<seq, 16>:<part, 4>'  seq, tip, count, vsize, fee,     the mempool snapshot (not chain
+ *                                            evicted, from | seq, parts, data (≤ 8 MB)       data; lib/stores/mongo/mempool.js)
+ *   mempoolTxs  txid (display hex)           r (its place), data (its part)
  *
  * `sh` is the Electrum script hash in Electrum's display order (byte-reversed hex): the string
  * an Electrum client or a mongo shell user types. Every per-address read is an `_id` lookup:
@@ -46,7 +48,7 @@ const { decodeBody } = require('../../codec/records');
  */
 const COLLECTIONS = Object.freeze({
   meta: 'meta', blocks: 'blocks', bodies: 'bodies', txs: 'txs', accounts: 'accounts', history: 'history', utxos: 'utxos', spends: 'spends',
-  undo: 'undo', staging: 'staging', mempool: 'mempool',
+  undo: 'undo', staging: 'staging', mempool: 'mempool', mempoolTxs: 'mempoolTxs',
 });
 
 /**
@@ -99,9 +101,6 @@ const ownOutpointId = (outpoint) => `${outpoint}:p2pk`;
 
 /** @param {string} sh  @param {number} page */
 const pageId = (sh, page) => `${sh}:${String(page).padStart(PAGE_DIGITS, '0')}`;
-
-/** A part of the mempool snapshot number `seq`. @param {number} seq  @param {number} part */
-const mempoolPartId = (seq, part) => `${String(seq).padStart(16, '0')}:${String(part).padStart(PART_DIGITS, '0')}`;
 
 /** @param {number} height  @param {number} part */
 const undoId = (height, part) => `${String(height).padStart(HEIGHT_DIGITS, '0')}:${String(part).padStart(PART_DIGITS, '0')}`;
@@ -460,7 +459,7 @@ function bad(where, what) {
 
 module.exports = {
   COLLECTIONS, SCHEMA_VERSION, SCHEMA_NAME, INDEXES, ZERO32,
-  long, num, hashHex, hashFromHex, outpointId, ownOutpointId, pageId, undoId, mempoolPartId,
+  long, num, hashHex, hashFromHex, outpointId, ownOutpointId, pageId, undoId,
   blockDoc, fromBlockDoc, bodyDoc, fromBodyDoc, txDoc, canonicalTxDoc, prevOf, displacedTxDoc, txidOf, txAt, spendId, spendDoc,
   utxoDoc, utxoDocs, utxoIds, fromUtxoDoc, entryDoc, fromEntryDoc, pageDoc, fromPageDoc,
   accountFields, accountDoc, versionAt, asPrev, fromAccountFields, summaryOf, tipDoc, fromTipDoc, logicalRecord,

@@ -5,13 +5,12 @@ const P = require('./plan');
 const { applyEffect, revertEffect } = require('../../core/effect');
 const { checkExtends, undoMissing, corrupt } = require('../../core/checks');
 const { utxosInline } = require('../../core/rules');
+const { putChange } = require('./mempool');
 
 const C = D.COLLECTIONS;
 
 /** Account documents a writer that created its database keeps (past it, it reads them back). */
 const WRITER_DOCS = 200000;
-/** Bytes of the mempool snapshot per document (MongoDB's limit is 16 MB). */
-const MEMPOOL_PART = 8 * 1024 * 1024;
 /** How long a verify's lease on the writer lasts without renewal (lib/stores/mongo/verify.js renews it). */
 const LEASE_MS = 15000;
 
@@ -201,25 +200,16 @@ class Writer {
   }
 
   /**
-   * Replaces the mempool snapshot: its parts under ids of its own seq, then the head that names
-   * them, then older parts go. Readers follow the head, so they see one snapshot or the other.
-   * @param {Buffer} snapshot
-   * @param {{seq: number, tip: string}} head
-   * @returns {Promise<boolean>} false when the tip is no longer the snapshot's
+   * Stores a mempool change (lib/stores/mongo/mempool.js) while the tip is the one it names.
+   * @param {Buffer} change
+   * @param {string} tip the change's tip, display hex
+   * @returns {Promise<boolean>} false when the tip is no longer the change's
    */
-  putMempool(snapshot, head) {
+  putMempool(change, tip) {
     return this.serial(async () => {
       await this.cleanIfDirty();
-      if (!this.tip || this.tip.hash !== head.tip) return false;
-      const coll = this.db.coll(C.mempool);
-      const parts = [];
-      for (let i = 0; i * MEMPOOL_PART < snapshot.length || i === 0; i++) {
-        parts.push({ _id: D.mempoolPartId(head.seq, i), data: snapshot.subarray(i * MEMPOOL_PART, (i + 1) * MEMPOOL_PART) });
-      }
-      await this.db.insert(C.mempool, parts);
-      await this.retry('write mempool head', () => coll.replaceOne({ _id: 'head' },
-        { _id: 'head', seq: head.seq, tip: head.tip, parts: parts.length }, { upsert: true }));
-      await this.retry('drop old mempool', () => coll.deleteMany({ _id: { $lt: D.mempoolPartId(head.seq, 0) } }));
+      if (!this.tip || this.tip.hash !== tip) return false;
+      await putChange(this.db, change, (at) => this.step(at));
       return true;
     });
   }

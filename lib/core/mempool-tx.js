@@ -1,0 +1,132 @@
+'use strict';
+
+const { decodeMempoolTx, encodeMempoolTx } = require('../codec/mempool');
+
+/**
+ * One transaction of a mempool view, as compact as a reader can hold 150,000 of them: its
+ * encoded part of the snapshot (lib/codec/mempool.js) and the few figures every answer reads;
+ * its inputs and outputs are decoded from the part when asked (each time: nothing decoded is
+ * kept), so a worker holds about the part's bytes per transaction and not a tree of objects.
+ * The views' order and line stamps are symbol properties (lib/core/mempool.js).
+ */
+class ViewTx {
+  /**
+   * @param {Buffer} part the transaction's part (encodeMempoolTx), owned by this object
+   * @param {import('../codec/mempool').MempoolTx} [decoded] the part decoded, when the caller
+   *   has it already
+   */
+  constructor(part, decoded = decodeMempoolTx(part)) {
+    this.part = part;
+    this.time = decoded.time;
+    this.fee = decoded.fee;
+    this.vsize = decoded.vsize;
+    /** where the raw transaction lies in the part */
+    this.rawAt = decoded.raw.byteOffset - part.byteOffset;
+    this.rawLength = decoded.raw.length;
+    /** it spends an output of another mempool transaction (Electrum's height -1) */
+    this.unconfirmedInputs = decoded.inputs.some((i) => i.unconfirmed);
+    /** it pays or spends a P2PK output (its script view differs from its address view) */
+    this.p2pk = decoded.inputs.some((i) => i.p2pk) || decoded.outputs.some((o) => o.p2pk);
+  }
+
+  /**
+   * A view transaction of a decoded one (tests, and views built from decoded snapshots).
+   * @param {import('../codec/mempool').MempoolTx} t
+   * @returns {ViewTx}
+   */
+  static of(t) {
+    return t instanceof ViewTx ? t : new ViewTx(encodeMempoolTx(t));
+  }
+
+  /** @returns {Buffer} 32 bytes, internal order */
+  get txid() {
+    return this.part.subarray(0, 32);
+  }
+
+  /** @returns {Buffer} the transaction as the node serializes it */
+  get raw() {
+    return this.part.subarray(this.rawAt, this.rawAt + this.rawLength);
+  }
+
+  /** @returns {import('../codec/mempool').MempoolInput[]} decoded from the part */
+  get inputs() {
+    return decodeMempoolTx(this.part).inputs;
+  }
+
+  /** @returns {import('../codec/mempool').MempoolTx['outputs']} decoded from the part */
+  get outputs() {
+    return decodeMempoolTx(this.part).outputs;
+  }
+
+  /** @returns {import('../codec/mempool').MempoolTx} the whole part decoded (once, for a caller reading much of it) */
+  decoded() {
+    return decodeMempoolTx(this.part);
+  }
+
+  /** What JSON.stringify gives: the decoded transaction. */
+  toJSON() {
+    return decodeMempoolTx(this.part);
+  }
+}
+
+/**
+ * The script hashes (latin1 keys) a transaction touches in a view of the index
+ * (lib/core/p2pk.js): in the address view a P2PK output (or an input spending one) counts
+ * toward its key's P2PKH script hash and its own script hash, in the script view toward its
+ * own only.
+ * @param {import('../codec/mempool').MempoolTx} d decoded
+ * @param {'address'|'script'} view
+ * @returns {Set<string>}
+ */
+function keysOf(d, view) {
+  const out = new Set();
+  for (const x of [...d.inputs, ...d.outputs]) for (const k of keysOfOne(x, view)) out.add(k);
+  return out;
+}
+
+/** The keys one input or output counts toward in a view. */
+function keysOfOne(x, view) {
+  if (!x.scripthash) return [];
+  if (view === 'script') return [(x.p2pk || x.scripthash).latin1Slice(0, 32)];
+  return x.p2pk ? [x.scripthash.latin1Slice(0, 32), x.p2pk.latin1Slice(0, 32)] : [x.scripthash.latin1Slice(0, 32)];
+}
+
+/**
+ * @typedef {object} MempoolEntry  one unconfirmed transaction as a script hash sees it
+ * @property {ViewTx} tx
+ * @property {boolean} funded    it pays the script hash
+ * @property {boolean} spent     it spends an output of the script hash
+ * @property {number} received   satoshis it pays the script hash
+ * @property {number} sent       satoshis of the script hash's outputs it spends
+ * @property {number} fundedCount
+ * @property {number} spentCount
+ * @property {number[]} vouts    its outputs paying the script hash, in order
+ */
+
+/**
+ * What a transaction does to one script hash (its latin1 key) in a view.
+ * @param {ViewTx} tx
+ * @param {string} key
+ * @param {'address'|'script'} view
+ * @returns {MempoolEntry}
+ */
+function entryOf(tx, key, view) {
+  const d = tx.decoded();
+  const e = { tx, funded: false, spent: false, received: 0, sent: 0, fundedCount: 0, spentCount: 0, vouts: [] };
+  for (const i of d.inputs) {
+    if (!keysOfOne(i, view).includes(key)) continue;
+    e.spent = true;
+    e.sent += i.value;
+    e.spentCount++;
+  }
+  d.outputs.forEach((o, vout) => {
+    if (!keysOfOne(o, view).includes(key)) return;
+    e.funded = true;
+    e.received += o.value;
+    e.fundedCount++;
+    e.vouts.push(vout);
+  });
+  return e;
+}
+
+module.exports = { ViewTx, keysOf, entryOf };

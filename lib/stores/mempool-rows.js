@@ -1,0 +1,128 @@
+'use strict';
+
+const layout = require('./layout');
+const { StoreError } = require('../errors');
+const { decodeChange, stubChange, encodeRow, decodeRow, encodeWhole, encodeMempoolHead, decodeMempoolHead, nextHead } = require('../codec/mempool');
+
+/**
+ * The mempool snapshot in a key-value store (LMDB, LevelDB): `M 00` the head, `M 02 txid` a
+ * transaction's row, `M 03 seq` the change that made snapshot `seq` (docs/FORMAT.md, `M` rows,
+ * format 3). A poll's change is written in one batch guarded by the tip row, so the head, the
+ * rows and the change are always of one snapshot, resolved against the tip the head names.
+ * KvStore's putMempool, getMempool, getMempoolChanges and getMempoolHead are these.
+ */
+
+/** Changes kept: a reader that fell further behind reads the whole (64 polls: two minutes at 2 s). */
+const KEEP_CHANGES = 64;
+/**
+ * A change larger than this is kept as a stub: a reader catching up across it reads the whole
+ * (a first load, a reorg's; a block's change, a few MB at mainnet size, is kept).
+ */
+const KEEP_CHANGE_BYTES = 32 * 1024 * 1024;
+
+const TX_PREFIX = Buffer.from([layout.P.mempool, 2]);
+const CHANGE_PREFIX = Buffer.from([layout.P.mempool, 3]);
+const END = Buffer.from([layout.P.mempool, 4]);
+
+/** @param {Uint8Array} txid 32 bytes, internal order */
+function txKey(txid) {
+  const k = Buffer.allocUnsafe(34);
+  TX_PREFIX.copy(k, 0);
+  k.set(txid.subarray(0, 32), 2);
+  return k;
+}
+
+/** @param {number} seq */
+function changeKey(seq) {
+  const k = Buffer.alloc(10);
+  CHANGE_PREFIX.copy(k, 0);
+  k.writeUIntBE(Math.max(0, seq), 4, 6);
+  return k;
+}
+
+/**
+ * @param {{get(key: Buffer): Promise<Uint8Array|undefined|null>}} snap
+ * @returns {Promise<import('../codec/mempool').MempoolHead|null>}
+ */
+async function readHead(snap) {
+  const raw = await snap.get(layout.MEMPOOL_HEAD_KEY);
+  return raw ? decodeMempoolHead(raw) : null;
+}
+
+/**
+ * The rows a change writes, added to `batch` (each key once: a store may order a batch by key).
+ * @param {object} snap the store's snapshot at the tip the change names (get, range)
+ * @param {{put(key: Buffer, value: Buffer): void, del(key: Buffer): void}} batch
+ * @param {Buffer} change an encoded change (lib/codec/mempool.js encodeChange)
+ * @throws {StoreError} ERR_MEMPOOL_SEQ: the change does not apply to the stored snapshot
+ */
+async function stageChange(snap, batch, change) {
+  const c = decodeChange(change);
+  const old = await readHead(snap);
+  const have = old ? old.seq : 0;
+  if (c.seq <= have || (!c.reset && (!old || old.legacy ? 0 : have) !== c.prev)) {
+    throw new StoreError('ERR_MEMPOOL_SEQ', `mempool change ${c.seq} applies to snapshot ${c.prev}${c.reset ? ' (reset)' : ''}; the store holds ${have}`);
+  }
+  /** @type {Map<string, {key: Buffer, value: Buffer|null}>} */
+  const rows = new Map();
+  const set = (key, value) => rows.set(key.latin1Slice(0, key.length), { key, value });
+  if (c.reset || !old || old.legacy) {
+    set(layout.MEMPOOL_BODY_KEY, null);
+    for await (const e of snap.range({ gte: TX_PREFIX, lt: END })) set(Buffer.from(e.key), null);
+  }
+  for (const txid of c.removed) set(txKey(txid), null);
+  for (const u of c.upserts) set(txKey(u.part), encodeRow(u.rank, u.part));
+  const stub = change.length > KEEP_CHANGE_BYTES;
+  set(changeKey(c.seq), stub ? stubChange(change) : Buffer.from(change));
+  for await (const e of snap.range({ gte: CHANGE_PREFIX, lt: changeKey(c.seq - KEEP_CHANGES + 1) })) set(Buffer.from(e.key), null);
+  set(layout.MEMPOOL_HEAD_KEY, encodeMempoolHead(nextHead(old, c, stub, KEEP_CHANGES)));
+  for (const { key, value } of rows.values()) {
+    if (value === null) batch.del(key);
+    else batch.put(key, value);
+  }
+}
+
+/**
+ * The changes after `after` up to the head, in order, or null when a reader at `after` must
+ * read the whole (the changes are not kept, or one is a stub).
+ * @param {object} snap
+ * @param {number} after
+ * @returns {Promise<Buffer[]|null>}
+ */
+async function readChanges(snap, after) {
+  const head = await readHead(snap);
+  if (!head || head.legacy || after < head.from || after > head.seq) return null;
+  const out = [];
+  for await (const e of snap.range({ gte: changeKey(after + 1), lt: changeKey(head.seq + 1) })) out.push(Buffer.from(e.value));
+  if (out.length !== head.seq - after) return null;
+  for (const c of out) if (decodeChange(c, false).stub) return null;
+  return out;
+}
+
+/**
+ * The whole snapshot (lib/codec/mempool.js encodeWhole) from the rows of one store snapshot, or
+ * null when there is none.
+ * @param {object} snap
+ * @returns {Promise<Buffer|null>}
+ */
+async function readWhole(snap) {
+  const head = await readHead(snap);
+  if (!head || head.legacy) return null;
+  const rows = [];
+  for await (const e of snap.range({ gte: TX_PREFIX, lt: CHANGE_PREFIX })) rows.push(decodeRow(e.value));
+  rows.sort((a, b) => a.rank - b.rank);
+  return encodeWhole(head, rows);
+}
+
+/**
+ * The head as the store contract answers it (`legacy`: a head of format 2's whole snapshot,
+ * which no reader reads any more: its seq is what a follower goes on from).
+ * @param {import('../codec/mempool').MempoolHead} h
+ */
+function headInfo(h, toHex) {
+  const out = { seq: h.seq, tip: toHex(h.tip), count: h.count, vsize: h.vsize, fee: h.fee, evicted: h.evicted, from: h.from };
+  if (h.legacy) out.legacy = true;
+  return out;
+}
+
+module.exports = { stageChange, readChanges, readWhole, readHead, headInfo, KEEP_CHANGES, KEEP_CHANGE_BYTES };
