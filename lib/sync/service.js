@@ -77,8 +77,8 @@ class SyncService {
    * @param {(tip: import('../stores/abstract').Tip|null) => Promise<void>} [opts.beforeReorgCommit]
    *   a reorg's revert and the new branch it leads to (up to REORG_GROUP_BLOCKS) are one bulk
    *   group, committed as one write: a reader in another process sees the old tip's index or
-   *   the new tip's, never the fork point's (a store without groups, MongoDB, commits them one
-   *   by one). This is awaited after the branch is applied and before that commit; what it
+   *   the new tip's, never the fork point's (a store without groups commits them one by one:
+   *   MongoDB, and LevelDB, whose only readers are the writer's own process). This is awaited after the branch is applied and before that commit; what it
    *   writes joins the commit (sync --follow stores the new tip's mempool there, as Bitcoin
    *   Core returns the disconnected blocks' transactions to its mempool in the same step).
    */
