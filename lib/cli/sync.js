@@ -40,8 +40,7 @@ ${sourceUsage}  --datadir DIR        where the index lives (created when missing
                        between 4 and 32)
   --batch-ms N         milliseconds a batch may collect blocks before it commits (default ${BATCH_DEFAULTS.maxMs})
   --threads N          parse worker threads (default: one per core but one; 0 parses on the main thread)
-  --cache-mb N         the sync's memory while catching up (default ${DEFAULT_CACHE_MB}, or an eighth of the
-                       memory the process may use, its cgroup's limit, when that is less): batches commit together
+  --cache-mb N         the sync's memory while catching up (default ${DEFAULT_CACHE_MB}): batches commit together
                        until they hold N MiB of blocks (the index pages they read and write stay
                        in memory until then, as Bitcoin Core's dbcache), each batch an eighth of
                        it. A crash loses at most that much work, never part of a commit

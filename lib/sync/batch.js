@@ -1,7 +1,6 @@
 'use strict';
 
 const { UsageError } = require('../errors');
-const { memoryLimit } = require('../ops/memory-limit');
 
 /**
  * When a batch of parsed blocks is committed. A batch is one store.apply: one atomic commit,
@@ -41,33 +40,16 @@ const CATCH_UP_BULK = Infinity;
 const DEFAULT_CACHE_MB = 256;
 
 /**
- * Below 8 × DEFAULT_CACHE_MB of memory, the catch-up takes an eighth of what the process may
- * use by default: in a small cgroup, the page cache the limit leaves for the index's pages is
- * what keeps the sync off the disk (docs/SCALING.md, "Beyond RAM").
- */
-const CACHE_SHARE = 8;
-
-/**
- * The catch-up's memory when `--cache-mb` is not given: DEFAULT_CACHE_MB, or an eighth of the
- * memory the process may use (its cgroup's limit, else the machine's) when that is less.
- * @param {number} [limit] bytes (default memoryLimit())
- * @returns {number} MiB, at least 16
- */
-function defaultCacheMb(limit = memoryLimit()) {
-  return Math.max(16, Math.min(DEFAULT_CACHE_MB, Math.floor(limit / CACHE_SHARE / 1048576)));
-}
-
-/**
  * The one setting of a catch-up's memory, `--cache-mb`, turned into its parts: a group of
  * batches commits once its blocks reach that many MiB (the pages it reads and writes stay
  * in memory until then: its cache), and a batch holds an eighth of that, between 4 and 32
  * MiB (what a batch takes in the process's own memory: about 4-5 times its raw bytes, parsed,
  * queued and applied). On the 5M-tx chain in a 1 GiB memory cgroup, 128 (batches of 16 MiB,
  * groups of 8) ran ~25 % faster than committing every 16 MiB batch (docs/SCALING.md).
- * @param {number} [cacheMb] default defaultCacheMb()
+ * @param {number} [cacheMb] default DEFAULT_CACHE_MB
  * @returns {{bulkBytes: number, batchBytes: number}}
  */
-function catchUpLimits(cacheMb = defaultCacheMb()) {
+function catchUpLimits(cacheMb = DEFAULT_CACHE_MB) {
   const MiB = 1024 * 1024;
   return { bulkBytes: cacheMb * MiB, batchBytes: Math.min(32, Math.max(4, Math.floor(cacheMb / 8))) * MiB };
 }
@@ -128,4 +110,4 @@ class Batch {
   }
 }
 
-module.exports = { CATCH_UP_BULK, DEFAULT_CACHE_MB, BATCH_DEFAULTS, batchLimits, catchUpLimits, defaultCacheMb, Batch };
+module.exports = { CATCH_UP_BULK, DEFAULT_CACHE_MB, BATCH_DEFAULTS, batchLimits, catchUpLimits, Batch };

@@ -5,9 +5,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { openStore } = require('../../lib/stores');
 const { prefetchPlan, INPUT_BYTES } = require('../../lib/stores/prefetch-plan');
-const { Prefetcher } = require('../../lib/stores/prefetcher');
-const { memoryLimit } = require('../../lib/ops/memory-limit');
-const { defaultCacheMb, catchUpLimits } = require('../../lib/sync/batch');
+const { Prefetcher, memoryLimit } = require('../../lib/stores/prefetcher');
 const { parseColumns } = require('../../lib/chain/columns');
 const { makeChain, syncInto, freshDigest } = require('../helpers/chains');
 const { tempDir } = require('../helpers/tmp');
@@ -49,7 +47,7 @@ describe('LMDB reads ahead of the writer (prefetcher)', function () {
     }
   });
 
-  it('auto reads ahead only while the index is more than half the memory this process may use (its cgroup\'s limit, else the machine\'s); the catch-up\'s memory by default follows that limit too', () => {
+  it('auto reads ahead only while the index is more than half the memory this process may use (its cgroup\'s limit, else the machine\'s)', () => {
     const GiB = 2 ** 30;
     const tree = (cgroup, files) => {
       const root = tempDir('cgroup');
@@ -73,13 +71,6 @@ describe('LMDB reads ahead of the writer (prefetcher)', function () {
     const huge = tree('9:memory:/\n', { 'sys/fs/cgroup/memory/memory.limit_in_bytes': '9223372036854771712\n' });
     assert.equal(memoryLimit({ root: huge, total: 24 * GiB }), 24 * GiB);
     assert.equal(memoryLimit({ root: tempDir('nothing'), total: 3 * GiB }), 3 * GiB);
-
-    // the catch-up's memory (--cache-mb) by default: 256 MiB, an eighth of a smaller limit
-    assert.equal(defaultCacheMb(24 * GiB), 256);
-    assert.equal(defaultCacheMb(2 * GiB), 256);
-    assert.equal(defaultCacheMb(GiB), 128);
-    assert.equal(defaultCacheMb(64 << 20), 16);
-    assert.deepEqual(catchUpLimits(128), { bulkBytes: 128 << 20, batchBytes: 16 << 20 });
 
     // the decision: a 4 MB file reads ahead under a 6 MB limit, not under 16 MB
     const dir = tempDir('prefetch-auto');
