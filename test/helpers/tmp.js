@@ -3,10 +3,12 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { ownDir, disownDir } = require('./procs');
 
 /**
  * The tests' one temporary-directory helper: every directory it makes is removed when the
- * test process exits (mocha runs all files in one process, so nothing piles up in /tmp).
+ * test process exits (mocha runs all files in one process, so nothing piles up in /tmp), and
+ * by the run's watchdog (procs.js) when it dies without its exit hook running.
  */
 
 const made = [];
@@ -22,6 +24,7 @@ process.on('exit', () => {
 function tempDir(prefix) {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), `addrindex-${prefix.replace(/-$/, '').replace(/^addrindex-/, '')}-`));
   made.push(d);
+  ownDir(d);
   return d;
 }
 
@@ -33,6 +36,7 @@ function removeDir(dir) {
   fs.rmSync(dir, { recursive: true, force: true });
   const i = made.indexOf(dir);
   if (i >= 0) made.splice(i, 1);
+  disownDir(dir);
 }
 
 module.exports = { tempDir, removeDir };
