@@ -82,6 +82,7 @@ function spawnOwned(command, args, opts = {}) {
  * @returns {import('node:child_process').ChildProcess}
  */
 function forkOwned(modulePath, args = [], opts = {}) {
+  if (!Array.isArray(args)) return forkOwned(modulePath, [], args); // fork(modulePath, options)
   return own(fork(modulePath, args, { ...opts, detached: true }), `node ${path.basename(modulePath)} ${args.join(' ')}`.slice(0, 200));
 }
 
