@@ -126,7 +126,9 @@ async function startMongo() {
     return { url: process.env.MONGODB_URL, external: true, server: null, stop: async () => {} };
   }
   const bin = await buildFerretDB();
-  const dir = tempDir('ferretdb');
+  // in memory: SQLite fails a write with "database or disk is full (13)" whenever the disk,
+  // shared with the benchmarks, is full for a moment
+  const dir = tempDir('ferretdb', { inMemory: true });
   const server = new FerretServer(bin, await freePort(), dir);
   try {
     await server.start();

@@ -16,13 +16,23 @@ process.on('exit', () => {
   for (const d of made) fs.rmSync(d, { recursive: true, force: true });
 });
 
+/** tmpfs, when this machine has one with this much room, for tempDir's `inMemory` dirs. */
+const SHM = '/dev/shm';
+const SHM_MIN_BYTES = 2 ** 30;
+const TMPFS_MAGIC = 0x01021994;
+
 /**
  * A new empty directory under the OS temp dir, removed at exit.
  * @param {string} prefix part of its name, for whoever looks at /tmp while tests run
+ * @param {{inMemory?: boolean}} [opts] inMemory: on tmpfs (/dev/shm) when there is one with
+ *   room, for data that must not depend on the disk's free space, which the benchmarks run
+ *   beside the tests share (FerretDB's SQLite fails a write with "database or disk is full"
+ *   the moment the disk is)
  * @returns {string}
  */
-function tempDir(prefix) {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), `addrindex-${prefix.replace(/-$/, '').replace(/^addrindex-/, '')}-`));
+function tempDir(prefix, { inMemory = false } = {}) {
+  const base = inMemory && shmHasRoom() ? SHM : os.tmpdir();
+  const d = fs.mkdtempSync(path.join(base, `addrindex-${prefix.replace(/-$/, '').replace(/^addrindex-/, '')}-`));
   made.push(d);
   ownDir(d);
   return d;
@@ -37,6 +47,15 @@ function removeDir(dir) {
   const i = made.indexOf(dir);
   if (i >= 0) made.splice(i, 1);
   disownDir(dir);
+}
+
+function shmHasRoom() {
+  try {
+    const st = fs.statfsSync(SHM);
+    return st.type === TMPFS_MAGIC && st.bavail * st.bsize >= SHM_MIN_BYTES;
+  } catch {
+    return false;
+  }
 }
 
 module.exports = { tempDir, removeDir };
