@@ -1,20 +1,12 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
 const http = require('node:http');
 const { syncedFixture, HAL } = require('./helpers');
 const { startCli } = require('../helpers/cli');
 const { waitFor } = require('../helpers/chains');
+const { childrenOf } = require('../helpers/procs');
 
-/** A serve primary's workers (its children). */
-function workersOf(pid) {
-  try {
-    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
 
 /**
  * GET url; resolves once the request is on its way (connected, written) with the promise of
@@ -52,7 +44,7 @@ describe('serve: a worker that dies never leaves a client waiting on its connect
   it('the only worker, stopped with a request on its way, then killed: the client is told at once (a reset), not left waiting', async () => {
     serve = startCli(['serve', '--datadir', fixture.datadir, '--workers', '1', '--port', '0', '--grace-ms', '1000']);
     const url = (await serve.waitFor(/listening on (http:\/\/\S+)/))[1];
-    const [worker] = await waitFor(() => workersOf(serve.pid).length === 1 && workersOf(serve.pid), 30000, 'the worker');
+    const [worker] = await waitFor(() => childrenOf(serve.pid).length === 1 && childrenOf(serve.pid), 30000, 'the worker');
     // Stopped, the worker takes no connection. Under node's round robin the primary accepted
     // this one and sent it to the worker, which died before taking it: the primary kept its
     // copy open and the client waited for ever. With the kernel handing connections out, the
@@ -60,7 +52,7 @@ describe('serve: a worker that dies never leaves a client waiting on its connect
     process.kill(worker, 'SIGSTOP');
     const { answer, req } = await sent(`${url}/api/v1/address/${HAL}`);
     process.kill(worker, 'SIGKILL');
-    await waitFor(() => workersOf(serve.pid).some((p) => p !== worker), 30000, 'the replacement worker');
+    await waitFor(() => childrenOf(serve.pid).some((p) => p !== worker), 30000, 'the replacement worker');
     // the bound only ends a hung request; the outcome is what the test is about
     const timer = setTimeout(() => req.destroy(new Error('no answer 30 s after the replacement started')), 30000);
     const got = await answer;
@@ -73,7 +65,7 @@ describe('serve: a worker that dies never leaves a client waiting on its connect
   it('two workers, both stopped with a request on its way, one killed: the other takes the request and answers it', async () => {
     serve = startCli(['serve', '--datadir', fixture.datadir, '--workers', '2', '--port', '0', '--grace-ms', '1000']);
     const url = (await serve.waitFor(/listening on (http:\/\/\S+)/))[1];
-    const workers = await waitFor(() => workersOf(serve.pid).length === 2 && workersOf(serve.pid), 30000, 'the workers');
+    const workers = await waitFor(() => childrenOf(serve.pid).length === 2 && childrenOf(serve.pid), 30000, 'the workers');
     for (const w of workers) process.kill(w, 'SIGSTOP');
     const { answer, req } = await sent(`${url}/api/v1/address/${HAL}`);
     process.kill(workers[0], 'SIGKILL');

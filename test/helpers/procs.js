@@ -1,6 +1,7 @@
 'use strict';
 
 const { spawn, fork } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 
 /**
@@ -142,4 +143,18 @@ async function leftRunning(graceMs) {
   return running();
 }
 
-module.exports = { spawnOwned, forkOwned, runOwned, ownDir, disownDir, running, leftRunning, killGroup };
+/**
+ * The pids of a process's children (Linux's /proc list, of its main thread): a `serve`
+ * primary's cluster workers. Empty when the process is gone.
+ * @param {number} pid
+ * @returns {number[]}
+ */
+function childrenOf(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+module.exports = { spawnOwned, forkOwned, runOwned, ownDir, disownDir, running, leftRunning, killGroup, childrenOf };

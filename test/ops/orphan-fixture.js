@@ -16,15 +16,8 @@ const { MAINNET_439 } = require('../helpers/fixtures');
 const { startCli } = require('../helpers/cli');
 const { tempDir } = require('../helpers/tmp');
 const { waitFor } = require('../helpers/chains');
+const { childrenOf } = require('../helpers/procs');
 
-/** The pids of a process's children (Linux's /proc list, of its main thread). */
-function childrenOf(pid) {
-  try {
-    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
 
 describe('a suite that leaves its children running', function () {
   this.timeout(0);

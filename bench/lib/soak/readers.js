@@ -56,19 +56,20 @@ function getJson(url) {
 }
 
 /**
- * A REST reader: GET /api/v1/address/:a of a random watched address, again and again.
- * Each 200 answer is recorded as {address, tip, summary, at}.
+ * What both readers share: a loop that picks a watched address, asks until it gets an answer
+ * it can use (counting what stood in the way), records it, and picks the next.
+ * Subclasses implement ask(address): the record to keep, `{refused: true}` for an error
+ * answer (counted by ask), or null while there is no server to ask.
  */
-class RestReader {
+class Reader {
   /**
    * @param {object} opts
    * @param {string} opts.name
-   * @param {() => string|null} opts.url the server's base URL now (null while it is down)
    * @param {string[]} opts.addresses
    * @param {() => number} opts.rng
    */
-  constructor({ name, url, addresses, rng }) {
-    Object.assign(this, { name, url, addresses, rng });
+  constructor({ name, addresses, rng }) {
+    Object.assign(this, { name, addresses, rng });
     this.stats = newStats();
     this.answers = [];
     this.stopped = false;
@@ -82,6 +83,7 @@ class RestReader {
 
   async stop() {
     this.stopped = true;
+    this.onStop();
     await this.done;
   }
 
@@ -92,44 +94,70 @@ class RestReader {
     return a;
   }
 
+  onStop() {}
+
+  /** A request failed without an answer (the connection is gone). */
+  onDropped() {}
+
   async _loop() {
     while (!this.stopped) {
       const address = this.addresses[Math.floor(this.rng() * this.addresses.length)];
       const first = Date.now();
-      for (;;) {
-        if (this.stopped) return;
-        const base = this.url();
-        if (!base) {
-          await sleep(20);
-          continue;
-        }
+      while (!this.stopped) {
         const t0 = Date.now();
-        let res;
+        let got = null;
         try {
-          res = await getJson(`${base}/api/v1/address/${address}`);
+          got = await this.ask(address);
         } catch (err) {
+          if (this.stopped) return;
           if (err.code === 'ETIMEDOUT') this.stats.timeouts++;
           else this.stats.dropped++;
-          await sleep(20);
-          continue;
+          this.onDropped();
         }
         const t1 = Date.now();
-        this.stats.longestRequestMs = Math.max(this.stats.longestRequestMs, t1 - t0);
-        if (res.status === 200) {
+        if (got) this.stats.longestRequestMs = Math.max(this.stats.longestRequestMs, t1 - t0);
+        if (got && !got.refused) {
           this.stats.answered++;
           this.stats.longestWaitMs = Math.max(this.stats.longestWaitMs, t1 - first);
-          this.answers.push({ reader: this.name, address, tip: res.body.tip, summary: res.body, at: t1 });
+          this.answers.push({ reader: this.name, address, ...got, at: t1 });
           break;
-        }
-        const code = res.body && res.body.error ? res.body.error.code || res.body.error : res.body && res.body.code;
-        if (res.status === 503 && code === 'ERR_INDEX_MOVING') this.stats.moving++;
-        else {
-          const key = `${res.status} ${typeof code === 'string' ? code : JSON.stringify(res.body).slice(0, 80)}`;
-          this.stats.fivexx[key] = (this.stats.fivexx[key] || 0) + 1;
         }
         await sleep(20);
       }
     }
+  }
+
+  countRefusal(key) {
+    this.stats.fivexx[key] = (this.stats.fivexx[key] || 0) + 1;
+  }
+}
+
+/**
+ * A REST reader: GET /api/v1/address/:a of a random watched address, again and again.
+ * Each 200 answer is recorded as {address, tip, summary, at}.
+ */
+class RestReader extends Reader {
+  /**
+   * @param {object} opts
+   * @param {string} opts.name
+   * @param {() => string|null} opts.url the server's base URL now (null while it is down)
+   * @param {string[]} opts.addresses
+   * @param {() => number} opts.rng
+   */
+  constructor({ url, ...rest }) {
+    super(rest);
+    this.url = url;
+  }
+
+  async ask(address) {
+    const base = this.url();
+    if (!base) return null;
+    const res = await getJson(`${base}/api/v1/address/${address}`);
+    if (res.status === 200) return { tip: res.body.tip, summary: res.body };
+    const code = res.body && res.body.error ? res.body.error.code : null;
+    if (res.status === 503 && code === 'ERR_INDEX_MOVING') this.stats.moving++;
+    else this.countRefusal(`${res.status} ${code || JSON.stringify(res.body).slice(0, 80)}`);
+    return { refused: true };
   }
 }
 
@@ -139,7 +167,7 @@ class RestReader {
  * is recorded as {address, confirmed, at}; get_balance names no tip, so the soak checks that
  * the balance existed at some tip by then.
  */
-class ElectrumReader {
+class ElectrumReader extends Reader {
   /**
    * @param {object} opts
    * @param {string} opts.name
@@ -147,32 +175,35 @@ class ElectrumReader {
    * @param {string[]} opts.addresses
    * @param {() => number} opts.rng
    */
-  constructor({ name, port, addresses, rng }) {
-    Object.assign(this, { name, port, addresses, rng });
-    this.scripthashes = new Map(addresses.map((a) => [a, Buffer.from(addressScripthash(a)).reverse().toString('hex')]));
-    this.stats = newStats();
-    this.answers = [];
-    this.stopped = false;
+  constructor({ port, ...rest }) {
+    super(rest);
+    this.port = port;
+    this.scripthashes = new Map(this.addresses.map((a) => [a, Buffer.from(addressScripthash(a)).reverse().toString('hex')]));
     this.socket = null;
     this.pending = new Map();
     this.nextId = 1;
   }
 
-  start() {
-    this.done = this._loop();
-    return this;
-  }
-
-  async stop() {
-    this.stopped = true;
+  onStop() {
     if (this.socket) this.socket.destroy();
-    await this.done;
   }
 
-  take() {
-    const a = this.answers;
-    this.answers = [];
-    return a;
+  onDropped() {
+    if (this.socket) this.socket.destroy();
+    this.socket = null;
+  }
+
+  async ask(address) {
+    if (!this.socket) {
+      const port = this.port();
+      if (!port) return null;
+      await this._connect(port);
+      await this._call('server.version', ['addrindex-soak', '1.4']);
+    }
+    const msg = await this._call('blockchain.scripthash.get_balance', [this.scripthashes.get(address)]);
+    if (!msg.error) return { confirmed: msg.result.confirmed };
+    this.countRefusal(`electrum ${msg.error.code} ${String(msg.error.message).slice(0, 60)}`);
+    return { refused: true };
   }
 
   _connect(port) {
@@ -221,48 +252,6 @@ class ElectrumReader {
       });
       this.socket.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
     });
-  }
-
-  async _loop() {
-    while (!this.stopped) {
-      const address = this.addresses[Math.floor(this.rng() * this.addresses.length)];
-      const first = Date.now();
-      for (;;) {
-        if (this.stopped) return;
-        try {
-          if (!this.socket) {
-            const port = this.port();
-            if (!port) {
-              await sleep(20);
-              continue;
-            }
-            await this._connect(port);
-            await this._call('server.version', ['addrindex-soak', '1.4']);
-          }
-          const t0 = Date.now();
-          const msg = await this._call('blockchain.scripthash.get_balance', [this.scripthashes.get(address)]);
-          const t1 = Date.now();
-          this.stats.longestRequestMs = Math.max(this.stats.longestRequestMs, t1 - t0);
-          if (msg.error) {
-            const key = `electrum ${msg.error.code} ${String(msg.error.message).slice(0, 60)}`;
-            this.stats.fivexx[key] = (this.stats.fivexx[key] || 0) + 1;
-            await sleep(20);
-            continue;
-          }
-          this.stats.answered++;
-          this.stats.longestWaitMs = Math.max(this.stats.longestWaitMs, t1 - first);
-          this.answers.push({ reader: this.name, address, confirmed: msg.result.confirmed, at: t1 });
-          break;
-        } catch (err) {
-          if (this.stopped) return;
-          if (err.code === 'ETIMEDOUT') this.stats.timeouts++;
-          else this.stats.dropped++;
-          if (this.socket) this.socket.destroy();
-          this.socket = null;
-          await sleep(20);
-        }
-      }
-    }
   }
 }
 

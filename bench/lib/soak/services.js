@@ -1,7 +1,7 @@
 'use strict';
 
-const fs = require('node:fs');
 const { startCli } = require('../../../test/helpers/cli');
+const { childrenOf } = require('../../../test/helpers/procs');
 
 /**
  * The addrindex processes of the soak, as an operator deploys them beside one node, each
@@ -82,11 +82,7 @@ class Services {
   workersOf(name) {
     const p = this.procs[name];
     if (!p || p.exitCode !== null || p.signalCode !== null) return [];
-    try {
-      return fs.readFileSync(`/proc/${p.pid}/task/${p.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
+    return childrenOf(p.pid);
   }
 
   /** SIGKILL to a process; resolves once it has exited. */
