@@ -89,6 +89,7 @@ class ClusterPrimary extends EventEmitter {
       if (!msg) return;
       if (msg.type === MSG.listening) {
         worker.listening = true;
+        this.pinPorts(msg);
         this.emit('listening', worker, msg.electrum ? { ...msg.address, electrum: msg.electrum } : msg.address);
       } else if (msg.type === MSG.fatal) {
         worker.fatal = msg.error;
@@ -115,6 +116,25 @@ class ClusterPrimary extends EventEmitter {
       this.on('listening', onListening);
       worker.once('exit', onExit);
     });
+  }
+
+  /**
+   * Port 0 asks for any free port once: the workers that replace dead ones must listen where
+   * the first ones did. Otherwise a server whose workers had all died at once (each closing
+   * its share of the listening socket) came back on new ports, and its clients knocked on the
+   * old ones for good.
+   * @param {{address?: {port: number}, electrum?: {tcp: {port: number}|null, tls: {port: number}|null}}} msg
+   */
+  pinPorts({ address, electrum }) {
+    const c = this.config;
+    const pinned = { ...c };
+    if (c.port === 0 && address && address.port) pinned.port = address.port;
+    if (c.electrum && electrum) {
+      pinned.electrum = { ...c.electrum };
+      if (c.electrum.port === 0 && electrum.tcp) pinned.electrum.port = electrum.tcp.port;
+      if (c.electrum.tlsPort === 0 && electrum.tls) pinned.electrum.tlsPort = electrum.tls.port;
+    }
+    this.config = pinned;
   }
 
   onExit(worker, code, signal) {

@@ -2,6 +2,7 @@
 
 const assert = require('node:assert/strict');
 const http = require('node:http');
+const net = require('node:net');
 const { syncedFixture, HAL } = require('./helpers');
 const { startCli } = require('../helpers/cli');
 const { waitFor } = require('../helpers/chains');
@@ -19,7 +20,10 @@ function sent(url) {
         res.resume();
         res.on('end', () => resolve({ status: res.statusCode }));
       });
-      req.on('error', (err) => resolve({ error: err.code || err.message }));
+      req.on('error', (err) => {
+        resolve({ error: err.code || err.message });
+        resolveSent({ answer, req }); // refused before it was sent
+      });
       req.on('finish', () => resolveSent({ answer, req }));
     });
   });
@@ -33,11 +37,15 @@ describe('serve: a worker that dies never leaves a client waiting on its connect
   before(async () => {
     fixture = await syncedFixture(200);
   });
-  after(async () => {
-    if (serve && serve.exitCode === null) {
+  const stopServe = async () => {
+    if (serve && serve.exitCode === null && serve.signalCode === null) {
       serve.kill('SIGKILL');
       await serve.done;
     }
+    serve = null;
+  };
+  afterEach(stopServe);
+  after(async () => {
     if (fixture) await fixture.cleanup();
   });
 
@@ -58,8 +66,6 @@ describe('serve: a worker that dies never leaves a client waiting on its connect
     const got = await answer;
     clearTimeout(timer);
     assert.deepEqual(got, { error: 'ECONNRESET' });
-    serve.kill('SIGKILL');
-    await serve.done;
   });
 
   it('two workers, both stopped with a request on its way, one killed: the other takes the request and answers it', async () => {
@@ -74,5 +80,26 @@ describe('serve: a worker that dies never leaves a client waiting on its connect
     const got = await answer;
     clearTimeout(timer);
     assert.deepEqual(got, { status: 200 });
+  });
+
+  it('--port 0 and --electrum-port 0: every worker killed at once, the replacements listen on the ports the first ones got', async () => {
+    serve = startCli(['serve', '--datadir', fixture.datadir, '--workers', '2', '--port', '0', '--electrum-port', '0', '--grace-ms', '1000']);
+    const url = (await serve.waitFor(/listening on (http:\/\/\S+)/))[1];
+    const electrumPort = Number((await serve.waitFor(/electrum tcp 127\.0\.0\.1:(\d+)/))[1]);
+    const first = await waitFor(() => childrenOf(serve.pid).length === 2 && childrenOf(serve.pid), 30000, 'the workers');
+    for (const w of first) process.kill(w, 'SIGKILL');
+    const next = await waitFor(() => {
+      const now = childrenOf(serve.pid).filter((p) => !first.includes(p));
+      return now.length === 2 && now.every((p) => serve.lines.some((l) => l.includes(`worker ${p} listening`))) && now;
+    }, 30000, 'two replacement workers listening');
+    assert.equal(next.length, 2);
+    const { answer } = await sent(`${url}/api/v1/address/${HAL}`);
+    assert.deepEqual(await answer, { status: 200 });
+    const reply = await new Promise((resolve, reject) => {
+      const c = net.connect(electrumPort, '127.0.0.1', () => c.write('{"id":1,"method":"server.version","params":["t","1.4"]}\n'));
+      c.once('data', (d) => { c.destroy(); resolve(JSON.parse(d)); });
+      c.once('error', reject);
+    });
+    assert.equal(reply.result[1], '1.4');
   });
 });
