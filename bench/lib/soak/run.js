@@ -250,7 +250,9 @@ async function settle(svc, node, store) {
   };
   while (await tipOfPrimary() !== want || await tipOfLevel() !== want) {
     if (Date.now() > until) {
-      problems.push(`the indexes did not reach the node's tip ${want} within ${CATCH_UP_MS / 1000} s`);
+      const tails = Object.entries(svc.procs).map(([name, p]) => `--- ${name} (pid ${p.pid}${p.exitCode !== null ? `, exited ${p.exitCode}` : ''}):\n${p.text().slice(-1500)}`);
+      problems.push(`the indexes did not reach the node's tip ${want} within ${CATCH_UP_MS / 1000} s ` +
+        `(primary at ${await tipOfPrimary()}, LevelDB at ${await tipOfLevel()})\n${tails.join('\n')}`);
       break;
     }
     await sleep(100);

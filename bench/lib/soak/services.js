@@ -2,6 +2,7 @@
 
 const { startCli } = require('../../../test/helpers/cli');
 const { childrenOf } = require('../../../test/helpers/procs');
+const { freePort } = require('../../../test/helpers/ports');
 
 /**
  * The addrindex processes of the soak, as an operator deploys them beside one node, each
@@ -10,7 +11,10 @@ const { childrenOf } = require('../../../test/helpers/procs');
  * - `serve`: `serve` of that index, REST and Electrum from two cluster workers;
  * - `level`: `serve --store level --rpc-url`, a LevelDB index its primary follows itself,
  *   REST from two workers that forward to it.
- * Every process is started through the tests' helper, so none outlives the soak.
+ * Every process is started through the tests' helper, so none outlives the soak. Each server
+ * keeps the ports it was first given, as a deployed one does: with --port 0, a server whose
+ * workers had all died would listen again on new ports, and its clients would knock on the
+ * old ones.
  */
 
 /** How long a (re)started process may take to say it is up. */
@@ -30,6 +34,13 @@ class Services {
     this.procs = {};
     this.urls = { serve: null, level: null };
     this.electrumPort = null;
+    /** name → the port it listens on, chosen once */
+    this.ports = {};
+  }
+
+  async portOf(name) {
+    if (!this.ports[name]) this.ports[name] = await freePort();
+    return String(this.ports[name]);
   }
 
   /** The primary store's --store/--datadir/--mongodb-url arguments. */
@@ -48,7 +59,8 @@ class Services {
 
   /** Starts the reader of the primary store: REST and Electrum, two workers. */
   async startServe() {
-    const cli = startCli(['serve', ...this.storeArgs(), '--workers', String(this.workers), '--port', '0', '--electrum-port', '0',
+    const cli = startCli(['serve', ...this.storeArgs(), '--workers', String(this.workers), '--port', await this.portOf('serve'),
+      '--electrum-port', await this.portOf('electrum'),
       '--electrum-poll-ms', '50', '--poll-ms', '200', '--grace-ms', '1000'], { env: { ADDRINDEX_RPC_URL: this.rpcUrl } });
     this.procs.serve = cli;
     this.urls.serve = (await cli.waitFor(/listening on (http:\/\/\S+)/, START_MS))[1];
@@ -61,7 +73,7 @@ class Services {
   async startLevel() {
     this.urls.level = null;
     const cli = startCli(['serve', '--store', 'level', '--datadir', this.datadirs.level, '--rpc-url', this.rpcUrl, '--network', 'regtest',
-      '--workers', String(this.workers), '--port', '0', '--poll-ms', '100', '--mempool-poll-ms', '100', '--grace-ms', '1000']);
+      '--workers', String(this.workers), '--port', await this.portOf('level'), '--poll-ms', '100', '--mempool-poll-ms', '100', '--grace-ms', '1000']);
     this.procs.level = cli;
     const url = (await cli.waitFor(/listening on (http:\/\/\S+)/, START_MS))[1];
     await this.untilWorkers('level');
