@@ -7,9 +7,10 @@ const { runSoak } = require('../../bench/lib/soak/run');
  * The short, seeded variant of bench/soak.js: one round of every action — blocks, payments,
  * a replacement, a reorg, the follower and the LevelDB server SIGKILLed and restarted, a
  * worker of each server killed, btcd killed and restarted — with REST and Electrum readers
- * asking all along. The long soak's figures are in docs/DEPLOY.md ("Reliability").
+ * asking all along; then the same on the MongoDB store, FerretDB killed instead of the LevelDB
+ * server. The long soaks' figures are in docs/DEPLOY.md ("Reliability").
  */
-describe('chaos soak, short (bench/soak.js --schedule cover, one round)', function () {
+describe('chaos soak, short (bench/soak.js, one round of every action)', function () {
   this.timeout(300000);
 
   it('every answer is the truth at its tip, nothing but 503 index-moving, verify clean, digests a fresh sync\'s', async () => {
@@ -28,5 +29,18 @@ describe('chaos soak, short (bench/soak.js --schedule cover, one round)', functi
       assert.equal(r.timeouts, 0, `${name}: no request left hanging`);
     }
     assert.equal(f.answersChecked, Object.values(f.readers).reduce((s, r) => s + r.answered, 0));
+  });
+
+  it('the MongoDB store (FerretDB, killed and restarted too): every answer the truth at its tip, verify clean, the digest a fresh sync\'s', async () => {
+    const f = await runSoak({ seed: 24, rounds: 1, schedule: 'cover', store: 'mongo' });
+    assert.deepEqual(f.problems, []);
+    assert.equal(f.wrong, 0, JSON.stringify(f.wrongExamples, null, 1));
+    assert.deepEqual(f.fivexx, {});
+    assert.deepEqual({ follow: f.kills.follow, mongo: f.kills.mongo, node: f.kills.node, worker: f.kills.serveWorker }, { follow: 1, mongo: 1, node: 1, worker: 1 });
+    assert.equal(f.chain.reorgs, 1);
+    for (const [name, r] of Object.entries(f.readers)) {
+      assert.ok(r.answered > 0, `${name} got answers`);
+      assert.equal(r.timeouts, 0, `${name}: no request left hanging`);
+    }
   });
 });
