@@ -355,6 +355,10 @@ async function serveWith(cfg, io, hooks, logs, logger) {
     ? new WalletWriter({ store: cfg.store, datadir: cfg.datadir, network: network.name }, keep ? store : null) : null;
   const primary = new ClusterPrimary({
     workers: cfg.workers,
+    // The kernel hands connections to the workers, not the primary: with node's round robin a
+    // connection the primary was handing to a worker that dies stays open in the primary,
+    // answered by no one, until the client gives up (bench/soak.js saw 30 s waits).
+    scheduling: 'none',
     store: keep ? store : null,
     walletWriter,
     worker: {

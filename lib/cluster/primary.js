@@ -44,6 +44,8 @@ class ClusterPrimary extends EventEmitter {
     /** @type {import('./wallet-writes').WalletWriter|null} answers the workers' wallet writes */
     this.walletWriter = opts.walletWriter || null;
     this.scheduling = opts.scheduling;
+    /** this.config with the ports the first worker got for port 0 (pinPorts) */
+    this.pinned = null;
     this.workers = new Set();
     this.stopping = false;
     this.started = false;
@@ -79,7 +81,11 @@ class ClusterPrimary extends EventEmitter {
    * @returns {import('node:cluster').Worker}
    */
   spawn(replacement = false) {
-    const worker = cluster.fork({ ADDRINDEX_WORKER: JSON.stringify(this.config) });
+    // a worker still listening holds the socket a port-0 request is given; with none, the
+    // port it had must be asked for by number (pinPorts)
+    const alone = ![...this.workers].some((w) => w.listening);
+    const config = alone && this.pinned ? this.pinned : this.config;
+    const worker = cluster.fork({ ADDRINDEX_WORKER: JSON.stringify(config) });
     worker.startedAt = Date.now();
     this.workers.add(worker);
     this.emit('fork', worker, { replacement });
@@ -89,6 +95,7 @@ class ClusterPrimary extends EventEmitter {
       if (!msg) return;
       if (msg.type === MSG.listening) {
         worker.listening = true;
+        this.pinPorts(msg);
         this.emit('listening', worker, msg.electrum ? { ...msg.address, electrum: msg.electrum } : msg.address);
       } else if (msg.type === MSG.fatal) {
         worker.fatal = msg.error;
@@ -115,6 +122,27 @@ class ClusterPrimary extends EventEmitter {
       this.on('listening', onListening);
       worker.once('exit', onExit);
     });
+  }
+
+  /**
+   * Port 0 asks for any free port once: workers that replace dead ones must listen where the
+   * first ones did. While one worker still listens, node's cluster gives a port-0 request its
+   * socket; once every worker has died at once (each closing its share of the socket), a
+   * port-0 request would get new ports and the clients would knock on the old ones for good,
+   * so the replacements ask for the ports by number (`this.pinned`, used by spawn()).
+   * @param {{address?: {port: number}, electrum?: {tcp: {port: number}|null, tls: {port: number}|null}}} msg
+   */
+  pinPorts({ address, electrum }) {
+    if (this.pinned) return;
+    const c = this.config;
+    const pinned = { ...c };
+    if (c.port === 0 && address && address.port) pinned.port = address.port;
+    if (c.electrum && electrum) {
+      pinned.electrum = { ...c.electrum };
+      if (c.electrum.port === 0 && electrum.tcp) pinned.electrum.port = electrum.tcp.port;
+      if (c.electrum.tlsPort === 0 && electrum.tls) pinned.electrum.tlsPort = electrum.tls.port;
+    }
+    this.pinned = pinned;
   }
 
   onExit(worker, code, signal) {

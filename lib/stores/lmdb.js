@@ -9,6 +9,7 @@ const { StoreError, UsageError } = require('../errors');
 const { noIndex, notAnIndex } = require('../core/checks');
 const { Prefetcher } = require('./prefetcher');
 const { compactEnv, untilCompacted, compactingOwner } = require('./lmdb-compact');
+const { inspectDataFile, mapFits } = require('./lmdb-preflight');
 
 /**
  * Readers map 1 TiB of address space: virtual only, so they never remap however far the
@@ -29,9 +30,6 @@ const PAGE_SIZE = 4096;
 
 /** The writer's map never starts below this (the file's length is the map's: see openKv). */
 const MIN_WRITER_MAP = 2 ** 26;
-
-/** LMDB's meta page: the magic number at byte 24 of the file, little-endian. */
-const LMDB_MAGIC = 0xbeefc0de;
 
 /**
  * The LMDB backend (lmdb-js): the key-value schema of kvstore.js in one LMDB environment,
@@ -131,10 +129,19 @@ class LmdbStore extends KvStore {
   /** @private */
   async openEnv() {
     const file = path.join(this.datadir, 'data.mdb');
+    // lmdb-js crashes the process when an open fails (lmdb-preflight.js): refuse what would fail
+    const head = inspectFile(file, this.describe());
+    if (this.readOnly && (head.state === 'absent' || head.state === 'creating')) throw noIndex(this.describe());
+    if (head.state !== 'ok' && head.state !== 'absent' && !(head.state === 'creating' && head.size === 0)) {
+      throw notAnIndex(this.describe(), UNOPENABLE[head.state](head));
+    }
     const st = statOrNull(file);
-    if (this.readOnly && !st) throw noIndex(this.describe());
-    // lmdb-js crashes the process on a file that is not LMDB's: say so before it opens one
-    if (st && st.size > 0 && !hasLmdbMagic(file)) throw notAnIndex(this.describe(), 'a data.mdb that is not an LMDB environment');
+    const mapSize = this.readOnly ? READER_MAP_SIZE : writerMapSize(st);
+    const room = mapFits(mapSize);
+    if (!room.fits) {
+      throw new StoreError('ERR_OPEN', `cannot open ${this.describe()}: LMDB maps ${mapSize} bytes, and this process's address space is limited to ` +
+        `${room.limit} bytes (ulimit -v) with ${room.used} in use`);
+    }
     let db;
     const options = {
       path: this.datadir,
@@ -143,7 +150,7 @@ class LmdbStore extends KvStore {
       readOnly: this.readOnly,
       // cluster workers each hold a reader slot
       maxReaders: 512,
-      mapSize: this.readOnly ? READER_MAP_SIZE : writerMapSize(st),
+      mapSize,
       useWritemap: !this.readOnly,
       pageSize: PAGE_SIZE,
       // MDB_NORDAHEAD (madvise MADV_RANDOM): a page fault reads its page, not the disk's
@@ -186,15 +193,21 @@ function statOrNull(file) {
   }
 }
 
-function hasLmdbMagic(file) {
-  const fd = fs.openSync(file, 'r');
+function inspectFile(file, describe) {
   try {
-    const head = Buffer.alloc(28);
-    return fs.readSync(fd, head, 0, 28, 0) === 28 && head.readUInt32LE(24) === LMDB_MAGIC;
-  } finally {
-    fs.closeSync(fd);
+    return inspectDataFile(file);
+  } catch (err) {
+    throw new StoreError('ERR_OPEN', `cannot read ${file} (${describe}): ${err.message}`);
   }
 }
+
+/** Why a data.mdb in each state LMDB cannot open is not an index, for ERR_NOT_AN_INDEX. */
+const UNOPENABLE = {
+  creating: () => 'a data.mdb whose first page is still empty (an index being created, or a file of zeros)',
+  'cut-short': (h) => `a data.mdb cut short (${h.size} bytes, less than its two ${h.pageSize}-byte meta pages)`,
+  foreign: () => 'a data.mdb that is not an LMDB environment',
+  'other-version': (h) => `an LMDB environment of format version ${h.version}, not lmdb-js's`,
+};
 
 /** The key-value surface kvstore.js needs, over an lmdb-js root database. */
 class LmdbKv {

@@ -2,19 +2,16 @@
 
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const { execFile } = require('node:child_process');
+const { runOwned } = require('../helpers/procs');
 const { bitcoreHost } = require('../helpers/bitcore-host');
 
 const ROOT = path.join(__dirname, '..', '..');
 
 /** Runs a mocha file of test/bitcore/host in its own process, with the host's bitcore-lib. */
 function runHost(host, file) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'), '--no-config', '--timeout', '60000',
-      '--reporter', 'spec', path.join(__dirname, 'host', file)],
-    { cwd: ROOT, env: { ...process.env, ADDRINDEX_TEST_BITCORE_HOST: host }, maxBuffer: 16 * 1024 * 1024 },
-    (err, out, errOut) => resolve({ code: err ? err.code : 0, stdout: String(out), stderr: String(errOut) }));
-  });
+  return runOwned(process.execPath, [path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'), '--no-config', '--timeout', '60000',
+    '--reporter', 'spec', path.join(__dirname, 'host', file)],
+  { cwd: ROOT, env: { ...process.env, ADDRINDEX_TEST_BITCORE_HOST: host } });
 }
 
 /**

@@ -2,7 +2,7 @@
 
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
+const { spawnOwned: spawn } = require('../helpers/procs');
 const bitcore = require('bitcore-lib');
 const { useBtcd } = require('../helpers/btcd');
 const { nodeWallet } = require('../helpers/node-chain');

@@ -3,7 +3,7 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
+const { spawnOwned: spawn } = require('../helpers/procs');
 const { makeChain, digestOf } = require('../helpers/chains');
 const { runCli } = require('../helpers/cli');
 const { tempDir } = require('../helpers/tmp');

@@ -103,7 +103,6 @@ describe('codec: LZ4 framing', () => {
     const rand = (n) => Math.floor(random() * n);
     let refused = 0;
     const N = 20000;
-    const t0 = Date.now();
     for (let i = 0; i < N; i++) {
       const m = Buffer.from(values[rand(values.length)]);
       let bad = m;
@@ -121,6 +120,7 @@ describe('codec: LZ4 framing', () => {
       }
     }
     assert.ok(refused > N / 4, `${refused} of ${N} refused`);
-    assert.ok(Date.now() - t0 < 10000);
+    // no wall-clock bound here (it failed on a loaded machine): what keeps a mutated size from
+    // costing time or memory is the cap on declared sizes, tested above
   });
 });

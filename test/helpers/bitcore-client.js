@@ -2,6 +2,7 @@
 
 const path = require('node:path');
 const { execFile } = require('node:child_process');
+const { spawnOwned } = require('./procs');
 
 const ROOT = path.join(__dirname, '..', '..');
 const INSTALL_SCRIPT = path.join(ROOT, 'scripts', 'install-bitcore.sh');
@@ -60,8 +61,7 @@ async function runWalletCommand(command, args, { stdin = '', timeoutMs = 60000 }
  */
 async function spawnInHost(source, args = []) {
   const host = await bitcoreClientHost();
-  const { spawn } = require('node:child_process');
-  const child = spawn(process.execPath, ['-e', source, '--', ...args], { cwd: host, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawnOwned(process.execPath, ['-e', source, '--', ...args], { cwd: host, stdio: ['pipe', 'pipe', 'pipe'] });
   child.lines = [];
   let partial = '';
   child.stdout.setEncoding('utf8');

@@ -1,11 +1,12 @@
 'use strict';
 
-const { spawn, execFile } = require('node:child_process');
+const { execFile } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
-const os = require('node:os');
 const path = require('node:path');
 const { freePort } = require('./ports');
+const { spawnOwned } = require('./procs');
+const { tempDir, removeDir } = require('./tmp');
 
 /**
  * btcd v0.24.2 in regtest, the real node of the node-facing tests: built once by
@@ -31,13 +32,6 @@ const READY_TIMEOUT_MS = 30 * 1000;
 /** The test nodes' RPC credentials (they listen on loopback only). */
 const DEFAULT_USER = 'addrindex';
 const DEFAULT_PASS = 'regtest-password';
-
-const running = new Set();
-process.on('exit', () => {
-  for (const node of running) {
-    if (node.child) node.child.kill('SIGKILL');
-  }
-});
 
 let built = null;
 /**
@@ -118,16 +112,14 @@ class Btcd {
       '--nodnsseed', '--nocfilters', '--debuglevel', 'warn',
       ...this.args,
     ];
-    const child = spawn(this.bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnOwned(this.bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
-    running.add(this);
     const keep = (d) => { this.logTail = (this.logTail + d).slice(-4000); };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     child.once('exit', () => {
       if (this.child === child) this.child = null;
-      running.delete(this);
     });
     this.exited = exited;
     const until = Date.now() + READY_TIMEOUT_MS;
@@ -285,7 +277,7 @@ class Btcd {
 
   /** Removes the data dir; the process must be stopped. */
   cleanup() {
-    fs.rmSync(this.dir, { recursive: true, force: true });
+    removeDir(this.dir);
   }
 }
 
@@ -300,7 +292,7 @@ class Btcd {
  */
 async function startBtcd(opts) {
   const bin = await buildBtcd();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-btcd-'));
+  const dir = tempDir('btcd');
   const node = new Btcd({ ...opts, bin, dir, rpcPort: await freePort(), p2pPort: await freePort() });
   try {
     await node.start();

@@ -1,7 +1,7 @@
 'use strict';
 
 const path = require('node:path');
-const { spawn } = require('node:child_process');
+const { spawnOwned } = require('./procs');
 
 const ROOT = path.join(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'addrindex.js');
@@ -31,7 +31,7 @@ const BIN = path.join(ROOT, 'bin', 'addrindex.js');
  */
 function startCli(args, { cwd = ROOT, env, inheritEnv = true } = {}) {
   const base = inheritEnv ? process.env : { PATH: process.env.PATH };
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawnOwned(process.execPath, [BIN, ...args], {
     cwd, env: env || !inheritEnv ? { ...base, ...env } : process.env, stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = { stdout: '', stderr: '' };

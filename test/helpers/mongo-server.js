@@ -1,10 +1,11 @@
 'use strict';
 
-const { spawn, execFile } = require('node:child_process');
+const { execFile } = require('node:child_process');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { freePort } = require('./ports');
+const { spawnOwned } = require('./procs');
+const { tempDir, removeDir } = require('./tmp');
 
 const ROOT = path.join(__dirname, '..', '..');
 const BUILD_SCRIPT = path.join(ROOT, 'scripts', 'build-ferretdb.sh');
@@ -56,7 +57,7 @@ class FerretServer {
   /** Starts the process and resolves when it prints `ready URL`. */
   start() {
     return new Promise((resolve, reject) => {
-      const child = spawn(this.bin, ['-listen', `127.0.0.1:${this.port}`, '-dir', this.dir], {
+      const child = spawnOwned(this.bin, ['-listen', `127.0.0.1:${this.port}`, '-dir', this.dir], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       this.child = child;
@@ -125,12 +126,14 @@ async function startMongo() {
     return { url: process.env.MONGODB_URL, external: true, server: null, stop: async () => {} };
   }
   const bin = await buildFerretDB();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'addrindex-ferretdb-'));
+  // in memory: SQLite fails a write with "database or disk is full (13)" whenever the disk,
+  // shared with the benchmarks, is full for a moment
+  const dir = tempDir('ferretdb', { inMemory: true });
   const server = new FerretServer(bin, await freePort(), dir);
   try {
     await server.start();
   } catch (e) {
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeDir(dir);
     throw e;
   }
   return {
@@ -139,7 +142,7 @@ async function startMongo() {
     server,
     stop: async () => {
       await server.stop();
-      fs.rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     },
   };
 }

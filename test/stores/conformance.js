@@ -2,7 +2,7 @@
 
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const { spawn, fork } = require('node:child_process');
+const { spawnOwned: spawn, forkOwned: fork } = require('../helpers/procs');
 const { StoreError, CodecError, UsageError } = require('../../lib/errors');
 const { buildDeltas } = require('../../lib/sync/delta');
 const { fromDisplayHex, toDisplayHex, sha256d } = require('../../lib/chain/hash');

@@ -3,7 +3,7 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
+const { spawnOwned: spawn } = require('../helpers/procs');
 const { ClassicLevel } = require('classic-level');
 const { storeConformance } = require('./conformance');
 const layout = require('../../lib/stores/layout');

@@ -9,7 +9,7 @@
  * Run by mocha as a test file; run by node with `child DBNAME` as the writer it kills.
  */
 
-const { spawn } = require('node:child_process');
+const { spawnOwned: spawn } = require('../helpers/procs');
 const { prng } = require('../helpers/prng');
 
 const BATCH = 40;
