@@ -14,6 +14,24 @@ const onDisk = (file) => {
   return Math.min(st.size, st.blocks * 512);
 };
 
+/**
+ * Another process holding a read transaction on the index open until its stdin closes;
+ * resolves once it holds it.
+ * @param {string} datadir
+ */
+async function holdReader(datadir) {
+  const reader = spawn(process.execPath, ['-e', `
+    const { open } = require('lmdb');
+    const db = open({ path: ${JSON.stringify(datadir)}, readOnly: true });
+    db.useReadTransaction();
+    process.stdout.write('reading\\n');
+    process.stdin.resume();
+    process.stdin.on('end', () => process.exit(0));
+  `], { cwd: path.join(__dirname, '../..'), stdio: ['pipe', 'pipe', 'inherit'] });
+  await new Promise((resolve) => reader.stdout.once('data', resolve));
+  return reader;
+}
+
 describe('addrindex compact', function () {
   this.timeout(120000);
   let chain;
@@ -65,16 +83,8 @@ describe('addrindex compact', function () {
     const prefix = await makeChain({ seed: 'compact-1', blocks: 10, txsPerBlock: 60 });
     const datadir = path.join(tempDir('compact-reader'), 'index');
     assert.equal((await runCli(['sync', '--blocks-dir', prefix.dir, '--datadir', datadir, '--network', 'regtest', '--no-compact'])).code, 0);
-    const reader = spawn(process.execPath, ['-e', `
-      const { open } = require('lmdb');
-      const db = open({ path: ${JSON.stringify(datadir)}, readOnly: true });
-      db.useReadTransaction();
-      process.stdout.write('reading\\n');
-      process.stdin.resume();
-      process.stdin.on('end', () => process.exit(0));
-    `], { cwd: path.join(__dirname, '../..'), stdio: ['pipe', 'pipe', 'inherit'] });
+    const reader = await holdReader(datadir);
     try {
-      await new Promise((resolve) => reader.stdout.once('data', resolve));
       const res = await runCli(['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest']);
       assert.equal(res.code, 0, res.stderr);
       assert.match(res.stderr, /not compacted: datadir .* is being read by process \d+: stop it before compacting \(run "addrindex compact" when nothing reads it\)/);
@@ -120,17 +130,8 @@ describe('addrindex compact', function () {
     const datadir = path.join(tempDir('compact-busy'), 'index');
     assert.equal((await runCli(['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest'])).code, 0);
     const digest = await digestOf(datadir);
-    // a reader holding a read transaction open until its stdin closes
-    const reader = spawn(process.execPath, ['-e', `
-      const { open } = require('lmdb');
-      const db = open({ path: ${JSON.stringify(datadir)}, readOnly: true });
-      db.useReadTransaction();
-      process.stdout.write('reading\\n');
-      process.stdin.resume();
-      process.stdin.on('end', () => process.exit(0));
-    `], { cwd: path.join(__dirname, '../..'), stdio: ['pipe', 'pipe', 'inherit'] });
+    const reader = await holdReader(datadir);
     try {
-      await new Promise((resolve) => reader.stdout.once('data', resolve));
       const res = await runCli(['compact', '--datadir', datadir]);
       assert.notEqual(res.code, 0);
       assert.match(res.stderr, /being read by process \d+: stop it before compacting.*ERR_IN_USE/s);
