@@ -85,6 +85,7 @@ const { printTable } = require('./lib/table');
 const { diskUsage } = require('./lib/disk');
 const { msSince, runPhase: runPhaseIn, runBench } = require('./lib/proc');
 const { startRpcFixture } = require('./lib/rpc-fixture-process');
+const { tenths } = require('./lib/tenths');
 
 const ROOT = path.join(__dirname, '..');
 const ALL = ['electrumx', 'fulcrum', 'addrindex-rpc', 'addrindex-blocks'];
@@ -591,28 +592,6 @@ function diskByEntry(dir) {
   if (fs.existsSync(meta)) {
     out['meta/block* (raw blocks)'] = fs.readdirSync(meta).filter((f) => /^block\d+$/.test(f))
       .reduce((n, f) => n + Math.min(fs.statSync(path.join(meta, f)).size, fs.statSync(path.join(meta, f)).blocks * 512), 0);
-  }
-  return out;
-}
-
-/**
- * tx/s over each tenth of the chain's transactions, interpolated between progress samples
- * ({ms, txs}, from the indexer's start).
- */
-function tenths(samples, totalTxs) {
-  const timeAt = (txs) => {
-    let prev = { ms: 0, txs: 0 };
-    for (const s of samples) {
-      if (s.txs >= txs) return prev.ms + (s.ms - prev.ms) * ((txs - prev.txs) / Math.max(1, s.txs - prev.txs));
-      prev = s;
-    }
-    return NaN;
-  };
-  const out = [];
-  for (let k = 0; k < 10; k++) {
-    const a = (k * totalTxs) / 10;
-    const b = ((k + 1) * totalTxs) / 10;
-    out.push((b - a) / Math.max(1e-9, (timeAt(b) - timeAt(a)) / 1000));
   }
   return out;
 }

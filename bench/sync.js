@@ -42,6 +42,7 @@ const { printTable } = require('./lib/table');
 const { heightHolding, boundedSource } = require('./lib/prefix');
 const { diskUsage } = require('./lib/disk');
 const { mainThreadCpuSec, msSince: ms, runPhase: runPhaseIn, runBench } = require('./lib/proc');
+const { tenths } = require('./lib/tenths');
 
 const { values: args } = parseArgs({
   options: {
@@ -192,29 +193,6 @@ function runPhase(phase, extra, execArgv = [], onSpawn) {
   for (const k of ['threads', 'batch-blocks', 'batch-mb', 'batch-ms', 'ahead', 'bulk', 'cache-mb', 'prefetch']) if (args[k] !== undefined) argv.push(`--${k}`, args[k]);
   if (args.compact) argv.push('--compact');
   return runPhaseIn(__filename, phase, argv, execArgv, onSpawn);
-}
-
-/**
- * tx/s over each tenth of the chain's transactions, interpolated between batch commits: by
- * wall time (`clock` 'ms'), or per second of the main thread's CPU ('cpuMs'), which a shared
- * machine's other work does not stretch.
- */
-function tenths(samples, totalTxs, clock = 'ms') {
-  const timeAt = (txs) => {
-    let prev = { [clock]: 0, txs: 0 };
-    for (const s of samples) {
-      if (s.txs >= txs) return prev[clock] + (s[clock] - prev[clock]) * ((txs - prev.txs) / Math.max(1, s.txs - prev.txs));
-      prev = s;
-    }
-    return prev[clock];
-  };
-  const out = [];
-  for (let k = 0; k < 10; k++) {
-    const a = (k * totalTxs) / 10;
-    const b = ((k + 1) * totalTxs) / 10;
-    out.push((b - a) / Math.max(1e-9, (timeAt(b) - timeAt(a)) / 1000));
-  }
-  return out;
 }
 
 async function main() {
