@@ -126,8 +126,10 @@ function planApply(e, pre, reusedDocs, undoDepth, keepsTransactions = false) {
     }
     a.txCount += ch.entryCount[j];
     a.lastHeight = ch.lastHeight[j];
-    // addParts changes the parts it is given: the account read before (pre) keeps its own
-    a.parts = addParts(a.parts && { p2pk: [...a.parts.p2pk], both: [...a.parts.both] }, ch.parts.get(j), ch.keyBytes);
+    // addParts changes the parts it is given: the account read before (pre) keeps its own, so
+    // they are copied, and only for a batch that adds to them
+    const added = ch.parts.get(j);
+    if (added) a.parts = addParts(a.parts && { p2pk: [...a.parts.p2pk], both: [...a.parts.both] }, added, ch.keyBytes);
     const newSealed = sealedCount(a.txCount);
     for (let s = oldSealed; s < newSealed; s += PAGE_ENTRIES) {
       const from = s - oldSealed;
