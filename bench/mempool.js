@@ -11,6 +11,7 @@
  *
  *   node bench/mempool.js [--mempools 20000,150000] [--step 500] [--steps 5] [--chain-txs 100000]
  *                         [--subscriptions 10000] [--seed 1] [--stores lmdb,level,mongo] [--dir DIR] [--json FILE]
+ *                         [--cpu-prof DIR]
  *
  * Per mempool size and store, in a fresh process: the chain is synced from the fixture (not
  * measured), then
@@ -67,10 +68,39 @@ const { values: args } = parseArgs({
     'mongodb-url': { type: 'string' },
     above: { type: 'string' },
     db: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
 
 const MB = 1e6;
+
+/**
+ * --cpu-prof DIR: a CPU profile of each measured step (DIR/STORE-SIZE/follower-STEP.cpuprofile,
+ * and reader-STEP, electrum-STEP for the worker's side), for Chrome's DevTools or any reader
+ * of .cpuprofile files. The run phase is told the directory of its store and size.
+ * @param {string} name
+ * @param {() => Promise<T>} fn
+ * @returns {Promise<T>}
+ * @template T
+ */
+async function profiled(name, fn) {
+  const dir = args['cpu-prof'];
+  if (!dir) return fn();
+  const inspector = require('node:inspector/promises');
+  const session = new inspector.Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `${name.replace(/[^A-Za-z0-9+-]+/g, '_')}.cpuprofile`), JSON.stringify(profile));
+  }
+}
 /** The generator's shape: mainnet-like transactions, 3,000 a block, coinbases spendable after 20 blocks (none of the mempool's). */
 const SHAPE = { network: 'regtest', txsPerBlock: 3000, coinbaseMaturity: 20 };
 
@@ -100,12 +130,32 @@ async function phaseGenerate() {
 }
 
 /** The process's memory after a full GC. */
+/** ' (anonymous N)' for a figure a run recorded. */
+function anonOf(bytes) {
+  return Number.isFinite(bytes) ? ` (anonymous ${(bytes / MB).toFixed(0)})` : '';
+}
+
 function gcMemory() {
   if (global.gc) {
     global.gc();
     global.gc();
   }
-  return process.memoryUsage();
+  return { ...process.memoryUsage(), ...rssParts() };
+}
+
+/**
+ * The resident set's anonymous and file-backed parts (/proc/self/status): an LMDB store's pages
+ * the process read or wrote count in its RSS as file pages (the kernel's page cache, given back
+ * under pressure); the anonymous part is the process's own memory.
+ */
+function rssParts() {
+  try {
+    const status = fs.readFileSync('/proc/self/status', 'utf8');
+    const kb = (name) => Number((status.match(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm')) || [0, 0])[1]) * 1024;
+    return { anon: kb('RssAnon'), file: kb('RssFile') };
+  } catch {
+    return { anon: 0, file: 0 };
+  }
 }
 
 /** What the bench reports of a poll (lib/mempool/follower.js MempoolPoll). */
@@ -145,10 +195,11 @@ async function phaseRun() {
     const worker = await startReaderWorker(store, dbName);
     const measured = async (what) => {
       const cpu0 = mainThreadCpuSec();
-      const p = await follower.poll();
+      const label = `${polls.length} ${what}`;
+      const p = await profiled(`follower-${label}`, () => follower.poll());
       const cpuMs = 1000 * (mainThreadCpuSec() - cpu0);
       const out = { what, ...pick(p), cpuMs };
-      if (p.outcome === 'written') Object.assign(out, await worker.ask(p.seq, what));
+      if (p.outcome === 'written') Object.assign(out, await worker.ask(p.seq, what, label));
       return out;
     };
     const polls = [];
@@ -180,7 +231,7 @@ async function phaseRun() {
     polls.push(await measured('a block'));
     out.workerMemory = await worker.stop();
     const mem1 = gcMemory();
-    out.rss = { before: mem0.rss, after: mem1.rss, growth: mem1.rss - mem0.rss, peak: process.resourceUsage().maxRSS * 1024 };
+    out.rss = { before: mem0.rss, after: mem1.rss, growth: mem1.rss - mem0.rss, anonGrowth: mem1.anon - mem0.anon, peak: process.resourceUsage().maxRSS * 1024 };
     out.memory = { before: mem0, after: mem1 };
 
     // the baseline, side by side: no state kept between polls
@@ -207,7 +258,7 @@ async function phaseRun() {
  */
 async function startReaderWorker(store, dbName) {
   const { fork } = require('node:child_process');
-  const argv = ['--phase', 'reader', '--store', args.store, '--datadir', args.datadir || '', '--mongodb-url', args['mongodb-url'] || '', '--db', dbName];
+  const argv = ['--phase', 'reader', ...(args['cpu-prof'] ? ['--cpu-prof', args['cpu-prof']] : []), '--store', args.store, '--datadir', args.datadir || '', '--mongodb-url', args['mongodb-url'] || '', '--db', dbName];
   const child = fork(__filename, argv, { serialization: 'advanced', execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   if (args.store === 'level') {
     const { serveStore } = require('../lib/cluster/forward');
@@ -229,8 +280,8 @@ async function startReaderWorker(store, dbName) {
     return m;
   };
   return {
-    async ask(seq, what) {
-      const m = await call({ type: 'bench:view', seq, baseline: what === 'first load' || what.startsWith('+') });
+    async ask(seq, what, label) {
+      const m = await call({ type: 'bench:view', seq, what: label, baseline: what === 'first load' || what.startsWith('+') });
       return { reader: m.reader, readerBaseline: m.baseline, electrum: m.electrum };
     },
     async subscribe() {
@@ -276,19 +327,19 @@ async function phaseReader() {
     return compute(sh);
   };
   const session = { subs: new Set(), closed: false, notify() {} };
-  const cost = async (c, seq) => {
+  const cost = async (c, seq, label) => {
     if (global.gc) global.gc();
     const before = { ...c.stats };
     const cpu0 = mainThreadCpuSec();
     const t = process.hrtime.bigint();
-    const view = await c.view(seq);
+    const view = await profiled(`reader-${label}`, () => c.view(seq));
     return {
       ms: msSince(t), cpuMs: 1000 * (mainThreadCpuSec() - cpu0), txs: view.txs.length,
       how: c.stats.derived > before.derived ? 'derived' : 'built', decoded: c.stats.decoded - before.decoded, changes: c.stats.changes - before.changes,
     };
   };
   /** What meeting the newest view costs the subscriptions (the index's tip does not move: no block). */
-  const electrum = async () => {
+  const electrum = async (label) => {
     if (!subs.size) return null;
     const tip = await store.getTip();
     const view = await reader.mempoolReader.at(tip);
@@ -296,7 +347,7 @@ async function phaseReader() {
     const s0 = { ...subs.stats };
     const cpu0 = mainThreadCpuSec();
     const t = process.hrtime.bigint();
-    const changed = await subs.onChange({ previous: tip, tip, forkHeight: tip.height, moved: false, mempool: async () => view });
+    const changed = await profiled(`electrum-${label}`, () => subs.onChange({ previous: tip, tip, forkHeight: tip.height, moved: false, mempool: async () => view }));
     const cpuMs = 1000 * (mainThreadCpuSec() - cpu0);
     // what a status costs grows with the script hash's mempool transactions (Electrum's status hashes them all)
     const sizes = changed.map((e) => view.transactions(e.sh, 'script').length);
@@ -335,13 +386,13 @@ async function phaseReader() {
         process.send({ type: 'bench:viewed', subscribed: subs.size });
         return;
       }
-      const viewed = await cost(cache, m.seq);
+      const viewed = await cost(cache, m.seq, m.what);
       if (!memLoaded) {
         memLoaded = gcMemory();
         firstTxs = viewed.txs;
       }
-      const baseline = m.baseline ? await cost(new MempoolCache(store), m.seq) : null;
-      process.send({ type: 'bench:viewed', reader: viewed, baseline, electrum: await electrum() });
+      const baseline = m.baseline ? await cost(new MempoolCache(store), m.seq, `baseline ${m.what}`) : null;
+      process.send({ type: 'bench:viewed', reader: viewed, baseline, electrum: await electrum(m.what) });
     } catch (err) {
       process.send({ type: 'bench:viewed', error: err.stack });
     }
@@ -390,6 +441,8 @@ async function main() {
         const datadir = path.join(work, `index-${store}`);
         fs.rmSync(datadir, { recursive: true, force: true });
         const extra = ['--blocks', blocks, '--store', store, '--above', String(gen.above), '--datadir', datadir];
+        // the reader's profile beside the follower's
+        if (args['cpu-prof']) extra.push('--cpu-prof', path.resolve(args['cpu-prof'], `${store}-${size}`));
         if (store === 'mongo') extra.push('--mongodb-url', mongo.url);
         results.push({ size, loadAvg: os.loadavg(), ...(await runPhase('run', size, extra, ['--expose-gc'])) });
         // what is done so far, should a later run not finish
@@ -431,11 +484,12 @@ function report(runs) {
   console.log('');
   printTable(all.map((r) => ({
     mempool: r.size.toLocaleString('en-US'), store: r.store,
-    'RSS before MB': (r.rss.before / MB).toFixed(0), 'RSS after MB': (r.rss.after / MB).toFixed(0), 'growth MB': (r.rss.growth / MB).toFixed(0),
+    'RSS before MB': (r.rss.before / MB).toFixed(0), 'RSS after MB': (r.rss.after / MB).toFixed(0), 'growth MB': (r.rss.growth / MB).toFixed(0), 'of it anonymous MB': r.rss.anonGrowth === undefined ? '-' : (r.rss.anonGrowth / MB).toFixed(0),
     'of it JS heap MB': ((r.memory.after.heapUsed - r.memory.before.heapUsed) / MB).toFixed(0),
     'buffers MB': ((r.memory.after.arrayBuffers - r.memory.before.arrayBuffers) / MB).toFixed(0),
     'follower B/tx (heap+buffers)': r.perTx.heapAndBuffers.toFixed(0), 'B/tx estimated (--mempool-max-mb)': r.perTx.estimated.toFixed(0),
     'worker RSS growth MB (first view; end)': `${((r.workerMemory.loaded.rss - r.workerMemory.before.rss) / MB).toFixed(0)}; ${((r.workerMemory.after.rss - r.workerMemory.before.rss) / MB).toFixed(0)}`,
+    'of it anonymous MB (first view)': r.workerMemory.loaded.anon === undefined ? '-' : ((r.workerMemory.loaded.anon - r.workerMemory.before.anon) / MB).toFixed(0),
     'worker B/tx (heap+buffers)': ((r.workerMemory.loaded.heapUsed + r.workerMemory.loaded.arrayBuffers - r.workerMemory.before.heapUsed - r.workerMemory.before.arrayBuffers) / r.workerMemory.firstTxs).toFixed(0),
     'avg tx: raw B, in, out': `${r.perTx.raw.toFixed(0)}, ${r.perTx.inputs.toFixed(2)}, ${r.perTx.outputs.toFixed(2)}`,
     'peak RSS MB': (r.rss.peak / MB).toFixed(0), 'block commit ms': r.blockSyncMs.toFixed(0), 'fixture CPU s': (r.fixture.cpuMs / 1000).toFixed(1),
@@ -474,8 +528,8 @@ function report(runs) {
       '+500: stored <= 2 MB (max)': `${(Math.max(...stepStored) / MB).toFixed(2)} MB ${verdict(Math.max(...stepStored) <= 2 * MB)}`,
       'worker CPU per +500 <= 50 ms (median, max)': `${median(workerCpu).toFixed(0)}, ${Math.max(...workerCpu).toFixed(0)}${big ? ` ${verdict(Math.max(...workerCpu) <= 50)}` : ''}`,
       'block of 3,000: poll wall <= 300 ms': `${block.ms.toFixed(0)} ms (CPU ${block.cpuMs.toFixed(0)}; sync commit ${r.blockSyncMs.toFixed(0)}) ${verdict(block.ms <= 300)}`,
-      'RSS growth follower <= 500 MB': `${(r.rss.growth / MB).toFixed(0)} MB ${verdict(r.rss.growth <= 500 * MB)}`,
-      'RSS growth worker (its view) <= 300 MB': `${(workerGrowth / MB).toFixed(0)} MB ${verdict(workerGrowth <= 300 * MB)}`,
+      'RSS growth follower <= 500 MB': `${(r.rss.growth / MB).toFixed(0)} MB${anonOf(r.rss.anonGrowth)} ${verdict(r.rss.growth <= 500 * MB)}`,
+      'RSS growth worker (its view) <= 300 MB': `${(workerGrowth / MB).toFixed(0)} MB${anonOf(r.workerMemory.loaded.anon - r.workerMemory.before.anon)} ${verdict(workerGrowth <= 300 * MB)}`,
       'subscriptions per +500 <= 50 ms (median, max)': `${median(subsCpu).toFixed(0)}, ${Math.max(...subsCpu).toFixed(0)} ${verdict(Math.max(...subsCpu) <= 50)}`,
       'load avg at start': r.loadAvg.map((x) => x.toFixed(1)).join(' '),
     });
