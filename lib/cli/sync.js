@@ -46,8 +46,8 @@ ${sourceUsage}  --datadir DIR        where the index lives (created when missing
                        it. A crash loses at most that much work, never part of a commit
   --bulk-batches N     while catching up, commit at the latest every N batches (1: every batch)
   --prefetch MODE      LMDB: read what the next batch needs ahead of the writer, many reads at a
-                       time: auto (default: while the index is more than half the memory the
-                       process may use), on, off
+                       time: off (default: measured faster, docs/SCALING.md), on, auto (while
+                       the index is more than half the memory the process may use)
   --no-compact         LMDB: when the index first catches up after indexing most of it, do not
                        rewrite it into full pages (addrindex compact's rewrite, which it otherwise
                        runs when no other process reads the index)

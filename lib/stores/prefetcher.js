@@ -12,9 +12,12 @@ const DEFAULT_LANES = 16;
 /**
  * Reads ahead of the LMDB writer (prefetch-worker.js runs the reads): while the writer
  * applies one batch, the pages the next batch needs are brought into the page cache, many at
- * a time. It pays once the index outgrows the memory (the writer otherwise waits on one page
+ * a time. Meant for an index that outgrows the memory (the writer otherwise waits on one page
  * fault after another); in RAM it would only cost CPU, so `auto` prefetches while the file is
- * more than half the memory the process may use (its cgroup's limit, else the machine's).
+ * more than half the memory the process may use (its cgroup's limit, else the machine's). The
+ * store's default is off: on this project's measurements (the 5M-tx chain in a 1 GiB cgroup,
+ * docs/SCALING.md) the reads ahead cost more than they saved — 40 % more CPU, and pages
+ * brought in for the next batch evicting the ones the writer needs now.
  */
 class Prefetcher {
   /**

@@ -80,4 +80,14 @@ describe('LMDB reads ahead of the writer (prefetcher)', function () {
     assert.equal(new Prefetcher({ datadir: dir, mode: 'off', memory: () => 6 << 20 }).active(), false);
     assert.equal(new Prefetcher({ datadir: dir, mode: 'on', memory: () => 16 << 20 }).active(), true);
   });
+
+  it("a store opened without --prefetch reads nothing ahead (off: measured faster beyond RAM, docs/SCALING.md)", async () => {
+    const store = await openStore({ store: 'lmdb', datadir: path.join(tempDir('prefetch-default'), 'index'), network: 'regtest' });
+    try {
+      assert.equal(store.prefetcher.mode, 'off');
+      assert.equal(store.prefetcher.active(), false);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -45,7 +45,7 @@ describe('sync --follow --metrics-port: Prometheus metrics and the JSON log of a
       // exposed for the node source, which feeds it; the blocks dir has no calls to fail
       assert.match(m, /^# TYPE addrindex_node_errors_total counter$/m);
       assert.ok(metricValue(m, 'addrindex_lmdb_used_bytes') > 0);
-      assert.equal(metricValue(m, 'addrindex_sync_prefetched_batches'), 0); // in RAM: no reads ahead
+      assert.equal(metricValue(m, 'addrindex_sync_prefetched_batches'), 0); // no reads ahead: off by default
 
       // 10 more blocks, then a heavier branch from 37: a 3-deep reorg
       const more = await addBranch({ dir: chain.dir, seed, forkHeight: 30, branchSeed: 'more', blocks: 10, txsPerBlock: 10 });
