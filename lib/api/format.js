@@ -314,12 +314,13 @@ function nativeTx(loc, block, tip) {
  * (height, blockHash and position null, 0 confirmations), `time` when the index first saw it,
  * and what the snapshot knows of it (`parentsUnconfirmed`: it spends an output of another
  * mempool transaction).
- * @param {import('../codec/mempool').MempoolTx} m
+ * @param {{txid: Buffer, time: number, fee: number, vsize: number}} m
+ * @param {boolean} parentsUnconfirmed its view's hasUnconfirmedInputs()
  */
-function nativeMempoolTx(m) {
+function nativeMempoolTx(m, parentsUnconfirmed) {
   return {
     txid: hex32(m.txid), height: null, blockHash: null, position: null, time: m.time, confirmations: 0,
-    mempool: { fee: m.fee, vsize: m.vsize, parentsUnconfirmed: m.inputs.some((i) => i.unconfirmed) },
+    mempool: { fee: m.fee, vsize: m.vsize, parentsUnconfirmed },
   };
 }
 

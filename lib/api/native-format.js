@@ -47,7 +47,7 @@ function nativeFullTx(f, tip, network) {
   });
   return {
     // a mempool transaction (f.mempool, no location) has its first-seen time where a block's is
-    ...(f.loc ? nativeTx(f.loc, f.block, tip) : nativeMempoolTx(f.mempool)),
+    ...(f.loc ? nativeTx(f.loc, f.block, tip) : nativeMempoolTx(f.mempool, f.parentsUnconfirmed)),
     version: t.version,
     locktime: t.locktime,
     size: t.size,

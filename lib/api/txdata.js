@@ -79,13 +79,14 @@ class TxData {
    * @param {import('../core/mempool').MempoolView} view the view of `opts.tip`
    * @param {Buffer} txid internal order
    * @param {{prevouts?: boolean, spends?: boolean, tip?: object}} [opts]
-   * @returns {Promise<(FullTx & {mempool: import('../codec/mempool').MempoolTx})|null>}
+   * @returns {Promise<(FullTx & {mempool: import('../core/mempool-tx').ViewTx, parentsUnconfirmed: boolean})|null>}
+   *   parentsUnconfirmed: it spends an output of another transaction of `view`
    */
   async unconfirmed(view, txid, opts = {}) {
     const m = view.get(txid);
     if (!m) return null;
     const tx = view.parsed(m);
-    const full = { tx, loc: null, block: null, mempool: m };
+    const full = { tx, loc: null, block: null, mempool: m, parentsUnconfirmed: view.hasUnconfirmedInputs(m) };
     if (opts.prevouts) full.prevouts = await this.prevouts(tx, view);
     // only the view's own transactions can spend one of its transactions
     if (opts.spends) full.spends = tx.outputs.map((o, vout) => mempoolSpend(view, tx.txid, vout));

@@ -43,7 +43,7 @@ const OUT_P2PK = 2;
  * @property {Buffer|null} scripthash  the spent output's index key, null when not indexed
  * @property {Buffer|null} [p2pk]   the spent output's own script hash when it is a P2PK output
  *   (getPrevouts' `p2pk`, or lib/chain/script.js p2pkScripthash of a mempool parent's output)
- * @property {boolean} unconfirmed  it spends an output of another mempool transaction
+ * @property {boolean} unconfirmed  it spent an output of another mempool transaction when the part was written (whether that one is still in a snapshot is the snapshot's to say: MempoolView#hasUnconfirmedInputs)
  */
 
 /**
@@ -207,8 +207,12 @@ function readTx(r) {
 const WHOLE_VERSION = 3;
 /** Version of a change record (putMempool, getMempoolChanges). */
 const CHANGE_VERSION = 1;
-/** Version of the head (`M 00`); version 1 (seq, tip) named a snapshot of format 2, read for its seq only. */
-const HEAD_VERSION = 2;
+/**
+ * Version of the head (`M 00`): 3 names a snapshot of format 4, whose parts keep their input
+ * flag 2 as it was when written (docs/FORMAT.md); 2, of format 3, the same layout, read alike;
+ * 1 (seq, tip) named a snapshot of format 2, read for its seq only.
+ */
+const HEAD_VERSION = 3;
 /** Version of a transaction's row (`M 02 txid`). */
 const ROW_VERSION = 1;
 /** Change flags: 1 every row held before goes first; 2 a stub, kept without its lists. */
@@ -448,7 +452,8 @@ function decodeMempoolHead(buf) {
     r.done();
     return { seq, tip, count: 0, vsize: 0, fee: 0, evicted: 0, from: seq + 1, legacy: true };
   }
-  const r = openValue(buf, 'mempool head', HEAD_VERSION);
+  // format 3's head: its parts' flags were exact when written, and read by the same rule
+  const r = openValue(buf, 'mempool head', buf.length && buf[0] === 2 ? 2 : HEAD_VERSION);
   const seq = r.varint();
   const tip = Buffer.from(hash(r));
   const head = { seq, tip, count: r.varint(), vsize: r.varint(), fee: r.varint(), evicted: r.varint(), from: r.varint() };

@@ -23,8 +23,10 @@ class ViewTx {
     /** where the raw transaction lies in the part */
     this.rawAt = decoded.raw.byteOffset - part.byteOffset;
     this.rawLength = decoded.raw.length;
-    /** it spends an output of another mempool transaction (Electrum's height -1) */
-    this.unconfirmedInputs = decoded.inputs.some((i) => i.unconfirmed);
+    /** it spent an output of another mempool transaction when its part was written (parents()) */
+    this.flagged = decoded.inputs.some((i) => i.unconfirmed);
+    /** @type {string[]|null} parents(), once asked */
+    this.parentKeys = null;
     /** it pays or spends a P2PK output (its script view differs from its address view) */
     this.p2pk = decoded.inputs.some((i) => i.p2pk) || decoded.outputs.some((o) => o.p2pk);
   }
@@ -46,6 +48,18 @@ class ViewTx {
   /** @returns {Buffer} the transaction as the node serializes it */
   get raw() {
     return this.part.subarray(this.rawAt, this.rawAt + this.rawLength);
+  }
+
+  /**
+   * The transactions (latin1 txids) whose outputs it spent when its part was written: those
+   * still in a view make it spend unconfirmed outputs there (MempoolView#hasUnconfirmedInputs,
+   * Electrum's height -1). Decoded once, when first asked.
+   * @returns {string[]}
+   */
+  parents() {
+    if (!this.flagged) return [];
+    if (!this.parentKeys) this.parentKeys = this.inputs.filter((i) => i.unconfirmed).map((i) => i.txid.latin1Slice(0, 32));
+    return this.parentKeys;
   }
 
   /** @returns {import('../codec/mempool').MempoolInput[]} decoded from the part */

@@ -64,6 +64,13 @@ class TxMultimap {
     return v === undefined ? [] : Array.isArray(v) ? v.slice() : [v];
   }
 
+  /** @param {string} key @param {(tx: ViewTx) => boolean} test @returns {ViewTx[]} those under `key` that pass `test`, in place order */
+  filter(key, test) {
+    const v = this.map.get(key);
+    if (v === undefined) return [];
+    return Array.isArray(v) ? v.filter(test) : test(v) ? [v] : [];
+  }
+
   /** Whether any transaction under `key` passes `test`. */
   some(key, test) {
     const v = this.map.get(key);
@@ -88,13 +95,25 @@ class TxMultimap {
       return;
     }
     const list = Array.isArray(v) ? v : [v];
-    let at = list.length;
-    while (at > 0 && list[at - 1][RANK] > tx[RANK]) at--;
-    list.splice(at, 0, tx);
+    // after every one of a lower or the same place: a busy script hash holds thousands, and a
+    // block changes the parts of many of them (each enters again at its place)
+    const rank = tx[RANK];
+    if (list[list.length - 1][RANK] <= rank) {
+      list.push(tx);
+    } else {
+      let lo = 0;
+      let hi = list.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (list[mid][RANK] > rank) hi = mid;
+        else lo = mid + 1;
+      }
+      list.splice(lo, 0, tx);
+    }
     if (list !== v) this.map.set(key, list);
   }
 
-  /** Removes the members of `txs` from under `key`. */
+  /** Removes the members of `txs` from under `key` (once per key: a pass over its list). */
   remove(key, txs) {
     const v = this.map.get(key);
     if (v === undefined) return;
@@ -165,14 +184,23 @@ class ViewLine {
    * @param {Set<ViewTx>} txs
    */
   drop(txs) {
+    // each key once, however many of `txs` it holds
+    const txids = new Set();
+    const outpoints = new Set();
+    const keys = new Set();
+    const scripts = new Set();
     for (const tx of txs) {
       const d = tx.decoded();
-      this.byTxid.remove(tx.txid.latin1Slice(0, 32), txs);
-      for (const i of d.inputs) this.spenders.remove(outpointKey(i.txid, i.vout), txs);
-      for (const key of keysOf(d, 'address')) this.byKey.remove(key, txs);
-      if (tx.p2pk) for (const key of keysOf(d, 'script')) this.byScript.remove(key, txs);
+      txids.add(tx.txid.latin1Slice(0, 32));
+      for (const i of d.inputs) outpoints.add(outpointKey(i.txid, i.vout));
+      for (const key of keysOf(d, 'address')) keys.add(key);
+      if (tx.p2pk) for (const key of keysOf(d, 'script')) scripts.add(key);
       this.parsedTxs.delete(tx);
     }
+    for (const k of txids) this.byTxid.remove(k, txs);
+    for (const k of outpoints) this.spenders.remove(k, txs);
+    for (const k of keys) this.byKey.remove(k, txs);
+    for (const k of scripts) this.byScript.remove(k, txs);
   }
 
   /** Forgets what left before `now - KEEP_GONE_MS`. */
@@ -294,8 +322,10 @@ class MempoolView {
   /**
    * What changed from the view of seq `since` to this one: the transactions that entered and
    * left (a changed one in both), and the script hashes (latin1 keys, in `view`) they touch —
-   * what a notifier recomputes. Null when the line does not know (the view of `since` was
-   * of another line, or too long ago): the caller looks at everything then.
+   * what a notifier recomputes. Those of the transactions of this view that spend one that
+   * left are in `keys` too: their parent confirmed, and their Electrum height went from −1 to 0
+   * with their parts unchanged (hasUnconfirmedInputs). Null when the line does not know (the
+   * view of `since` was of another line, or too long ago): the caller looks at everything then.
    * @param {number} since
    * @param {'address'|'script'} [view='address']
    * @returns {{added: ViewTx[], removed: ViewTx[], keys: Set<string>}|null}
@@ -312,6 +342,15 @@ class MempoolView {
       for (const tx of step.removed) removed.push(tx);
     }
     for (const list of [added, removed]) for (const tx of list) for (const k of keysOf(tx.decoded(), view)) keys.add(k);
+    const spenders = line.spenders;
+    const held = (c) => this.holds(c);
+    for (const tx of removed) {
+      const outputs = tx.decoded().outputs.length;
+      for (let vout = 0; vout < outputs; vout++) {
+        const child = spenders.find(outpointKey(tx.txid, vout), held);
+        if (child) for (const k of keysOf(child.decoded(), view)) keys.add(k);
+      }
+    }
     return { added, removed, keys };
   }
 
@@ -370,11 +409,11 @@ class MempoolView {
   txsOfKey(key, view) {
     const line = this.index();
     const held = (tx) => this.holds(tx);
-    if (view !== 'script') return line.byKey.all(key).filter(held);
+    if (view !== 'script') return line.byKey.filter(key, held);
     // the script view: the address view's, but for the transactions with a P2PK side, whose
     // keys in this view are their own
-    const plain = line.byKey.all(key).filter((tx) => !tx.p2pk && held(tx));
-    const own = line.byScript.all(key).filter(held);
+    const plain = line.byKey.filter(key, (tx) => !tx.p2pk && held(tx));
+    const own = line.byScript.filter(key, held);
     return own.length ? plain.concat(own).sort((a, b) => a[RANK] - b[RANK]) : plain;
   }
 
@@ -526,9 +565,18 @@ class MempoolView {
     return { tx, vin };
   }
 
-  /** Whether a transaction spends an output of another mempool transaction. @param {ViewTx} tx */
+  /**
+   * Whether a transaction spends an output of another transaction of this view: of those it
+   * spent from when its part was written, one still here (a parent confirmed since leaves
+   * the part as it was: docs/FORMAT.md, `M` rows).
+   * @param {ViewTx} tx
+   */
   hasUnconfirmedInputs(tx) {
-    return tx.unconfirmedInputs;
+    if (!tx.flagged) return false;
+    const byTxid = this.index().byTxid;
+    const held = (p) => this.holds(p);
+    for (const key of tx.parents()) if (byTxid.some(key, held)) return true;
+    return false;
   }
 
   /**

@@ -24,7 +24,7 @@ const { statusText } = require('./encode');
  */
 function statusHash(confirmed, mempool = []) {
   if (confirmed.length === 0 && mempool.length === 0) return null;
-  const text = mempool.length ? Buffer.concat([statusText(confirmed), statusText(orderMempool(mempool))]) : statusText(confirmed, true);
+  const text = mempool.length ? Buffer.concat([statusText(confirmed), mempoolText(mempool)]) : statusText(confirmed, true);
   return sha256(text).toString('hex');
 }
 
@@ -35,9 +35,44 @@ function statusHash(confirmed, mempool = []) {
  * @returns {Array<T & {hash: string}>} each with its display hex as `hash`
  */
 function orderMempool(mempool) {
-  return mempool
-    .map((e) => ({ ...e, hash: toDisplayHex(e.txid) }))
-    .sort((a, b) => b.height - a.height || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
+  return inMempoolOrder(mempool).map((e) => ({ ...e, hash: toDisplayHex(e.txid) }));
+}
+
+/**
+ * The mempool part of a status preimage ("txid:height:" of each entry in the protocol's order).
+ * A busy script hash has thousands of unconfirmed transactions and its status is computed
+ * again whenever one of them changes: ordered by their bytes, without a copy or a hex string
+ * of each.
+ * @param {StatusEntry[]} mempool
+ * @returns {Buffer}
+ */
+function mempoolText(mempool) {
+  return statusText(inMempoolOrder(mempool));
+}
+
+/**
+ * @template {StatusEntry} T
+ * @param {T[]} mempool
+ * @returns {T[]} a new array, in the protocol's order
+ */
+function inMempoolOrder(mempool) {
+  const n = mempool.length;
+  // the displayed txid's first six bytes (its last six), as a number: ties are rare
+  const lead = new Float64Array(n);
+  const order = new Array(n);
+  for (let k = 0; k < n; k++) {
+    const t = mempool[k].txid;
+    lead[k] = t[31] * 2 ** 40 + t[30] * 2 ** 32 + t[29] * 2 ** 24 + t[28] * 2 ** 16 + t[27] * 2 ** 8 + t[26];
+    order[k] = k;
+  }
+  order.sort((a, b) => mempool[b].height - mempool[a].height || lead[a] - lead[b] || compareDisplayed(mempool[a].txid, mempool[b].txid));
+  return order.map((k) => mempool[k]);
+}
+
+/** Two txids (internal order) compared as they are displayed (bytes reversed). */
+function compareDisplayed(a, b) {
+  for (let i = 31; i >= 0; i--) if (a[i] !== b[i]) return a[i] - b[i];
+  return 0;
 }
 
 /**
@@ -57,10 +92,20 @@ function statusPrefix(confirmed) {
  * @returns {string|null}
  */
 function statusOf(prefix, mempool) {
-  if (prefix.count === 0 && mempool.length === 0) return null;
+  return statusOfText(prefix, mempool.length ? mempoolText(mempool) : null);
+}
+
+/**
+ * statusOf() from the mempool part's text (mempoolText; null: no mempool transaction).
+ * @param {{hash: import('node:crypto').Hash, count: number}} prefix
+ * @param {Buffer|null} text
+ * @returns {string|null}
+ */
+function statusOfText(prefix, text) {
+  if (prefix.count === 0 && !text) return null;
   const h = prefix.hash.copy();
-  if (mempool.length) h.update(statusText(orderMempool(mempool)));
+  if (text) h.update(text);
   return h.digest('hex');
 }
 
-module.exports = { statusHash, orderMempool, statusPrefix, statusOf };
+module.exports = { statusHash, orderMempool, mempoolText, statusPrefix, statusOf, statusOfText };

@@ -1,6 +1,7 @@
 'use strict';
 
-const { statusHash, statusPrefix, statusOf } = require('./status');
+const { createHash } = require('node:crypto');
+const { statusHash, statusPrefix, statusOfText, mempoolText } = require('./status');
 const { tooLarge, badRequest } = require('./errors');
 const { mempoolEntries, VIEW } = require('./reader');
 
@@ -153,10 +154,11 @@ class Subscriptions {
   recomputeMempool(e, view) {
     const mempool = mempoolEntries(view, e.sh);
     if (e.prefix.count + mempool.length > this.maxHistory) return null;
-    const signature = mempoolSignature(mempool);
+    const text = mempool.length ? mempoolText(mempool) : null;
+    const signature = signatureOf(text);
     this.stats.fromPrefix++;
     if (signature === e.mempool) return { status: e.status, lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: e.mempool, prefix: e.prefix };
-    return { status: statusOf(e.prefix, mempool), lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: signature, prefix: e.prefix };
+    return { status: statusOfText(e.prefix, text), lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: signature, prefix: e.prefix };
   }
 
   /**
@@ -291,14 +293,20 @@ class Subscriptions {
 }
 
 /**
- * What a status counts of the mempool, as a string to compare: each transaction's txid and
- * whether its height is 0 or -1, in a fixed order ('' for none).
+ * What a status counts of the mempool, as a string to compare: a digest of its part of the
+ * status preimage (each transaction's txid and whether its height is 0 or -1, in the
+ * protocol's order; '' for none). A digest, not the text: a busy script hash's text is
+ * megabytes.
  * @param {Array<{txid: Buffer, height: number}>} mempool
  * @returns {string}
  */
 function mempoolSignature(mempool) {
-  if (!mempool.length) return '';
-  return mempool.map((e) => `${e.txid.latin1Slice(0, 32)}${e.height}`).sort().join('');
+  return signatureOf(mempool.length ? mempoolText(mempool) : null);
+}
+
+/** @param {Buffer|null} text mempoolText(), null for no mempool transaction @returns {string} */
+function signatureOf(text) {
+  return text ? createHash('sha256').update(text).digest('latin1') : '';
 }
 
 module.exports = { Subscriptions };

@@ -89,10 +89,13 @@ class MempoolEntry {
     this.arrived = true;
     /** while it waits: its parents' display txids (parentIds()) */
     this.parentIdList = null;
-    // the pool's walk, the follower's diff
+    // the pool's walk
     this.mark = 0;
     this.cursor = 0;
-    this.seen = 0;
+    /** its slot in the pool's TxidIndex */
+    this.slot = -1;
+    /** @type {MempoolEntry[]|null} held transactions that spend its outputs (spendParent) */
+    this.kids = null;
   }
 
   /** @returns {Buffer} 32 bytes, internal order */
@@ -163,6 +166,10 @@ class MempoolEntry {
    */
   spendParent(i, parent) {
     const vout = this.ins[i];
+    if (this.refs[i] !== parent) {
+      if (this.refs[i] !== null) this.refs[i].forgetKid(this);
+      (parent.kids || (parent.kids = [])).push(this);
+    }
     this.refs[i] = parent;
     if (vout >= parent.m || !(parent.flags[vout] & INDEXED)) {
       this.setState(i, UNSPENDABLE);
@@ -172,6 +179,13 @@ class MempoolEntry {
     this._spend(i, parent.values[vout], INDEXED | UNCONFIRMED, parent.hashes, 32 * (1 + vout));
     this.setOwn(this.m + i, parent.ownAt(vout));
     return true;
+  }
+
+  /** @param {MempoolEntry} kid no longer one that spends this one's outputs (every place it held) */
+  forgetKid(kid) {
+    if (!this.kids) return;
+    const left = this.kids.filter((k) => k !== kid);
+    this.kids = left.length ? left : null;
   }
 
   /**
@@ -210,13 +224,22 @@ class MempoolEntry {
     return this.own ? this.own[k] : null;
   }
 
-  /** Records what input i spends; the encoded part goes when that changes it. */
+  /**
+   * Records what input i spends; the encoded part goes when that changes it. A parent
+   * confirmed is no change: the part's UNCONFIRMED flag says the input spent a mempool output
+   * when the part was written, and readers ask the snapshot whether that parent is still in it
+   * (docs/FORMAT.md, `M` rows, format 4), so a block leaves its children's parts as they are.
+   */
   _spend(i, value, flags, hashes, at) {
     const m = this.m;
     const h = 32 * (1 + m + i);
-    const same = this.values[m + i] === value && this.flags[m + i] === flags &&
+    const was = this.flags[m + i];
+    const same = this.values[m + i] === value && (was === flags || was === (flags | UNCONFIRMED)) &&
       (!(flags & INDEXED) || hashes.compare(this.hashes, h, h + 32, at, at + 32) === 0);
-    if (same) return;
+    if (same) {
+      this.flags[m + i] = flags;
+      return;
+    }
     this.values[m + i] = value;
     this.flags[m + i] = flags;
     if (flags & INDEXED) hashes.copy(this.hashes, h, at, at + 32);

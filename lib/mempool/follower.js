@@ -7,7 +7,6 @@ const { getNetwork } = require('../chain/networks');
 const { ParseError, NodeError, CodecError } = require('../errors');
 const { MempoolPool } = require('./pool');
 const { mempoolEntry } = require('./entry');
-const { isHash } = require('../node/client');
 
 /**
  * @typedef {object} MempoolPoll  what one poll did
@@ -228,27 +227,32 @@ class MempoolFollower {
       ms: 0, busyMs: 0, fetchMs: 0, resolveMs: 0, writeMs: 0,
     };
 
-    // the diff: let go of what the node no longer lists, fetch what is new
+    // the diff: let go of what the node no longer lists, fetch what is new; a held txid is
+    // matched by its digits in the reply, a string made only for the others
     const seen = ++this.epoch;
     const fresh = [];
     let matched = 0;
-    for (const id of txids) {
-      const e = this.pool.get(id);
-      if (e) {
-        if (e.seen !== seen) matched++;
-        e.seen = seen;
-      } else if (this.rejected.has(id)) {
-        this.rejected.set(id, seen);
-      } else if (this.evicted.has(id)) {
-        this.evicted.set(id, seen);
-      } else {
-        if (!isHash(id)) throw new NodeError('ERR_NODE_PROTOCOL', `getrawmempool from ${this.client.display}: ${JSON.stringify(id)} is not a txid`);
-        fresh.push(id);
+    const { body, offsets } = txids;
+    const held = this.pool.index;
+    for (let k = 0; k < txids.length; k++) {
+      let slot = held.findHex(body, offsets[k]);
+      if (slot < 0) {
+        // not held, or not as its lower-case digits
+        const id = txids.id(k);
+        if (id === null) throw new NodeError('ERR_NODE_PROTOCOL', `getrawmempool from ${this.client.display}: ${JSON.stringify(body.latin1Slice(offsets[k], offsets[k] + 64))} is not a txid`);
+        const e = this.pool.get(id);
+        if (e) slot = e.slot;
+        else {
+          if (this.rejected.has(id)) this.rejected.set(id, seen);
+          else if (this.evicted.has(id)) this.evicted.set(id, seen);
+          else fresh.push(id);
+          continue;
+        }
       }
+      if (held.mark(slot, seen)) matched++;
     }
-    const gone = [];
     // every held entry listed again: none left (a poll that only adds walks no entry)
-    if (matched !== this.pool.size) for (const e of this.pool.entries.values()) if (e.seen !== seen) gone.push(e.id);
+    const gone = matched === this.pool.size ? [] : held.unmarked(seen).map((e) => e.id);
     for (const id of gone) this.pool.delete(id);
     res.removed = gone.length;
     for (const [id, at] of this.rejected) if (at !== seen) this.rejected.delete(id);

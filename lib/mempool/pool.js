@@ -1,6 +1,7 @@
 'use strict';
 
 const { ASK, MISSING, PARENT, UNSPENDABLE } = require('./entry');
+const { TxidIndex } = require('./txid-index');
 
 /**
  * The transactions of a node's mempool and what they spend, resolved against one confirmed tip
@@ -36,6 +37,8 @@ class MempoolPool {
     this.tip = null;
     /** an included entry left since the last resolve */
     this.dropped = false;
+    /** @type {import('./entry').MempoolEntry[]} included entries that left since the last resolve */
+    this.departed = [];
     this.epoch = 0;
     /** the included entries' totals */
     this.totals = { count: 0, vsize: 0, fee: 0 };
@@ -47,6 +50,12 @@ class MempoolPool {
     this.bytes = 0;
     /** @type {Set<import('./entry').MempoolEntry>} included entries settled since the store last took their parts: changes() looks at these only */
     this.pending = new Set();
+    /**
+     * The held entries by txid, in flat arrays (txid-index.js): a poll matches the node's
+     * list and a resolve each input's parent by bytes, with no string made for either.
+     * @type {TxidIndex<import('./entry').MempoolEntry>}
+     */
+    this.index = new TxidIndex();
   }
 
   get size() {
@@ -59,12 +68,24 @@ class MempoolPool {
   }
 
   /**
+   * The held entry of a txid.
+   * @param {Buffer} buf
+   * @param {number} at where the txid's 32 bytes (internal order) start in `buf`
+   * @returns {import('./entry').MempoolEntry|null}
+   */
+  find(buf, at) {
+    const slot = this.index.find(buf, at, txidOf);
+    return slot < 0 ? null : this.index.get(slot);
+  }
+
+  /**
    * @param {import('./entry').MempoolEntry} entry
    * @returns {boolean} false when one with its txid is held already
    */
   add(entry) {
     if (this.entries.has(entry.id)) return false;
     this.entries.set(entry.id, entry);
+    entry.slot = this.index.add(entry.hashes, 0, entry);
     this.waiting.push(entry);
     this.bytes += entry.bytes;
     return true;
@@ -75,9 +96,15 @@ class MempoolPool {
     const e = this.entries.get(id);
     if (!e) return false;
     this.entries.delete(id);
+    this.index.remove(e.slot);
     this.bytes -= e.bytes;
     e.alive = false;
-    if (e.included) this.dropped = true;
+    if (e.included) {
+      this.dropped = true;
+      this.departed.push(e);
+    }
+    // its parents forget it (a parent that stays a long while sees children come and go)
+    for (let i = 0; i < e.n; i++) if (e.refs[i] !== null) e.refs[i].forgetKid(e);
     if (e.stored) this.leaving.push(e);
     return true;
   }
@@ -101,12 +128,14 @@ class MempoolPool {
   async resolve(tip, extending, lookup) {
     const full = !extending || this.tip === null;
     const moved = tip !== this.tip;
-    const recheck = full || this.dropped;
-    let changed = moved || this.dropped;
+    const dropped = this.dropped;
+    let changed = moved || dropped;
     const epoch = ++this.epoch;
+    /** the included entries kept (still held), in place order */
     let olds;
     let fresh;
-    let check = null;
+    /** kept entries one of whose parents left: what they spent of it is asked of the index */
+    let orphans = [];
     /** waiting entries left as they were */
     let unchecked = [];
     if (full) {
@@ -114,36 +143,37 @@ class MempoolPool {
       olds = [];
       fresh = this._walk(this.entries.values(), epoch);
     } else {
-      olds = this.dropped ? this.order.filter((e) => e.alive) : this.order;
-      if (this.dropped) {
-        // what spent a transaction that left is asked of the index: it was confirmed, or it
-        // leaves as well
-        for (const e of olds) {
-          for (let i = 0; i < e.n; i++) {
-            if (e.state(i) === PARENT && !e.refs[i].alive) {
-              e.refs[i] = null;
-              e.setState(i, ASK);
-            }
-          }
-        }
-      }
-      // kept entries are placed already: marked when they are checked again, else known by
-      // being included (a poll that only adds touches none of them)
-      if (recheck) for (const e of olds) e.mark = epoch;
+      olds = this.departed.length ? without(this.order, this.departed) : this.order;
+      // a transaction that left was confirmed (then what spent it is unspent in the index), or
+      // its spenders leave as well: only they are asked again
+      if (this.departed.length) orphans = orphansOf(this.departed);
       const waiting = this.waiting.filter((e) => e.alive);
       // at the same tip with nothing gone, what waited waits on unless what it spends arrived
-      check = moved || recheck ? waiting : this._reachable(waiting);
+      const check = moved || dropped ? waiting : this._reachable(waiting);
       for (const e of check) this._findParents(e, moved ? 'missing' : 'none');
-      fresh = this._walk(check, epoch, !recheck);
+      // kept entries are placed already (known by being included)
+      fresh = this._walk(check, epoch, true);
       if (check !== waiting) {
         const checked = new Set(check);
         unchecked = waiting.filter((e) => !checked.has(e));
       }
     }
-    const asked = await this._ask(recheck ? olds : [], fresh, lookup);
+    const asked = await this._ask(orphans, fresh, lookup);
 
-    // kept as they are (nothing left): the order grows by what is new, in place
-    const order = recheck ? [] : olds;
+    // the kept entries stay as they are when every orphan stays in: the order grows by what
+    // is new, in place; else (an orphan whose parent was not confirmed: the node dropped it,
+    // or will) every kept entry is settled again, parents first, and its descendants leave
+    let order = olds;
+    let again = full;
+    for (const e of orphans) {
+      if (!e.settle()) {
+        again = true;
+        break;
+      }
+      this.pending.add(e);
+      if (e.record === null) changed = true;
+    }
+    if (again) order = [];
     const settled = [];
     const waiting = [];
     const settle = (e) => {
@@ -166,21 +196,26 @@ class MempoolPool {
         waiting.push(e);
       }
     };
-    if (recheck) for (const e of olds) settle(e);
+    if (again) for (const e of olds) settle(e);
     for (const e of fresh) settle(e);
 
-    this._place(recheck ? order : settled, full);
-    const totals = recheck ? { count: 0, vsize: 0, fee: 0 } : { ...this.totals };
-    for (const e of settled) {
-      if (e.record === null) changed = true;
-      totals.count++;
-      totals.vsize += e.vsize;
-      totals.fee += e.fee;
+    this._place(again ? order : settled, full);
+    let totals;
+    if (again) {
+      totals = { count: 0, vsize: 0, fee: 0 };
+      for (const e of order) addTotals(totals, e);
+    } else {
+      // the kept entries' figures stand (an orphan that stays in pays the same fee)
+      totals = { ...this.totals };
+      for (const e of this.departed) addTotals(totals, e, -1);
+      for (const e of settled) addTotals(totals, e);
     }
+    for (const e of settled) if (e.record === null) changed = true;
     this.order = order;
     this.waiting = unchecked.length ? unchecked.concat(waiting) : waiting;
     this.tip = tip;
     this.dropped = false;
+    this.departed = [];
     this.totals = totals;
     return { changed, asked };
   }
@@ -226,7 +261,7 @@ class MempoolPool {
    */
   _findParents(e, again) {
     for (let i = 0; i < e.n; i++) {
-      const p = this.entries.get(e.parentId(i));
+      const p = this.find(e.raw, e.ins[e.n + i]);
       if (p) {
         e.spendParent(i, p);
         continue;
@@ -446,6 +481,75 @@ class MempoolPool {
     this.dropped = true;
     return out;
   }
+}
+
+/** @param {import('./entry').MempoolEntry} e */
+const txidOf = (e) => e.hashes;
+
+/**
+ * The kept entries that spent an output of a transaction that left: the departed ones' children
+ * still in. Each such input is to be asked of the index (ASK).
+ * @param {import('./entry').MempoolEntry[]} departed
+ * @returns {import('./entry').MempoolEntry[]} in place order
+ */
+function orphansOf(departed) {
+  const out = new Set();
+  for (const d of departed) {
+    for (const c of d.kids || []) {
+      if (!c.alive || !c.included || out.has(c)) continue;
+      for (let i = 0; i < c.n; i++) {
+        if (c.state(i) === PARENT && !c.refs[i].alive) {
+          c.refs[i] = null;
+          c.setState(i, ASK);
+          out.add(c);
+        }
+      }
+    }
+  }
+  return [...out].sort((a, b) => a.rank - b.rank);
+}
+
+/**
+ * `order` (in place order) without the departed entries, found by their places: a block's
+ * few thousand leave a mempool's hundred thousand without a look at each of those.
+ * @param {import('./entry').MempoolEntry[]} order
+ * @param {import('./entry').MempoolEntry[]} departed each one of `order`
+ * @returns {import('./entry').MempoolEntry[]}
+ */
+function without(order, departed) {
+  const at = [];
+  for (const d of departed) {
+    let lo = 0;
+    let hi = order.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const r = order[mid].rank;
+      if (r === d.rank) {
+        if (order[mid] === d) at.push(mid);
+        break;
+      }
+      if (r < d.rank) lo = mid + 1;
+      else hi = mid - 1;
+    }
+  }
+  if (at.length !== departed.length) return order.filter((e) => e.alive);
+  at.sort((a, b) => a - b);
+  const out = new Array(order.length - at.length);
+  let o = 0;
+  let from = 0;
+  for (const k of at) {
+    for (let j = from; j < k; j++) out[o++] = order[j];
+    from = k + 1;
+  }
+  for (let j = from; j < order.length; j++) out[o++] = order[j];
+  return out;
+}
+
+/** @param {{count: number, vsize: number, fee: number}} totals @param {import('./entry').MempoolEntry} e @param {1|-1} [sign] */
+function addTotals(totals, e, sign = 1) {
+  totals.count += sign;
+  totals.vsize += sign * e.vsize;
+  totals.fee += sign * e.fee;
 }
 
 /** Descendants a score counts (Bitcoin Core's -limitdescendantcount default). */

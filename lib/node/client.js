@@ -3,6 +3,7 @@
 const { NodeError } = require('../errors');
 const { NETWORKS, getNetwork } = require('../chain/networks');
 const { RpcClient } = require('./rpc');
+const { TxidList } = require('./txid-list');
 
 /** JSON-RPC codes both nodes use for "no such block / transaction" and an unknown method. */
 const RPC_NOT_FOUND = -5;
@@ -160,13 +161,16 @@ class NodeClient {
    * `getbestblockhash` (both nodes run a batch's calls in order). A block that reaches the
    * node before or between the two calls makes `best` that block, so when `best` is a block
    * the caller read as its own tip before asking, the list is the node's mempool at that tip.
-   * @returns {Promise<{txids: string[], best: string}>}
+   * The txids come as a TxidList, left in the reply's bytes: a mempool of 150,000 is listed
+   * again at every poll, and no string is made for a txid the caller holds (its digits are
+   * checked when it reads one, or matches them against the ones it holds).
+   * @returns {Promise<{txids: TxidList, best: string}>}
    */
   async getMempoolAndTip() {
-    const [txids, best] = await this.rpc.batch([['getrawmempool', [false]], ['getbestblockhash', []]]);
-    // each txid's digits are checked by the caller when it first meets it (isHash): a large
-    // mempool lists the same ones poll after poll
-    if (!Array.isArray(txids) || !txids.every((t) => typeof t === 'string' && t.length === 64)) {
+    const [listed, best] = await this.rpc.batch([['getrawmempool', [false]], ['getbestblockhash', []]], { txidLists: true });
+    const txids = Array.isArray(listed) && listed.length === 0 ? new TxidList(Buffer.alloc(0), new Uint32Array(0)) : listed;
+    // anything but strings of 64 characters leaves the list an array JSON.parse made
+    if (!(txids instanceof TxidList)) {
       throw new NodeError('ERR_NODE_PROTOCOL', `getrawmempool from ${this.display}: not a list of txids`);
     }
     if (!isHash(best)) throw new NodeError('ERR_NODE_PROTOCOL', `getbestblockhash from ${this.display}: ${JSON.stringify(best).slice(0, 80)} is not a block hash`);

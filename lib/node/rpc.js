@@ -3,6 +3,7 @@
 const http = require('node:http');
 const { NodeError, RpcError } = require('../errors');
 const { redact } = require('./endpoint');
+const { parseWithTxidLists } = require('./txid-list');
 
 /** JSON-RPC error codes a node answers while it cannot serve yet, to be retried. */
 const RPC_IN_WARMUP = -28;
@@ -83,8 +84,9 @@ class RpcClient {
    * One call.
    * @param {string} method
    * @param {Array<any>} [params=[]]
-   * @param {{retryMs?: number, timeoutMs?: number, binary?: boolean}} [opts] per-call overrides;
-   *   binary: strings of HEX_MIN or more hex digits in the reply come as Buffers (decoded)
+   * @param {{retryMs?: number, timeoutMs?: number, binary?: boolean, txidLists?: boolean}} [opts] per-call overrides;
+   *   binary: strings of HEX_MIN or more hex digits in the reply come as Buffers (decoded);
+   *   txidLists: arrays of txids come as TxidLists (txid-list.js)
    * @returns {Promise<any>} the result
    */
   async call(method, params = [], opts = {}) {
@@ -104,7 +106,7 @@ class RpcClient {
    * Many calls in one HTTP request; the results in the order of `calls`. Rejects with the
    * first item's RpcError when any item fails (see batchSettled to keep the others).
    * @param {Array<RpcCall|[string, Array<any>?]>} calls
-   * @param {{retryMs?: number, timeoutMs?: number, binary?: boolean}} [opts] as for call()
+   * @param {{retryMs?: number, timeoutMs?: number, binary?: boolean, txidLists?: boolean}} [opts] as for call()
    * @returns {Promise<any[]>}
    */
   async batch(calls, opts) {
@@ -119,7 +121,7 @@ class RpcClient {
    * Many calls in one HTTP request; each item's result or JSON-RPC error, in order.
    * Transport failures, auth and protocol errors still reject the whole batch.
    * @param {Array<RpcCall|[string, Array<any>?]>} calls
-   * @param {{retryMs?: number, timeoutMs?: number, binary?: boolean}} [opts] as for call()
+   * @param {{retryMs?: number, timeoutMs?: number, binary?: boolean, txidLists?: boolean}} [opts] as for call()
    * @returns {Promise<Settled[]>}
    */
   async batchSettled(calls, opts = {}) {
@@ -169,7 +171,7 @@ class RpcClient {
           attempt--;
           continue;
         }
-        const reply = this._decode(res, what, check, opts.binary);
+        const reply = this._decode(res, what, check, opts);
         const warm = warmingUp(reply);
         if (!warm) {
           this.stats.calls += calls;
@@ -193,7 +195,7 @@ class RpcClient {
   }
 
   /** Turns an HTTP answer into the parsed JSON-RPC reply, or a typed error. */
-  _decode(res, what, check, binary) {
+  _decode(res, what, check, { binary, txidLists }) {
     if (res.status === 401 || res.status === 403) {
       throw new NodeError('ERR_NODE_AUTH', res.status === 401
         ? `the node at ${this.display} refused the credentials (HTTP 401): check USER:PASS in the RPC URL, or the cookie file`
@@ -211,7 +213,7 @@ class RpcClient {
     }
     let parsed;
     try {
-      parsed = binary ? parseWithHex(res.body) : JSON.parse(res.body.toString('utf8'));
+      parsed = binary ? parseWithHex(res.body) : txidLists ? parseWithTxidLists(res.body) : JSON.parse(res.body.toString('utf8'));
     } catch {
       // A cut-off answer from a node going down parses no better than another server's page:
       // only a 200 is worth asking again.

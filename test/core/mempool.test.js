@@ -53,6 +53,11 @@ describe('the mempool snapshot (lib/codec/mempool.js) and its view (lib/core/mem
     assert.deepEqual([stub.stub, stub.seq, stub.prev, stub.removed, stub.upserts], [true, 8, 7, [], []]);
     const head = { seq: 7, tip: id(30), count: 2, vsize: 300, fee: 1500, evicted: 1, from: 3 };
     assert.deepEqual(decodeMempoolHead(encodeMempoolHead(head)), head);
+    // format 4's head (version 3); format 3's (version 2, the same layout) reads alike
+    const bytes = encodeMempoolHead(head);
+    assert.equal(bytes[0], 3);
+    assert.deepEqual(decodeMempoolHead(Buffer.concat([Buffer.from([2]), bytes.subarray(1)])), head);
+    assert.throws(() => decodeMempoolHead(Buffer.concat([Buffer.from([4]), bytes.subarray(1)])), { code: 'ERR_UNKNOWN_FORMAT' });
     // a head of format 2's snapshot (version 1): its seq goes on, nothing else is read
     assert.deepEqual(decodeMempoolHead(Buffer.concat([Buffer.from([1, 7]), id(30)])), { seq: 7, tip: id(30), count: 0, vsize: 0, fee: 0, evicted: 0, from: 8, legacy: true });
     // what a store's head says after a change: a reader may catch up from `from` on
@@ -110,5 +115,26 @@ describe('the mempool snapshot (lib/codec/mempool.js) and its view (lib/core/mem
     assert.deepEqual([v.vsize, v.fee, v.txs.length], [300, 1500, 2]);
     assert.deepEqual(v.feeHistogram(), [[5, 300]]);
     assert.deepEqual(v.recent(1).map((t) => t.txid[0]), [0x82]);
+  });
+
+  it("a parent confirmed: the child's part unchanged, the next view says it spends confirmed outputs, and the change names the child's script hashes", () => {
+    const v = viewOfWhole(wholeOf(sample()));
+    const child = v.get(id(2));
+    // the block's change: the parent leaves, nothing enters (format 4 keeps the child's part)
+    const next = v.next({ seq: 8, tip: id(31) }, [], [v.get(id(1))], () => 0);
+    assert.equal(next.get(id(2)), child, 'the same transaction, its part as it was');
+    assert.equal(decodeMempoolTx(child.part).inputs[0].unconfirmed, true, 'its flag as written');
+    assert.deepEqual([v.hasUnconfirmedInputs(child), next.hasUnconfirmedInputs(child)], [true, false]);
+    assert.equal(next.get(id(1)), null);
+    // Electrum's height of the child went from -1 to 0: its script hashes are recomputed
+    // (sh 1 is the parent's as well; the child's only would be missed without it)
+    const keys = next.changesSince(7).keys;
+    assert.ok(keys.has(sh(1).latin1Slice(0, 32)) && keys.has(sh(2).latin1Slice(0, 32)) && keys.has(sh(3).latin1Slice(0, 32)));
+    const only = sample();
+    only.txs[1].outputs[0].scripthash = sh(7);
+    only.txs[1].inputs[0].scripthash = sh(1);
+    const w = viewOfWhole(wholeOf(only));
+    const changed = w.next({ seq: 8, tip: id(31) }, [], [w.get(id(1))], () => 0).changesSince(7).keys;
+    assert.ok(changed.has(sh(7).latin1Slice(0, 32)), "the key only the child touches");
   });
 });

@@ -3,7 +3,7 @@
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const { merkleBranch, HeaderMerkle } = require('../../lib/electrum/merkle');
-const { statusHash } = require('../../lib/electrum/status');
+const { statusHash, statusPrefix, statusOf, orderMempool } = require('../../lib/electrum/status');
 const { historyJSON, statusText } = require('../../lib/electrum/encode');
 const { merkleRoot } = require('../../lib/chain/merkle');
 const { sha256d, fromDisplayHex, toDisplayHex } = require('../../lib/chain/hash');
@@ -103,6 +103,26 @@ describe('electrum: status hash', () => {
     const txid = crypto.randomBytes(32);
     const want = crypto.createHash('sha256').update(`${toDisplayHex(txid)}:170:`).digest('hex');
     assert.equal(statusHash([{ txid, height: 170 }]), want);
+  });
+
+  it('a mempool part ordered from the bytes equals the protocol order by displayed hex, ties in the leading bytes included', () => {
+    const rnd = prng(29);
+    const confirmed = randomHashes(40, rnd).map((txid, k) => ({ txid, height: 100 + k }));
+    for (const n of [1, 2, 50, 3000]) {
+      const mempool = randomHashes(n, rnd).map((txid) => ({ txid, height: rnd() < 0.3 ? -1 : 0 }));
+      // a third share their displayed first six bytes (and some their first 31) with another
+      for (let k = 1; k < n; k += 3) {
+        const from = mempool[Math.floor(rnd() * k)].txid;
+        from.copy(mempool[k].txid, rnd() < 0.5 ? 26 : 1, rnd() < 0.5 ? 26 : 1, 32);
+      }
+      const byHex = mempool.map((e) => ({ ...e, hash: toDisplayHex(e.txid) }))
+        .sort((a, b) => b.height - a.height || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
+      assert.deepEqual(orderMempool(mempool).map((e) => [e.hash, e.height]), byHex.map((e) => [e.hash, e.height]));
+      const text = [...confirmed, ...byHex].map((e) => `${toDisplayHex(e.txid)}:${e.height}:`).join('');
+      const want = crypto.createHash('sha256').update(text).digest('hex');
+      assert.equal(statusHash(confirmed, mempool), want);
+      assert.equal(statusOf(statusPrefix(confirmed), mempool), want);
+    }
   });
 });
 

@@ -230,7 +230,12 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
     const s2 = await step();
     assert.equal(s2.view.get(fromDisplayHex(fund.txid)), null);
     const tc2 = await checkedTx(s2.view, child);
-    assert.deepEqual(tc2.inputs.map((i) => [i.unconfirmed, i.value]), spent.map(() => [false, 1e8]), 'now spending confirmed outputs');
+    // the child's part is the one written before the block (its inputs' flag says what they
+    // spent then); the view says its parent is gone: it spends confirmed outputs now
+    assert.deepEqual(tc2.part, tc.part);
+    assert.deepEqual(tc2.inputs.map((i) => [i.unconfirmed, i.value]), spent.map(() => [true, 1e8]));
+    assert.deepEqual([s.view.hasUnconfirmedInputs(tc), s2.view.hasUnconfirmedInputs(tc2)], [true, false], 'now spending confirmed outputs');
+    assert.equal(s2.view.hasUnconfirmedInputs(await checkedTx(s2.view, grand)), true, 'the grandchild still spends the child');
     assert.deepEqual(tc2.inputs.map((i) => i.p2pk), spent.map((c, i) => (i === p2pkIn ? p2pkOwn : null)), 'from the index\'s prevout');
     await checkedTx(s2.view, grand);
     assert.equal(s2.view.txs.length, 2);

@@ -174,6 +174,59 @@ describe('the mempool pool (lib/mempool/pool.js): what a snapshot holds, in whic
     assert.deepEqual(looked, [orphan.txid]);
   });
 
+  it('a block confirming parents: only their spenders are asked again, and no part is rewritten; a parent that left unconfirmed takes its descendants along', async () => {
+    const cs = [coin(60), coin(61), coin(62), coin(63)];
+    const parent = wallet.pay([cs[0]], [{ kind: 'p2wpkh', label: 'bp' }], { fee: 1000 });
+    const child = wallet.pay([parent.coins[0]], [{ kind: 'p2wpkh', label: 'bc' }], { fee: 1000 });
+    const grand = wallet.pay([child.coins[0]], [{ kind: 'p2wpkh', label: 'bg' }], { fee: 1000 });
+    const others = [cs[1], cs[2]].map((c, k) => wallet.pay([c], [{ kind: 'p2wpkh', label: `bo${k}` }], { fee: 1000 }));
+    const replaced = wallet.pay([cs[3]], [{ kind: 'p2wpkh', label: 'br' }], { fee: 1000 });
+    const hanging = wallet.pay([replaced.coins[0]], [{ kind: 'p2wpkh', label: 'bh' }], { fee: 1000 });
+    const lookup = index(cs);
+    const pool = new MempoolPool();
+    for (const m of [parent, child, grand, ...others, replaced, hanging]) pool.add(entry(m));
+    await pool.resolve(TIP, false, lookup);
+    pool.markStored(pool.changes());
+    const before = new Map(pool.order.map((e) => [e.id, e.record]));
+    const ranks = new Map(pool.order.map((e) => [e.id, e.rank]));
+
+    // the block at TIP2 confirms the parent: the index now holds its output, not cs[0]
+    lookup.table.delete(`${cs[0].txId}:${cs[0].outputIndex}`);
+    lookup.table.set(`${parent.txid}:0`, { txId: parent.txid, outputIndex: 0, satoshis: parent.coins[0].satoshis, script: parent.coins[0].script });
+    pool.delete(parent.txid);
+    const settled = [];
+    for (const e of pool.order) {
+      const settle = e.settle.bind(e);
+      e.settle = () => {
+        settled.push(e.id);
+        return settle();
+      };
+    }
+    lookup.asked = 0;
+    assert.equal((await pool.resolve(TIP2, true, lookup)).changed, true);
+    assert.equal(lookup.asked, 1, "only the child's input is asked of the index");
+    assert.deepEqual(settled, [child.txid], 'the other kept entries are not settled again');
+    // only the parent leaves: every part stays the same bytes, the child's too (its input's
+    // flag 2 says what it spent when written; readers find the parent gone from the snapshot)
+    assert.deepEqual(described(pool.changes()), [[parent.txid], []]);
+    pool.markStored(pool.changes());
+    for (const e of pool.order) assert.equal(e.record, before.get(e.id), e.id);
+    assert.equal(ranks.get(child.txid), pool.order[0].rank);
+    assert.deepEqual(ids(pool), [child.txid, grand.txid, others[0].txid, others[1].txid, replaced.txid, hanging.txid]);
+    assert.equal(pool.totals.count, 6);
+    assert.equal(pool.totals.fee, 6000);
+
+    // `replaced` leaves without being confirmed (a conflicting block spent cs[3]): what spent it
+    // is not in the index, and it leaves with its descendants
+    lookup.table.delete(`${cs[3].txId}:${cs[3].outputIndex}`);
+    pool.delete(replaced.txid);
+    await pool.resolve(TIP, true, lookup);
+    assert.deepEqual(ids(pool), [child.txid, grand.txid, others[0].txid, others[1].txid]);
+    assert.deepEqual(described(pool.changes()), [[replaced.txid, hanging.txid], []]);
+    assert.deepEqual(pool.totals, { count: 4, vsize: pool.order.reduce((n, e) => n + e.vsize, 0), fee: 4000 });
+    assert.deepEqual(pool.waiting.map((e) => e.id), [hanging.txid]);
+  });
+
   it('trim: past the limit the lowest descendant score goes first, with its descendants (never a child without its parent); waiting ones before any', async () => {
     const cs = [coin(30), coin(31), coin(32), coin(33)];
     const low = wallet.pay([cs[0]], [{ kind: 'p2wpkh', label: 'low' }], { fee: 200 });

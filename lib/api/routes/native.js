@@ -140,7 +140,7 @@ function register(router, app) {
       if (!loc) {
         const pool = await app.mempool.at(t);
         const m = pool && pool.get(txid);
-        return m ? { unconfirmed: m } : null;
+        return m ? { unconfirmed: m, parentsUnconfirmed: pool.hasUnconfirmedInputs(m) } : null;
       }
       const [block] = (await app.blocks([loc.height])).values();
       return { loc, block };
@@ -151,7 +151,7 @@ function register(router, app) {
     }
     let body;
     if (full) body = nativeFullTx(value, tip, app.network);
-    else if (value.unconfirmed) body = format.nativeMempoolTx(value.unconfirmed);
+    else if (value.unconfirmed) body = format.nativeMempoolTx(value.unconfirmed, value.parentsUnconfirmed);
     else body = format.nativeTx(value.loc, value.block, tip);
     return json({ ...body, tip: tipOf(tip) });
   });

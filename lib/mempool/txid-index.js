@@ -1,0 +1,199 @@
+'use strict';
+
+/**
+ * The held transactions by txid, in flat arrays: a poll matches every txid the node lists
+ * (150,000 of them, poll after poll, as hex in its reply) against what is held and marks it
+ * seen, and that should touch neither 150,000 objects scattered over the heap nor make a
+ * string of each. An open-addressing table of slots, keyed by a txid's first four bytes as
+ * displayed; each slot's txid is kept as its 64 lower-case hex digits (16 int32 words), which
+ * the reply's bytes are compared with as they are.
+ * @template T
+ */
+class TxidIndex {
+  constructor() {
+    /** @type {Array<T|undefined>} by slot */
+    this.items = [];
+    /** @type {number[]} slots given back */
+    this.free = [];
+    /** each slot's key (keyOfHex) */
+    this.keys = new Int32Array(1024);
+    /** each slot's txid as displayed: 64 hex digits, 16 int32 words */
+    this.hex = new Int32Array(16 * 1024);
+    /** each slot's last mark (mark()) */
+    this.marks = new Int32Array(1024);
+    /** open addressing, linear probing: slot + 1, 0 empty */
+    this.table = new Int32Array(2048);
+    this.size = 0;
+  }
+
+  /**
+   * The slot of the txid written as 64 hex digits at `at` in `buf` (a node's reply).
+   * @param {Buffer} buf
+   * @param {number} at
+   * @returns {number} its slot, or −1 (not held, or not lower-case hex)
+   */
+  findHex(buf, at) {
+    const key = keyOfHex(buf, at);
+    if (key === null) return -1;
+    const mask = this.table.length - 1;
+    for (let t = key & mask; ; t = (t + 1) & mask) {
+      const s = this.table[t] - 1;
+      if (s < 0) return -1;
+      if (this.keys[s] === key && this._sameHex(s, buf, at)) return s;
+    }
+  }
+
+  /**
+   * The slot of a txid given by its bytes.
+   * @param {Buffer} buf
+   * @param {number} at where its 32 bytes (internal order) start
+   * @param {(item: T) => Buffer} bytesOf an item's txid, internal order
+   * @returns {number} its slot, or −1
+   */
+  find(buf, at, bytesOf) {
+    const key = keyOfBytes(buf, at);
+    const mask = this.table.length - 1;
+    for (let t = key & mask; ; t = (t + 1) & mask) {
+      const s = this.table[t] - 1;
+      if (s < 0) return -1;
+      if (this.keys[s] === key && sameBytes(bytesOf(this.items[s]), buf, at)) return s;
+    }
+  }
+
+  /** @param {number} slot @returns {T|undefined} */
+  get(slot) {
+    return this.items[slot];
+  }
+
+  /**
+   * Holds `item` under the txid at `at` in `buf` (not held yet: the caller checks).
+   * @param {Buffer} buf
+   * @param {number} at where its 32 bytes (internal order) start
+   * @param {T} item
+   * @returns {number} its slot
+   */
+  add(buf, at, item) {
+    const slot = this.free.length ? this.free.pop() : this.items.length;
+    if (slot === this.items.length) {
+      this.items.push(item);
+      if (this.items.length > this.keys.length) this._growSlots();
+    } else {
+      this.items[slot] = item;
+    }
+    const key = keyOfBytes(buf, at);
+    this.keys[slot] = key;
+    const digits = Buffer.from(Buffer.from(buf.subarray(at, at + 32)).reverse().toString('hex'), 'latin1');
+    for (let w = 0; w < 16; w++) this.hex[16 * slot + w] = digits.readInt32LE(4 * w);
+    this.marks[slot] = 0;
+    this.size++;
+    if (2 * this.size > this.table.length) this._rehash(2 * this.table.length);
+    else this._place(slot);
+    return slot;
+  }
+
+  /** @param {number} slot a held one */
+  remove(slot) {
+    const table = this.table;
+    const mask = table.length - 1;
+    let t = this.keys[slot] & mask;
+    while (table[t] !== slot + 1) t = (t + 1) & mask;
+    // backward-shift deletion: the slots after it that probed past it move up
+    table[t] = 0;
+    for (let j = (t + 1) & mask; table[j] !== 0; j = (j + 1) & mask) {
+      const home = this.keys[table[j] - 1] & mask;
+      const between = t <= j ? home > t && home <= j : home > t || home <= j;
+      if (!between) {
+        table[t] = table[j];
+        table[j] = 0;
+        t = j;
+      }
+    }
+    this.items[slot] = undefined;
+    this.free.push(slot);
+    this.size--;
+  }
+
+  /** Marks a slot with `mark` (a poll's epoch); says whether it bore another. */
+  mark(slot, mark) {
+    const was = this.marks[slot];
+    this.marks[slot] = mark;
+    return was !== mark;
+  }
+
+  /**
+   * The held items whose mark is not `mark` (a sequential pass over the marks).
+   * @param {number} mark
+   * @returns {T[]}
+   */
+  unmarked(mark) {
+    const out = [];
+    for (let s = 0; s < this.items.length; s++) {
+      if (this.marks[s] !== mark && this.items[s] !== undefined) out.push(this.items[s]);
+    }
+    return out;
+  }
+
+  _sameHex(slot, buf, at) {
+    const h = this.hex;
+    const o = 16 * slot;
+    for (let w = 0; w < 16; w++) if (h[o + w] !== buf.readInt32LE(at + 4 * w)) return false;
+    return true;
+  }
+
+  _place(slot) {
+    const mask = this.table.length - 1;
+    let t = this.keys[slot] & mask;
+    while (this.table[t] !== 0) t = (t + 1) & mask;
+    this.table[t] = slot + 1;
+  }
+
+  _rehash(size) {
+    this.table = new Int32Array(size);
+    for (let s = 0; s < this.items.length; s++) if (this.items[s] !== undefined) this._place(s);
+  }
+
+  _growSlots() {
+    const grow = (a) => {
+      const b = new Int32Array(2 * a.length);
+      b.set(a);
+      return b;
+    };
+    this.keys = grow(this.keys);
+    this.hex = grow(this.hex);
+    this.marks = grow(this.marks);
+  }
+}
+
+/** two hex digits' bytes (big-endian u16) → the byte they write (lower case only), or -1 */
+const PAIR = new Int16Array(65536).fill(-1);
+{
+  const digits = [];
+  for (let c = 0; c < 10; c++) digits.push([0x30 + c, c]);
+  for (let c = 0; c < 6; c++) digits.push([0x61 + c, 10 + c]);
+  for (const [h, hv] of digits) for (const [l, lv] of digits) PAIR[(h << 8) | l] = (hv << 4) | lv;
+}
+
+/**
+ * The key of a txid written in hex: its first four bytes as displayed.
+ * @returns {number|null} null when those eight characters are not lower-case hex digits
+ */
+function keyOfHex(buf, at) {
+  const a = PAIR[(buf[at] << 8) | buf[at + 1]];
+  const b = PAIR[(buf[at + 2] << 8) | buf[at + 3]];
+  const c = PAIR[(buf[at + 4] << 8) | buf[at + 5]];
+  const d = PAIR[(buf[at + 6] << 8) | buf[at + 7]];
+  if ((a | b | c | d) < 0) return null;
+  return a | (b << 8) | (c << 16) | (d << 24);
+}
+
+/** The same key from a txid's bytes (internal order: the displayed first four are its last). */
+function keyOfBytes(buf, at) {
+  return buf[at + 31] | (buf[at + 30] << 8) | (buf[at + 29] << 16) | (buf[at + 28] << 24);
+}
+
+function sameBytes(a, buf, at) {
+  for (let i = 31; i >= 0; i--) if (a[i] !== buf[at + i]) return false;
+  return true;
+}
+
+module.exports = { TxidIndex };
