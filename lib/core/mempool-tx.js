@@ -27,6 +27,8 @@ class ViewTx {
     this.flagged = decoded.inputs.some((i) => i.unconfirmed);
     /** @type {string[]|null} parents(), once asked */
     this.parentKeys = null;
+    /** @type {Array<ViewTx|null>|null} by parents(): the version of each last found in a view (MempoolView#hasUnconfirmedInputs) */
+    this.parentTxs = null;
     /** it pays or spends a P2PK output (its script view differs from its address view) */
     this.p2pk = decoded.inputs.some((i) => i.p2pk) || decoded.outputs.some((o) => o.p2pk);
   }

@@ -573,9 +573,19 @@ class MempoolView {
    */
   hasUnconfirmedInputs(tx) {
     if (!tx.flagged) return false;
-    const byTxid = this.index().byTxid;
-    const held = (p) => this.holds(p);
-    for (const key of tx.parents()) if (byTxid.some(key, held)) return true;
+    const keys = tx.parents();
+    // each parent found is kept on the child: a status of a busy script hash asks this of
+    // thousands of transactions at every new view, and a parent's part seldom changes
+    const found = tx.parentTxs || (tx.parentTxs = new Array(keys.length).fill(null));
+    let byTxid = null;
+    for (let k = 0; k < keys.length; k++) {
+      if (found[k] !== null && this.holds(found[k])) return true;
+      if (!byTxid) byTxid = this.index().byTxid;
+      // gone from this view, or another version of it (a part written again): asked by txid,
+      // and let go when none is here
+      found[k] = byTxid.find(keys[k], (p) => this.holds(p));
+      if (found[k] !== null) return true;
+    }
     return false;
   }
 

@@ -57,16 +57,23 @@ function mempoolText(mempool) {
  */
 function inMempoolOrder(mempool) {
   const n = mempool.length;
-  // the displayed txid's first six bytes (its last six), as a number: ties are rare
+  // one number per entry: height 0 before -1 (any other height: compared apart), then the
+  // displayed txid's first six bytes (its last six); ties are rare
   const lead = new Float64Array(n);
-  const order = new Array(n);
+  const order = new Uint32Array(n);
+  let plain = true;
   for (let k = 0; k < n; k++) {
     const t = mempool[k].txid;
-    lead[k] = t[31] * 2 ** 40 + t[30] * 2 ** 32 + t[29] * 2 ** 24 + t[28] * 2 ** 16 + t[27] * 2 ** 8 + t[26];
+    const h = mempool[k].height;
+    if (h !== 0 && h !== -1) plain = false;
+    lead[k] = (h === 0 ? 0 : 2 ** 48) + t[31] * 2 ** 40 + t[30] * 2 ** 32 + t[29] * 2 ** 24 + t[28] * 2 ** 16 + t[27] * 2 ** 8 + t[26];
     order[k] = k;
   }
-  order.sort((a, b) => mempool[b].height - mempool[a].height || lead[a] - lead[b] || compareDisplayed(mempool[a].txid, mempool[b].txid));
-  return order.map((k) => mempool[k]);
+  const byBytes = (a, b) => lead[a] - lead[b] || compareDisplayed(mempool[a].txid, mempool[b].txid);
+  order.sort(plain ? byBytes : (a, b) => mempool[b].height - mempool[a].height || byBytes(a, b));
+  const out = new Array(n);
+  for (let k = 0; k < n; k++) out[k] = mempool[order[k]];
+  return out;
 }
 
 /** Two txids (internal order) compared as they are displayed (bytes reversed). */
