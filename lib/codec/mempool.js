@@ -220,7 +220,7 @@ const CHANGE_RESET = 1;
 const CHANGE_STUB = 2;
 
 /**
- * @typedef {object} MempoolChange  what one poll changed (docs/FORMAT.md, `M` rows, format 3)
+ * @typedef {object} MempoolChange  what one poll changed (docs/FORMAT.md, `M` rows, format 4)
  * @property {number} seq       the snapshot it makes
  * @property {number} prev      the snapshot it applies to (0: none)
  * @property {Buffer} tip       32 bytes, internal order: the tip the new snapshot was resolved against

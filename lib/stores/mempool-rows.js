@@ -7,7 +7,7 @@ const { decodeChange, stubChange, encodeRow, decodeRow, encodeWhole, encodeMempo
 /**
  * The mempool snapshot in a key-value store (LMDB, LevelDB): `M 00` the head, `M 02 txid` a
  * transaction's row, `M 03 seq` the change that made snapshot `seq` (docs/FORMAT.md, `M` rows,
- * format 3). A poll's change is written in one batch guarded by the tip row, so the head, the
+ * format 4). A poll's change is written in one batch guarded by the tip row, so the head, the
  * rows and the change are always of one snapshot, resolved against the tip the head names.
  * KvStore's putMempool, getMempool, getMempoolChanges and getMempoolHead are these.
  */
