@@ -341,13 +341,13 @@ class MempoolView {
       for (const tx of step.added) added.push(tx);
       for (const tx of step.removed) removed.push(tx);
     }
-    for (const list of [added, removed]) for (const tx of list) for (const k of keysOf(tx.decoded(), view)) keys.add(k);
-    const spenders = line.spenders;
+    for (const tx of added) for (const k of keysOf(tx.decoded(), view)) keys.add(k);
     const held = (c) => this.holds(c);
     for (const tx of removed) {
-      const outputs = tx.decoded().outputs.length;
-      for (let vout = 0; vout < outputs; vout++) {
-        const child = spenders.find(outpointKey(tx.txid, vout), held);
+      const d = tx.decoded();
+      for (const k of keysOf(d, view)) keys.add(k);
+      for (let vout = 0; vout < d.outputs.length; vout++) {
+        const child = line.spenders.find(outpointKey(tx.txid, vout), held);
         if (child) for (const k of keysOf(child.decoded(), view)) keys.add(k);
       }
     }

@@ -1,7 +1,7 @@
 'use strict';
 
 const { createHash } = require('node:crypto');
-const { sha256, toDisplayHex } = require('../chain/hash');
+const { toDisplayHex } = require('../chain/hash');
 const { statusText } = require('./encode');
 
 /**
@@ -23,9 +23,7 @@ const { statusText } = require('./encode');
  * @returns {string|null}
  */
 function statusHash(confirmed, mempool = []) {
-  if (confirmed.length === 0 && mempool.length === 0) return null;
-  const text = mempool.length ? Buffer.concat([statusText(confirmed), mempoolText(mempool)]) : statusText(confirmed, true);
-  return sha256(text).toString('hex');
+  return statusOfText(statusPrefix(confirmed), mempool.length ? mempoolText(mempool) : null);
 }
 
 /**
@@ -84,26 +82,18 @@ function compareDisplayed(a, b) {
 
 /**
  * The status hash's state after the confirmed history: a status of the same confirmed history
- * with another mempool part is statusOf(prefix, mempool), without reading the history again.
+ * with another mempool part is statusOfText(prefix, text), without reading the history again.
  * @param {StatusEntry[]} confirmed in chain order
  * @returns {{hash: import('node:crypto').Hash, count: number}}
  */
 function statusPrefix(confirmed) {
-  return { hash: createHash('sha256').update(statusText(confirmed)), count: confirmed.length };
+  // hashed at once: the shared scratch buffer holds the text only meanwhile
+  return { hash: createHash('sha256').update(statusText(confirmed, true)), count: confirmed.length };
 }
 
 /**
- * statusHash(confirmed, mempool) from statusPrefix(confirmed).
- * @param {{hash: import('node:crypto').Hash, count: number}} prefix
- * @param {StatusEntry[]} mempool
- * @returns {string|null}
- */
-function statusOf(prefix, mempool) {
-  return statusOfText(prefix, mempool.length ? mempoolText(mempool) : null);
-}
-
-/**
- * statusOf() from the mempool part's text (mempoolText; null: no mempool transaction).
+ * statusHash(confirmed, mempool) from statusPrefix(confirmed) and mempoolText(mempool) (null:
+ * no mempool transaction).
  * @param {{hash: import('node:crypto').Hash, count: number}} prefix
  * @param {Buffer|null} text
  * @returns {string|null}
@@ -115,4 +105,4 @@ function statusOfText(prefix, text) {
   return h.digest('hex');
 }
 
-module.exports = { statusHash, orderMempool, mempoolText, statusPrefix, statusOf, statusOfText };
+module.exports = { statusHash, orderMempool, mempoolText, statusPrefix, statusOfText };

@@ -1,7 +1,7 @@
 'use strict';
 
 const { createHash } = require('node:crypto');
-const { statusHash, statusPrefix, statusOfText, mempoolText } = require('./status');
+const { statusPrefix, statusOfText, mempoolText } = require('./status');
 const { tooLarge, badRequest } = require('./errors');
 const { mempoolEntries, VIEW } = require('./reader');
 
@@ -138,12 +138,14 @@ class Subscriptions {
     const seen = this.seenTip();
     const { entries, mempool, more, tip } = await this.reader.history(sh, this.maxHistory);
     if (more) throw tooLarge('history', this.maxHistory);
+    const prefix = statusPrefix(entries);
+    const text = mempool.length ? mempoolText(mempool) : null;
     return {
-      status: statusHash(entries, mempool),
+      status: statusOfText(prefix, text),
       lastHeight: entries.length ? entries[entries.length - 1].height : -1,
       tipHash: tip || seen,
-      mempool: mempoolSignature(mempool),
-      prefix: statusPrefix(entries),
+      mempool: signatureOf(text),
+      prefix,
     };
   }
 

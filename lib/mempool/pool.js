@@ -35,8 +35,6 @@ class MempoolPool {
     this.waiting = [];
     /** the tip (display hex) of the last resolve */
     this.tip = null;
-    /** an included entry left since the last resolve */
-    this.dropped = false;
     /** @type {import('./entry').MempoolEntry[]} included entries that left since the last resolve */
     this.departed = [];
     this.epoch = 0;
@@ -99,10 +97,7 @@ class MempoolPool {
     this.index.remove(e.slot);
     this.bytes -= e.bytes;
     e.alive = false;
-    if (e.included) {
-      this.dropped = true;
-      this.departed.push(e);
-    }
+    if (e.included) this.departed.push(e);
     // its parents forget it (a parent that stays a long while sees children come and go)
     for (let i = 0; i < e.n; i++) if (e.refs[i] !== null) e.refs[i].forgetKid(e);
     if (e.stored) this.leaving.push(e);
@@ -128,7 +123,7 @@ class MempoolPool {
   async resolve(tip, extending, lookup) {
     const full = !extending || this.tip === null;
     const moved = tip !== this.tip;
-    const dropped = this.dropped;
+    const dropped = this.departed.length > 0;
     let changed = moved || dropped;
     const epoch = ++this.epoch;
     /** the included entries kept (still held), in place order */
@@ -143,10 +138,10 @@ class MempoolPool {
       olds = [];
       fresh = this._walk(this.entries.values(), epoch);
     } else {
-      olds = this.departed.length ? without(this.order, this.departed) : this.order;
+      olds = dropped ? without(this.order, this.departed) : this.order;
       // a transaction that left was confirmed (then what spent it is unspent in the index), or
       // its spenders leave as well: only they are asked again
-      if (this.departed.length) orphans = orphansOf(this.departed);
+      if (dropped) orphans = orphansOf(this.departed);
       const waiting = this.waiting.filter((e) => e.alive);
       // at the same tip with nothing gone, what waited waits on unless what it spends arrived
       const check = moved || dropped ? waiting : this._reachable(waiting);
@@ -214,7 +209,6 @@ class MempoolPool {
     this.order = order;
     this.waiting = unchecked.length ? unchecked.concat(waiting) : waiting;
     this.tip = tip;
-    this.dropped = false;
     this.departed = [];
     this.totals = totals;
     return { changed, asked };
@@ -478,7 +472,6 @@ class MempoolPool {
       if (!e.alive) continue;
       for (const d of descendants(e)) drop(d);
     }
-    this.dropped = true;
     return out;
   }
 }

@@ -1,5 +1,7 @@
 'use strict';
 
+const { toDisplayHex } = require('../chain/hash');
+
 /**
  * The held transactions by txid, in flat arrays: a poll matches every txid the node lists
  * (150,000 of them, poll after poll, as hex in its reply) against what is held and marks it
@@ -82,7 +84,7 @@ class TxidIndex {
     }
     const key = keyOfBytes(buf, at);
     this.keys[slot] = key;
-    const digits = Buffer.from(Buffer.from(buf.subarray(at, at + 32)).reverse().toString('hex'), 'latin1');
+    const digits = Buffer.from(toDisplayHex(buf.subarray(at, at + 32)), 'latin1');
     for (let w = 0; w < 16; w++) this.hex[16 * slot + w] = digits.readInt32LE(4 * w);
     this.marks[slot] = 0;
     this.size++;

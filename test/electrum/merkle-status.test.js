@@ -3,7 +3,7 @@
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const { merkleBranch, HeaderMerkle } = require('../../lib/electrum/merkle');
-const { statusHash, statusPrefix, statusOf, orderMempool } = require('../../lib/electrum/status');
+const { statusHash, statusPrefix, statusOfText, mempoolText, orderMempool } = require('../../lib/electrum/status');
 const { historyJSON, statusText } = require('../../lib/electrum/encode');
 const { merkleRoot } = require('../../lib/chain/merkle');
 const { sha256d, fromDisplayHex, toDisplayHex } = require('../../lib/chain/hash');
@@ -121,7 +121,7 @@ describe('electrum: status hash', () => {
       const text = [...confirmed, ...byHex].map((e) => `${toDisplayHex(e.txid)}:${e.height}:`).join('');
       const want = crypto.createHash('sha256').update(text).digest('hex');
       assert.equal(statusHash(confirmed, mempool), want);
-      assert.equal(statusOf(statusPrefix(confirmed), mempool), want);
+      assert.equal(statusOfText(statusPrefix(confirmed), mempoolText(mempool)), want);
     }
   });
 });
