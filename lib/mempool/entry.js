@@ -20,8 +20,14 @@ const UNSPENDABLE = 4; // an output its held parent lacks, or an OP_RETURN one
 /**
  * One transaction of the node's mempool as the follower holds it: its bytes, what it pays
  * (parsed once, when it arrives), and what each input spends as last resolved. A mempool
- * holds tens of thousands of these and every poll looks at them, so each keeps a few flat
- * arrays rather than an object per input or output.
+ * holds 150,000 of these and every poll looks at them, so each keeps one buffer of flat
+ * fields (`mem`) beside its bytes, rather than an object, or a typed array, per field, input
+ * or output: a typed array's objects alone take ~180 bytes.
+ *
+ * `mem`: [txid | output script hashes × m | script hashes of what the inputs spend × n]
+ * (32 bytes each), [output values × m | values of the outputs the inputs spend × n] (f64),
+ * [vout × n | offset of the input's 36-byte outpoint in raw × n] (u32), [output flags × m |
+ * input flags × n | input state × n] (u8).
  */
 class MempoolEntry {
   /**
@@ -34,41 +40,43 @@ class MempoolEntry {
     const m = tx.outputs.length;
     /** display hex: the node's name for it, and the pool's key */
     this.id = toDisplayHex(tx.txid);
-    this.raw = raw;
+    /** the bytes until encoded(), then null (raw: a view of the encoded part) */
+    this._raw = raw;
+    this.rawLength = raw.length;
     this.time = time;
     this.vsize = tx.vsize;
     this.n = n;
     this.m = m;
-    /** the held transaction each input spends (state PARENT), else null */
-    this.refs = new Array(n).fill(null);
-    /** [vout × n | offset of the input's 36-byte outpoint in raw × n] */
-    this.ins = new Uint32Array(2 * n);
-    /** [output values × m | values of the outputs the inputs spend × n] */
-    this.values = new Float64Array(m + n);
-    /** [output flags × m | input flags × n | input state × n] */
-    this.flags = new Uint8Array(m + 2 * n);
-    /** [txid | output script hashes × m | script hashes of what the inputs spend × n], 32 bytes each */
-    this.hashes = Buffer.allocUnsafe(32 * (1 + m + n)).fill(0);
-    tx.txid.copy(this.hashes, 0);
+    /** where in `mem` the values, the u32 fields and the flags start */
+    this.valuesAt = 32 * (1 + m + n);
+    this.insAt = this.valuesAt + 8 * (m + n);
+    this.flagsAt = this.insAt + 8 * n;
+    this.mem = Buffer.allocUnsafe(this.flagsAt + m + 2 * n).fill(0);
+    tx.txid.copy(this.mem, 0);
+    /**
+     * the held transaction each input spends (state PARENT), else null; null until one does
+     * @type {Array<MempoolEntry|null>|null}
+     */
+    this.refs = null;
     /**
      * [a P2PK output's own script hash × m | that of the P2PK output an input spends × n]
-     * (the script view's key, beside the index key in `hashes`); null until there is one
+     * (the script view's key, beside the index key in `mem`); null until there is one
      * @type {Array<Buffer|null>|null}
      */
     this.own = null;
     for (let i = 0; i < n; i++) {
       const input = tx.inputs[i];
-      this.ins[i] = input.vout;
-      this.ins[n + i] = input.txid.byteOffset - raw.byteOffset;
+      this.mem.writeUInt32LE(input.vout, this.insAt + 4 * i);
+      this.mem.writeUInt32LE(input.txid.byteOffset - raw.byteOffset, this.insAt + 4 * (n + i));
     }
     this.outTotal = 0;
     for (let o = 0; o < m; o++) {
       const out = tx.outputs[o];
-      this.values[o] = out.value;
+      this.mem.writeDoubleLE(out.value, this.valuesAt + 8 * o);
       this.outTotal += out.value;
       // OP_RETURN: not indexed (flag 0), and never spendable
       const c = classify(out.script);
-      if (writeOutputScripthash(out.script, c, this.hashes, 32 * (1 + o))) this.flags[o] = INDEXED;
+      if (writeOutputScripthash(out.script, c, this.mem, 32 * (1 + o))) this.mem[this.flagsAt + o] = INDEXED;
       this.setOwn(o, p2pkScripthash(out.script, c));
     }
     this.fee = 0;
@@ -78,6 +86,8 @@ class MempoolEntry {
     this.alive = true;
     /** its encoded part of the snapshot (encodeMempoolTx) while its resolution holds */
     this.record = null;
+    /** where the transaction's bytes lie in `record` */
+    this.rawAt = 0;
     /** its place in the snapshot (0: none; pool.js) */
     this.rank = 0;
     /** the part and place the store holds for it (null: none) */
@@ -98,9 +108,63 @@ class MempoolEntry {
     this.kids = null;
   }
 
+  /** @returns {Buffer} the transaction as the node serializes it */
+  get raw() {
+    return this._raw !== null ? this._raw : this.record.subarray(this.rawAt, this.rawAt + this.rawLength);
+  }
+
+  /** @returns {Buffer} the bytes `raw` is a view of, at rawOffset() (no view made) */
+  _rawBytes() {
+    return this._raw !== null ? this._raw : this.record;
+  }
+
+  /** @returns {number} */
+  _rawOffset() {
+    return this._raw !== null ? 0 : this.rawAt;
+  }
+
+  /** @param {number} i @returns {number} the output input `i` spends */
+  vout(i) {
+    return this.mem.readUInt32LE(this.insAt + 4 * i);
+  }
+
+  /** @param {number} k output k (k < m), or what input k − m spends @returns {number} */
+  value(k) {
+    return this.mem.readDoubleLE(this.valuesAt + 8 * k);
+  }
+
+  /** @param {number} o @returns {boolean} output o is filed (not OP_RETURN) */
+  indexed(o) {
+    return (this.mem[this.flagsAt + o] & INDEXED) !== 0;
+  }
+
+  /** @param {number} i @returns {MempoolEntry|null} the held transaction input `i` spends */
+  ref(i) {
+    return this.refs === null ? null : this.refs[i];
+  }
+
+  /** @param {number} i @param {MempoolEntry|null} p */
+  setRef(i, p) {
+    if (this.refs === null) {
+      if (p === null) return;
+      this.refs = new Array(this.n).fill(null);
+    }
+    this.refs[i] = p;
+  }
+
+  /**
+   * The held transaction input `i` spends, found by its txid's bytes in the pool.
+   * @param {number} i
+   * @param {(buf: Buffer, at: number) => MempoolEntry|null} find
+   * @returns {MempoolEntry|null}
+   */
+  findParent(i, find) {
+    return find(this._rawBytes(), this._rawOffset() + this.mem.readUInt32LE(this.insAt + 4 * (this.n + i)));
+  }
+
   /** @returns {Buffer} 32 bytes, internal order */
   get txid() {
-    return this.hashes.subarray(0, 32);
+    return this.mem.subarray(0, 32);
   }
 
   /**
@@ -110,8 +174,8 @@ class MempoolEntry {
    * @returns {string}
    */
   parentId(i) {
-    const at = this.ins[this.n + i];
-    return toDisplayHex(this.raw.subarray(at, at + 32));
+    const at = this._rawOffset() + this.mem.readUInt32LE(this.insAt + 4 * (this.n + i));
+    return toDisplayHex(this._rawBytes().subarray(at, at + 32));
   }
 
   /**
@@ -133,20 +197,20 @@ class MempoolEntry {
   encoded() {
     if (this.record === null) {
       this.record = encodeMempoolTx(this.toMempoolTx());
-      const at = mempoolTxRawAt(this.record);
-      this.raw = this.record.subarray(at, at + this.raw.length);
+      this.rawAt = mempoolTxRawAt(this.record);
+      this._raw = null;
     }
     return this.record;
   }
 
   /** @param {number} i @returns {number} */
   state(i) {
-    return this.flags[this.m + this.n + i];
+    return this.mem[this.flagsAt + this.m + this.n + i];
   }
 
   /** @param {number} i @param {number} s */
   setState(i, s) {
-    this.flags[this.m + this.n + i] = s;
+    this.mem[this.flagsAt + this.m + this.n + i] = s;
   }
 
   /**
@@ -156,8 +220,8 @@ class MempoolEntry {
    * @param {number} at
    */
   copyOutpoint(i, dst, at) {
-    const from = this.ins[this.n + i];
-    this.raw.copy(dst, at, from, from + 36);
+    const from = this._rawOffset() + this.mem.readUInt32LE(this.insAt + 4 * (this.n + i));
+    this._rawBytes().copy(dst, at, from, from + 36);
   }
 
   /**
@@ -165,18 +229,19 @@ class MempoolEntry {
    * @returns {boolean} whether that output exists and can be spent (not OP_RETURN)
    */
   spendParent(i, parent) {
-    const vout = this.ins[i];
-    if (this.refs[i] !== parent) {
-      if (this.refs[i] !== null) this.refs[i].forgetKid(this);
+    const vout = this.vout(i);
+    const was = this.ref(i);
+    if (was !== parent) {
+      if (was !== null) was.forgetKid(this);
       (parent.kids || (parent.kids = [])).push(this);
     }
-    this.refs[i] = parent;
-    if (vout >= parent.m || !(parent.flags[vout] & INDEXED)) {
+    this.setRef(i, parent);
+    if (vout >= parent.m || !parent.indexed(vout)) {
       this.setState(i, UNSPENDABLE);
       return false;
     }
     this.setState(i, PARENT);
-    this._spend(i, parent.values[vout], INDEXED | UNCONFIRMED, parent.hashes, 32 * (1 + vout));
+    this._spend(i, parent.value(vout), INDEXED | UNCONFIRMED, parent.mem, 32 * (1 + vout));
     this.setOwn(this.m + i, parent.ownAt(vout));
     return true;
   }
@@ -196,7 +261,7 @@ class MempoolEntry {
    *   of zeros: not indexed
    */
   spendConfirmed(i, prevout) {
-    this.refs[i] = null;
+    this.setRef(i, null);
     if (!prevout) {
       this.setState(i, MISSING);
       return;
@@ -233,16 +298,24 @@ class MempoolEntry {
   _spend(i, value, flags, hashes, at) {
     const m = this.m;
     const h = 32 * (1 + m + i);
-    const was = this.flags[m + i];
-    const same = this.values[m + i] === value && (was === flags || was === (flags | UNCONFIRMED)) &&
-      (!(flags & INDEXED) || hashes.compare(this.hashes, h, h + 32, at, at + 32) === 0);
+    const f = this.flagsAt + m + i;
+    const was = this.mem[f];
+    const same = this.value(m + i) === value && (was === flags || was === (flags | UNCONFIRMED)) &&
+      (!(flags & INDEXED) || hashes.compare(this.mem, h, h + 32, at, at + 32) === 0);
     if (same) {
-      this.flags[m + i] = flags;
+      this.mem[f] = flags;
       return;
     }
-    this.values[m + i] = value;
-    this.flags[m + i] = flags;
-    if (flags & INDEXED) hashes.copy(this.hashes, h, at, at + 32);
+    this.mem.writeDoubleLE(value, this.valuesAt + 8 * (m + i));
+    this.mem[f] = flags;
+    if (flags & INDEXED) hashes.copy(this.mem, h, at, at + 32);
+    this._forget();
+  }
+
+  /** The encoded part no longer holds: the bytes go back to a buffer of their own. */
+  _forget() {
+    if (this.record === null) return;
+    if (this._raw === null) this._raw = this.raw;
     this.record = null;
   }
 
@@ -255,20 +328,20 @@ class MempoolEntry {
     const { n, m } = this;
     let total = 0;
     for (let i = 0; i < n; i++) {
-      const s = this.flags[m + n + i];
+      const s = this.mem[this.flagsAt + m + n + i];
       if (s === PARENT) {
         const p = this.refs[i];
         if (!p.alive || !p.included) return false;
       } else if (s !== CONFIRMED) {
         return false;
       }
-      total += this.values[m + i];
+      total += this.value(m + i);
     }
     const fee = total - this.outTotal;
     if (fee < 0) return false;
     if (fee !== this.fee) {
       this.fee = fee;
-      this.record = null;
+      this._forget();
     }
     return true;
   }
@@ -279,26 +352,27 @@ class MempoolEntry {
    * @returns {import('../codec/mempool').MempoolTx}
    */
   toMempoolTx() {
-    const { n, m } = this;
+    const { n, m, mem } = this;
+    const raw = this.raw;
     const inputs = new Array(n);
     for (let i = 0; i < n; i++) {
-      const at = this.ins[n + i];
-      const flags = this.flags[m + i];
+      const at = mem.readUInt32LE(this.insAt + 4 * (n + i));
+      const flags = mem[this.flagsAt + m + i];
       inputs[i] = {
-        txid: this.raw.subarray(at, at + 32),
-        vout: this.ins[i],
-        value: this.values[m + i],
-        scripthash: flags & INDEXED ? this.hashes.subarray(32 * (1 + m + i), 32 * (2 + m + i)) : null,
+        txid: raw.subarray(at, at + 32),
+        vout: this.vout(i),
+        value: this.value(m + i),
+        scripthash: flags & INDEXED ? mem.subarray(32 * (1 + m + i), 32 * (2 + m + i)) : null,
         p2pk: flags & INDEXED ? this.ownAt(m + i) : null,
         unconfirmed: (flags & UNCONFIRMED) !== 0,
       };
     }
     const outputs = new Array(m);
     for (let o = 0; o < m; o++) {
-      const indexed = this.flags[o] & INDEXED;
-      outputs[o] = { value: this.values[o], scripthash: indexed ? this.hashes.subarray(32 * (1 + o), 32 * (2 + o)) : null, p2pk: indexed ? this.ownAt(o) : null };
+      const indexed = this.indexed(o);
+      outputs[o] = { value: this.value(o), scripthash: indexed ? mem.subarray(32 * (1 + o), 32 * (2 + o)) : null, p2pk: indexed ? this.ownAt(o) : null };
     }
-    return { txid: this.txid, time: this.time, fee: this.fee, vsize: this.vsize, raw: this.raw, inputs, outputs };
+    return { txid: this.txid, time: this.time, fee: this.fee, vsize: this.vsize, raw, inputs, outputs };
   }
 }
 

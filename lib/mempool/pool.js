@@ -54,6 +54,8 @@ class MempoolPool {
      * @type {TxidIndex<import('./entry').MempoolEntry>}
      */
     this.index = new TxidIndex();
+    /** find(), bound: what an entry's inputs look their parents up with */
+    this._find = (buf, at) => this.find(buf, at);
   }
 
   get size() {
@@ -83,7 +85,7 @@ class MempoolPool {
   add(entry) {
     if (this.entries.has(entry.id)) return false;
     this.entries.set(entry.id, entry);
-    entry.slot = this.index.add(entry.hashes, 0, entry);
+    entry.slot = this.index.add(entry.mem, 0, entry);
     this.waiting.push(entry);
     this.bytes += entry.bytes;
     return true;
@@ -99,7 +101,7 @@ class MempoolPool {
     e.alive = false;
     if (e.included) this.departed.push(e);
     // its parents forget it (a parent that stays a long while sees children come and go)
-    for (let i = 0; i < e.n; i++) if (e.refs[i] !== null) e.refs[i].forgetKid(e);
+    for (let i = 0; i < e.n; i++) if (e.ref(i) !== null) e.ref(i).forgetKid(e);
     if (e.stored) this.leaving.push(e);
     return true;
   }
@@ -255,14 +257,14 @@ class MempoolPool {
    */
   _findParents(e, again) {
     for (let i = 0; i < e.n; i++) {
-      const p = this.find(e.raw, e.ins[e.n + i]);
+      const p = e.findParent(i, this._find);
       if (p) {
         e.spendParent(i, p);
         continue;
       }
       const s = e.state(i);
       if (s === PARENT || s === UNSPENDABLE || (again === 'all' && s !== ASK) || (again === 'missing' && s === MISSING)) {
-        e.refs[i] = null;
+        e.setRef(i, null);
         e.setState(i, ASK);
       }
     }
@@ -305,7 +307,7 @@ class MempoolPool {
         const e = stack[stack.length - 1];
         let next = null;
         while (e.cursor < e.n) {
-          const p = e.refs[e.cursor++];
+          const p = e.ref(e.cursor++);
           if (p !== null && p.mark !== epoch && !(includedPlaced && p.included)) {
             next = p;
             break;
@@ -340,7 +342,7 @@ class MempoolPool {
         continue;
       }
       let after = 0;
-      for (let i = 0; i < e.n; i++) if (e.state(i) === PARENT && e.refs[i].rank > after) after = e.refs[i].rank;
+      for (let i = 0; i < e.n; i++) if (e.state(i) === PARENT && e.ref(i).rank > after) after = e.ref(i).rank;
       if (!e.rank || e.rank <= after) {
         e.rank = ++this.lastRank;
         moved = true;
@@ -438,7 +440,7 @@ class MempoolPool {
     for (const e of this.order) {
       for (let i = 0; i < e.n; i++) {
         if (e.state(i) !== PARENT) continue;
-        const p = e.refs[i];
+        const p = e.ref(i);
         const list = children.get(p);
         if (list) list.push(e);
         else children.set(p, [e]);
@@ -477,7 +479,7 @@ class MempoolPool {
 }
 
 /** @param {import('./entry').MempoolEntry} e */
-const txidOf = (e) => e.hashes;
+const txidOf = (e) => e.mem;
 
 /**
  * The kept entries that spent an output of a transaction that left: the departed ones' children
@@ -491,8 +493,8 @@ function orphansOf(departed) {
     for (const c of d.kids || []) {
       if (!c.alive || !c.included || out.has(c)) continue;
       for (let i = 0; i < c.n; i++) {
-        if (c.state(i) === PARENT && !c.refs[i].alive) {
-          c.refs[i] = null;
+        if (c.state(i) === PARENT && !c.ref(i).alive) {
+          c.setRef(i, null);
           c.setState(i, ASK);
           out.add(c);
         }

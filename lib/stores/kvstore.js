@@ -247,7 +247,9 @@ class KvStore extends AbstractStore {
     const v = await this.view();
     try {
       const n = outpoints.length / 36;
-      const cache = this.prevoutRecords(v.tipRaw);
+      // a sync's lookups (indexed) are kept for the apply that follows; any other caller's (a
+      // mempool follower asks poll after poll at one tip) only for this call
+      const cache = indexed ? this.prevoutRecords(v.tipRaw) : { txNums: new Map(), outputs: new Map() };
       // txid -> TxNum
       const names = new Array(n); // each outpoint's txid as a latin1 string, the cache key
       const ats = [];

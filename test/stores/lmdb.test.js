@@ -78,6 +78,20 @@ describe('LMDB store specifics', () => {
     await s.close();
   });
 
+
+  it('prevout lookups: a sync\'s (indexed) kept for its apply, anyone else\'s (a mempool follower\'s, poll after poll at one tip) not kept', async () => {
+    const s = await open(tmp(), { network: 'main' });
+    await syncBlocks(s, mainnetChain().blocks, 0, 200, [200]);
+    const { fromDisplayHex } = require('../../lib/chain/hash');
+    // block 170's payment: output 0 pays Hal, unspent at 200
+    const op = Buffer.concat([fromDisplayHex('f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16'), Buffer.alloc(4)]);
+    const [got] = await s.getPrevouts(op);
+    assert.equal(got.value, 10e8);
+    assert.equal(s.prevoutCache, null, 'nothing kept after a lookup that is not indexed');
+    assert.deepEqual(await s.getPrevouts(op, { indexed: true }), [got]);
+    assert.ok(s.prevoutCache && s.prevoutCache.outputs.size === 1, 'the sync\'s lookup kept for the apply that follows');
+    await s.close();
+  });
   it('bulk groups: their blocks reach other processes at endBulk; a discarded group leaves the last commit', async function () {
     this.timeout(60000);
     const { execFileSync } = require('node:child_process');
