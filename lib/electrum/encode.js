@@ -24,6 +24,11 @@ function writeDisplayHex(out, at, hash) {
 
 /** Writes an integer (any sign) in decimal ASCII at `at`; returns the offset after it. */
 function writeInt(out, at, n) {
+  // -1: a mempool transaction with an unconfirmed input, thousands in a busy status
+  if (n < 0 && n >= -0xffffffff) {
+    out[at] = 0x2d;
+    return writeInt(out, at + 1, -n);
+  }
   if (n < 0 || n > 0xffffffff) return at + out.write(String(n), at, 'latin1');
   let digits = 1;
   for (let v = n; v >= 10; v = Math.floor(v / 10)) digits++;
@@ -42,18 +47,41 @@ let scratch = Buffer.allocUnsafe(64 * 1024);
  * @returns {Buffer}
  */
 function statusText(entries, shared = false) {
-  // 64 hex + 2 colons + up to 11 characters of height
-  const size = entries.length * 77;
-  if (shared && scratch.length < size) scratch = Buffer.allocUnsafe(size);
-  const out = shared ? scratch : Buffer.allocUnsafe(size);
+  const out = textBuffer(entries.length, shared);
   let at = 0;
-  for (const e of entries) {
-    at = writeDisplayHex(out, at, e.txid);
-    out[at++] = 0x3a;
-    at = writeInt(out, at, e.height);
-    out[at++] = 0x3a;
-  }
+  for (const e of entries) at = writeStatusEntry(out, at, e.txid, e.height);
   return out.subarray(0, at);
+}
+
+/**
+ * statusText() of entries given apart: txids[order[k]] and heights[order[k]], k = 0, 1, …
+ * (a busy script hash's thousands of mempool transactions, with no object made for each).
+ * @param {ArrayLike<Uint8Array>} txids each holds a txid's 32 bytes (internal order) at its start
+ * @param {ArrayLike<number>} heights
+ * @param {ArrayLike<number>} order
+ * @returns {Buffer}
+ */
+function statusTextOf(txids, heights, order) {
+  const out = textBuffer(order.length, false);
+  let at = 0;
+  for (let k = 0; k < order.length; k++) at = writeStatusEntry(out, at, txids[order[k]], heights[order[k]]);
+  return out.subarray(0, at);
+}
+
+function textBuffer(count, shared) {
+  // 64 hex + 2 colons + up to 11 characters of height
+  const size = count * 77;
+  if (shared && scratch.length < size) scratch = Buffer.allocUnsafe(size);
+  return shared ? scratch : Buffer.allocUnsafe(size);
+}
+
+/** "txid:height:" at `at`; returns the offset after it. */
+function writeStatusEntry(out, at, txid, height) {
+  at = writeDisplayHex(out, at, txid);
+  out[at++] = 0x3a;
+  at = writeInt(out, at, height);
+  out[at++] = 0x3a;
+  return at;
 }
 
 const OPEN = Buffer.from('{"tx_hash":"', 'latin1');
@@ -82,4 +110,4 @@ function historyJSON(entries) {
   return out.toString('latin1', 0, at);
 }
 
-module.exports = { writeDisplayHex, statusText, historyJSON };
+module.exports = { writeDisplayHex, statusText, statusTextOf, historyJSON };

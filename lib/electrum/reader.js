@@ -7,6 +7,7 @@ const { indexBlockBytes } = require('../api/txdata');
 const { MempoolReader } = require('../mempool/reader');
 const { mergeUtxos, unconfirmedBalance } = require('../core/mempool-merge');
 const { readConsistent, indexMoving, READ_ATTEMPTS } = require('../core/consistent');
+const { mempoolTextOf } = require('./status');
 
 /**
  * What the Electrum handlers read, and nothing else: a small interface that an index can
@@ -345,6 +346,24 @@ function mempoolEntries(view, scripthash) {
   return view.transactions(scripthash, VIEW).map((tx) => ({ txid: tx.txid, height: view.hasUnconfirmedInputs(tx) ? -1 : 0, fee: tx.fee }));
 }
 
+/**
+ * The mempool part of a script hash's status (status.js mempoolText) in the script view, and
+ * how many transactions it counts; text null for none. What a subscription's status is
+ * computed again from at each new view, for script hashes with thousands of them: no entry
+ * object, no txid view.
+ * @param {import('../core/mempool').MempoolView} view
+ * @param {Buffer} scripthash
+ * @returns {{count: number, text: Buffer|null}}
+ */
+function mempoolStatusText(view, scripthash) {
+  const txs = view.transactions(scripthash, VIEW);
+  if (!txs.length) return { count: 0, text: null };
+  const heights = new Int8Array(txs.length);
+  for (let k = 0; k < txs.length; k++) heights[k] = view.hasUnconfirmedInputs(txs[k]) ? -1 : 0;
+  // a transaction's part starts with its txid (lib/codec/mempool.js)
+  return { count: txs.length, text: mempoolTextOf(txs.map((tx) => tx.part), heights) };
+}
+
 function unavailable(blockHash, why) {
   return new SourceError('ERR_BLOCK_UNAVAILABLE', `block ${blockHash} cannot be read: ${why}`, { hash: blockHash });
 }
@@ -367,4 +386,4 @@ function createReader({ store, network, blocksDir = null, indexKeepsBlocks = fal
   return new StoreReader({ store, blocks, mempoolReader });
 }
 
-module.exports = { StoreReader, createReader, mempoolEntries, MAX_TOUCHED_BLOCKS, VIEW };
+module.exports = { StoreReader, createReader, mempoolEntries, mempoolStatusText, MAX_TOUCHED_BLOCKS, VIEW };

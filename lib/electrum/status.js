@@ -2,7 +2,7 @@
 
 const { createHash } = require('node:crypto');
 const { toDisplayHex } = require('../chain/hash');
-const { statusText } = require('./encode');
+const { statusText, statusTextOf } = require('./encode');
 
 /**
  * The status of a script hash as the protocol defines it: sha256 of the concatenated
@@ -38,14 +38,23 @@ function orderMempool(mempool) {
 
 /**
  * The mempool part of a status preimage ("txid:height:" of each entry in the protocol's order).
- * A busy script hash has thousands of unconfirmed transactions and its status is computed
- * again whenever one of them changes: ordered by their bytes, without a copy or a hex string
- * of each.
  * @param {StatusEntry[]} mempool
  * @returns {Buffer}
  */
 function mempoolText(mempool) {
-  return statusText(inMempoolOrder(mempool));
+  return mempoolTextOf(mempool.map((e) => e.txid), mempool.map((e) => e.height));
+}
+
+/**
+ * mempoolText() of transactions given apart. A busy script hash has thousands of unconfirmed
+ * transactions and its status is computed again whenever one of them changes: ordered by
+ * their bytes, without an object, a copy or a hex string of each.
+ * @param {ArrayLike<Uint8Array>} txids each holds a txid's 32 bytes (internal order) at its start
+ * @param {ArrayLike<number>} heights 0, or -1 (an unconfirmed input)
+ * @returns {Buffer}
+ */
+function mempoolTextOf(txids, heights) {
+  return statusTextOf(txids, heights, mempoolOrder(txids, heights));
 }
 
 /**
@@ -54,24 +63,32 @@ function mempoolText(mempool) {
  * @returns {T[]} a new array, in the protocol's order
  */
 function inMempoolOrder(mempool) {
-  const n = mempool.length;
-  // one number per entry: height 0 before -1 (any other height: compared apart), then the
-  // displayed txid's first six bytes (its last six); ties are rare
+  return Array.from(mempoolOrder(mempool.map((e) => e.txid), mempool.map((e) => e.height)), (k) => mempool[k]);
+}
+
+/**
+ * The protocol's order of mempool entries given apart: height 0 before -1 (any other height:
+ * higher first), then by txid as displayed.
+ * @param {ArrayLike<Uint8Array>} txids as mempoolTextOf takes them
+ * @param {ArrayLike<number>} heights
+ * @returns {Uint32Array} the entries' indexes in that order
+ */
+function mempoolOrder(txids, heights) {
+  const n = txids.length;
+  // one number per entry: height 0 before -1, then the displayed txid's first six bytes (its
+  // last six); ties are rare
   const lead = new Float64Array(n);
   const order = new Uint32Array(n);
   let plain = true;
   for (let k = 0; k < n; k++) {
-    const t = mempool[k].txid;
-    const h = mempool[k].height;
+    const t = txids[k];
+    const h = heights[k];
     if (h !== 0 && h !== -1) plain = false;
     lead[k] = (h === 0 ? 0 : 2 ** 48) + t[31] * 2 ** 40 + t[30] * 2 ** 32 + t[29] * 2 ** 24 + t[28] * 2 ** 16 + t[27] * 2 ** 8 + t[26];
     order[k] = k;
   }
-  const byBytes = (a, b) => lead[a] - lead[b] || compareDisplayed(mempool[a].txid, mempool[b].txid);
-  order.sort(plain ? byBytes : (a, b) => mempool[b].height - mempool[a].height || byBytes(a, b));
-  const out = new Array(n);
-  for (let k = 0; k < n; k++) out[k] = mempool[order[k]];
-  return out;
+  const byBytes = (a, b) => lead[a] - lead[b] || compareDisplayed(txids[a], txids[b]);
+  return order.sort(plain ? byBytes : (a, b) => heights[b] - heights[a] || byBytes(a, b));
 }
 
 /** Two txids (internal order) compared as they are displayed (bytes reversed). */
@@ -105,4 +122,4 @@ function statusOfText(prefix, text) {
   return h.digest('hex');
 }
 
-module.exports = { statusHash, orderMempool, mempoolText, statusPrefix, statusOfText };
+module.exports = { statusHash, orderMempool, mempoolText, mempoolTextOf, statusPrefix, statusOfText };

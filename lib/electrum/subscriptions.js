@@ -3,7 +3,7 @@
 const { createHash } = require('node:crypto');
 const { statusPrefix, statusOfText, mempoolText } = require('./status');
 const { tooLarge, badRequest } = require('./errors');
-const { mempoolEntries, VIEW } = require('./reader');
+const { mempoolStatusText, VIEW } = require('./reader');
 
 /** Script hashes whose last heights are read per store call when touched sets are not kept. */
 const CHUNK = 2000;
@@ -154,9 +154,8 @@ class Subscriptions {
    * read (from the view); null when the history would be past the bound (compute() says so).
    */
   recomputeMempool(e, view) {
-    const mempool = mempoolEntries(view, e.sh);
-    if (e.prefix.count + mempool.length > this.maxHistory) return null;
-    const text = mempool.length ? mempoolText(mempool) : null;
+    const { count, text } = mempoolStatusText(view, e.sh);
+    if (e.prefix.count + count > this.maxHistory) return null;
     const signature = signatureOf(text);
     this.stats.fromPrefix++;
     if (signature === e.mempool) return { status: e.status, lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: e.mempool, prefix: e.prefix };
@@ -271,7 +270,7 @@ class Subscriptions {
         if (e) check.add(e);
       }
       // the caller compares those it recomputes from their prefix itself (recomputeMempool)
-      return [...check].filter((e) => (e.prefix && e.tipHash === view.tip) || e.mempool !== mempoolSignature(mempoolEntries(view, e.sh)));
+      return [...check].filter((e) => (e.prefix && e.tipHash === view.tip) || e.mempool !== signatureOf(mempoolStatusText(view, e.sh).text));
     }
     this.stats.mempoolScans++;
     for (const e of this.withMempool) check.add(e);
@@ -288,24 +287,18 @@ class Subscriptions {
     }
     const out = [];
     for (const e of check) {
-      if (e.mempool !== (view ? mempoolSignature(mempoolEntries(view, e.sh)) : '')) out.push(e);
+      if (e.mempool !== (view ? signatureOf(mempoolStatusText(view, e.sh).text) : '')) out.push(e);
     }
     return out;
   }
 }
 
-/**
- * What a status counts of the mempool, as a string to compare: a digest of its part of the
- * status preimage (each transaction's txid and whether its height is 0 or -1, in the
- * protocol's order; '' for none). A digest, not the text: a busy script hash's text is
+/*
+ * What a status counts of the mempool, as a string to compare (signatureOf): a digest of its
+ * part of the status preimage (each transaction's txid and whether its height is 0 or -1, in
+ * the protocol's order; '' for none). A digest, not the text: a busy script hash's text is
  * megabytes.
- * @param {Array<{txid: Buffer, height: number}>} mempool
- * @returns {string}
  */
-function mempoolSignature(mempool) {
-  return signatureOf(mempool.length ? mempoolText(mempool) : null);
-}
-
 /** @param {Buffer|null} text mempoolText(), null for no mempool transaction @returns {string} */
 function signatureOf(text) {
   return text ? createHash('sha256').update(text).digest('latin1') : '';

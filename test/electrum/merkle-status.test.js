@@ -3,7 +3,7 @@
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const { merkleBranch, HeaderMerkle } = require('../../lib/electrum/merkle');
-const { statusHash, statusPrefix, statusOfText, mempoolText, orderMempool } = require('../../lib/electrum/status');
+const { statusHash, statusPrefix, statusOfText, mempoolText, mempoolTextOf, orderMempool } = require('../../lib/electrum/status');
 const { historyJSON, statusText } = require('../../lib/electrum/encode');
 const { merkleRoot } = require('../../lib/chain/merkle');
 const { sha256d, fromDisplayHex, toDisplayHex } = require('../../lib/chain/hash');
@@ -122,6 +122,9 @@ describe('electrum: status hash', () => {
       const want = crypto.createHash('sha256').update(text).digest('hex');
       assert.equal(statusHash(confirmed, mempool), want);
       assert.equal(statusOfText(statusPrefix(confirmed), mempoolText(mempool)), want);
+      // given apart, each txid at the start of a longer buffer (a mempool part's bytes)
+      const parts = mempool.map((e) => Buffer.concat([e.txid, crypto.randomBytes(1 + Math.floor(rnd() * 40))]));
+      assert.equal(statusOfText(statusPrefix(confirmed), mempoolTextOf(parts, Int8Array.from(mempool, (e) => e.height))), want);
     }
   });
 });
