@@ -293,13 +293,14 @@ class Subscriptions {
   }
 }
 
-/*
- * What a status counts of the mempool, as a string to compare (signatureOf): a digest of its
- * part of the status preimage (each transaction's txid and whether its height is 0 or -1, in
- * the protocol's order; '' for none). A digest, not the text: a busy script hash's text is
+/**
+ * What a status counts of the mempool, as a string to compare: a digest of its part of the
+ * status preimage (each transaction's txid and whether its height is 0 or -1, in the
+ * protocol's order; '' for none). A digest, not the text: a busy script hash's text is
  * megabytes.
+ * @param {Buffer|null} text mempoolText(), null for no mempool transaction
+ * @returns {string}
  */
-/** @param {Buffer|null} text mempoolText(), null for no mempool transaction @returns {string} */
 function signatureOf(text) {
   return text ? createHash('sha256').update(text).digest('latin1') : '';
 }

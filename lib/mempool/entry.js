@@ -113,7 +113,7 @@ class MempoolEntry {
     return this._raw !== null ? this._raw : this.record.subarray(this.rawAt, this.rawAt + this.rawLength);
   }
 
-  /** @returns {Buffer} the bytes `raw` is a view of, at rawOffset() (no view made) */
+  /** @returns {Buffer} the bytes `raw` is a view of, at _rawOffset() (no view made) */
   _rawBytes() {
     return this._raw !== null ? this._raw : this.record;
   }
