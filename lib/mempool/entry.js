@@ -123,6 +123,11 @@ class MempoolEntry {
     return this._raw !== null ? 0 : this.rawAt;
   }
 
+  /** @param {number} i @returns {number} where input `i`'s outpoint starts in _rawBytes() */
+  _outpointAt(i) {
+    return this._rawOffset() + this.mem.readUInt32LE(this.insAt + 4 * (this.n + i));
+  }
+
   /** @param {number} i @returns {number} the output input `i` spends */
   vout(i) {
     return this.mem.readUInt32LE(this.insAt + 4 * i);
@@ -159,7 +164,7 @@ class MempoolEntry {
    * @returns {MempoolEntry|null}
    */
   findParent(i, find) {
-    return find(this._rawBytes(), this._rawOffset() + this.mem.readUInt32LE(this.insAt + 4 * (this.n + i)));
+    return find(this._rawBytes(), this._outpointAt(i));
   }
 
   /** @returns {Buffer} 32 bytes, internal order */
@@ -174,7 +179,7 @@ class MempoolEntry {
    * @returns {string}
    */
   parentId(i) {
-    const at = this._rawOffset() + this.mem.readUInt32LE(this.insAt + 4 * (this.n + i));
+    const at = this._outpointAt(i);
     return toDisplayHex(this._rawBytes().subarray(at, at + 32));
   }
 
@@ -220,7 +225,7 @@ class MempoolEntry {
    * @param {number} at
    */
   copyOutpoint(i, dst, at) {
-    const from = this._rawOffset() + this.mem.readUInt32LE(this.insAt + 4 * (this.n + i));
+    const from = this._outpointAt(i);
     this._rawBytes().copy(dst, at, from, from + 36);
   }
 

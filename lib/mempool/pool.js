@@ -101,7 +101,10 @@ class MempoolPool {
     e.alive = false;
     if (e.included) this.departed.push(e);
     // its parents forget it (a parent that stays a long while sees children come and go)
-    for (let i = 0; i < e.n; i++) if (e.ref(i) !== null) e.ref(i).forgetKid(e);
+    for (let i = 0; i < e.n; i++) {
+      const p = e.ref(i);
+      if (p !== null) p.forgetKid(e);
+    }
     if (e.stored) this.leaving.push(e);
     return true;
   }

@@ -251,8 +251,10 @@ class AbstractStore {
    * Looks up unspent outputs by outpoint, for resolving inputs during sync.
    * @param {Buffer} outpoints  36 bytes each: txid (internal order) + vout (uint32 LE)
    * @param {{indexed?: boolean}} [opts] indexed: the caller knows every outpoint's transaction
-   *   is in the index (the inputs of valid blocks), so a store may skip checks that only tell
-   *   an unknown txid apart (the key-value stores: the full-txid read behind a unique prefix)
+   *   is in the index (the inputs of valid blocks: a sync's lookup), so a store may skip checks
+   *   that only tell an unknown txid apart (the key-value stores: the full-txid read behind a
+   *   unique prefix), and may keep what it read for the apply that follows (the key-value
+   *   stores do, until that apply); other lookups (a mempool follower's) keep nothing
    * @returns {Promise<Array<Prevout|null>>} null where the store holds no such unspent output
    */
   async getPrevouts(outpoints, opts) { throw new Error('Abstract method.'); }
