@@ -6,6 +6,7 @@ const { fromDisplayHex } = require('../chain/hash');
 const { getNetwork } = require('../chain/networks');
 const { ParseError, NodeError, CodecError } = require('../errors');
 const { MempoolPool } = require('./pool');
+const { ListMatch } = require('./list-match');
 const { mempoolEntry } = require('./entry');
 
 /**
@@ -100,6 +101,8 @@ class MempoolFollower {
     this.now = opts.now || Date.now;
     this.maxBytes = opts.maxBytes === undefined ? 300e6 : opts.maxBytes;
     this.pool = new MempoolPool();
+    /** the node's list matched in its own order against the last poll's (list-match.js) */
+    this.listMatch = new ListMatch(this.pool.index);
     /** the next change replaces whatever the store holds (it holds a snapshot this follower could not take) */
     this.reset = false;
     /** @type {Map<string, number>} txids evicted → the poll that last listed them; forgotten when the node stops listing them */
@@ -234,15 +237,19 @@ class MempoolFollower {
     let matched = 0;
     const { body, offsets } = txids;
     const held = this.pool.index;
+    const list = this.listMatch;
+    list.begin(txids);
     for (let k = 0; k < txids.length; k++) {
-      let slot = held.findHex(body, offsets[k]);
+      let slot = list.slotOf(k);
       if (slot < 0) {
         // not held, or not as its lower-case digits
         const id = txids.id(k);
         if (id === null) throw new NodeError('ERR_NODE_PROTOCOL', `getrawmempool from ${this.client.display}: ${JSON.stringify(body.latin1Slice(offsets[k], offsets[k] + 64))} is not a txid`);
         const e = this.pool.get(id);
-        if (e) slot = e.slot;
-        else {
+        if (e) {
+          slot = e.slot;
+          list.note(k, slot);
+        } else {
           if (this.rejected.has(id)) this.rejected.set(id, seen);
           else if (this.evicted.has(id)) this.evicted.set(id, seen);
           else fresh.push(id);
@@ -251,6 +258,7 @@ class MempoolFollower {
       }
       if (held.mark(slot, seen)) matched++;
     }
+    list.end();
     // every held entry listed again: none left (a poll that only adds walks no entry)
     const gone = matched === this.pool.size ? [] : held.unmarked(seen).map((e) => e.id);
     for (const id of gone) this.pool.delete(id);

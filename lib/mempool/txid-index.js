@@ -7,9 +7,11 @@ const { toDisplayHex } = require('../chain/hash');
  * (150,000 of them, poll after poll, as hex in its reply) against what is held and marks it
  * seen, and that should touch neither 150,000 objects scattered over the heap nor make a
  * string of each. An open-addressing table keyed by a txid's first four bytes as displayed,
- * each bucket [key, slot + 1], so a probe reads one place; each slot's record [key, mark,
- * 64 lower-case hex digits as 16 int32 words] together, so a match compares and marks where
- * it reads. A txid matched costs two or three cache misses, not one per array.
+ * each bucket [key, slot + 1], so a probe reads one place; each slot's record [key, 64
+ * lower-case hex digits as 16 int32 words] together, so a match compares where it reads: a
+ * txid found costs two or three cache misses. Beside them, dense by slot, each slot's mark
+ * (a poll's) and generation (a slot given back and taken again is another txid: list-match.js
+ * tells a slot it remembered from the last poll by it).
  * @template T
  */
 class TxidIndex {
@@ -18,8 +20,12 @@ class TxidIndex {
     this.items = [];
     /** @type {number[]} slots given back */
     this.free = [];
-    /** by slot: [key, mark, hex × 16] (REC words) */
+    /** by slot: [key, hex × 16] (REC words) */
     this.recs = new Int32Array(REC * 1024);
+    /** by slot: its last mark (mark()) */
+    this.marks = new Int32Array(1024);
+    /** by slot: how many times it was given back (remove()) */
+    this.gens = new Int32Array(1024);
     /** open addressing, linear probing: [key, slot + 1] per bucket, slot + 1 = 0 empty */
     this.table = new Int32Array(2 * 2048);
     this.size = 0;
@@ -84,9 +90,9 @@ class TxidIndex {
     const key = keyOfBytes(buf, at);
     const o = REC * slot;
     this.recs[o] = key;
-    this.recs[o + 1] = 0;
+    this.marks[slot] = 0;
     const digits = Buffer.from(toDisplayHex(buf.subarray(at, at + 32)), 'latin1');
-    for (let w = 0; w < 16; w++) this.recs[o + 2 + w] = digits.readInt32LE(4 * w);
+    for (let w = 0; w < 16; w++) this.recs[o + 1 + w] = digits.readInt32LE(4 * w);
     this.size++;
     if (4 * this.size > this.table.length) this._rehash(this.table.length);
     else this._place(slot, key);
@@ -112,34 +118,39 @@ class TxidIndex {
       }
     }
     this.items[slot] = undefined;
+    this.gens[slot]++;
     this.free.push(slot);
     this.size--;
   }
 
+  /** @param {number} slot @returns {number} how many times the slot was given back */
+  gen(slot) {
+    return this.gens[slot];
+  }
+
   /** Marks a slot with `mark` (a poll's epoch); says whether it bore another. */
   mark(slot, mark) {
-    const o = REC * slot + 1;
-    const was = this.recs[o];
-    this.recs[o] = mark;
+    const was = this.marks[slot];
+    this.marks[slot] = mark;
     return was !== mark;
   }
 
   /**
-   * The held items whose mark is not `mark` (a sequential pass over the records).
+   * The held items whose mark is not `mark` (a sequential pass over the marks).
    * @param {number} mark
    * @returns {T[]}
    */
   unmarked(mark) {
     const out = [];
     for (let s = 0; s < this.items.length; s++) {
-      if (this.recs[REC * s + 1] !== mark && this.items[s] !== undefined) out.push(this.items[s]);
+      if (this.marks[s] !== mark && this.items[s] !== undefined) out.push(this.items[s]);
     }
     return out;
   }
 
   _sameHex(slot, buf, at) {
     const r = this.recs;
-    const o = REC * slot + 2;
+    const o = REC * slot + 1;
     for (let w = 0, b = at; w < 16; w++, b += 4) {
       if (r[o + w] !== (buf[b] | (buf[b + 1] << 8) | (buf[b + 2] << 16) | (buf[b + 3] << 24))) return false;
     }
@@ -162,14 +173,19 @@ class TxidIndex {
   }
 
   _growSlots() {
-    const recs = new Int32Array(2 * this.recs.length);
-    recs.set(this.recs);
-    this.recs = recs;
+    const grow = (a) => {
+      const b = new Int32Array(2 * a.length);
+      b.set(a);
+      return b;
+    };
+    this.recs = grow(this.recs);
+    this.marks = grow(this.marks);
+    this.gens = grow(this.gens);
   }
 }
 
-/** Words per slot record: key, mark, 16 of hex digits. */
-const REC = 18;
+/** Words per slot record: key, 16 of hex digits. */
+const REC = 17;
 
 /** two hex digits' bytes (big-endian u16) → the byte they write (lower case only), or -1 */
 const PAIR = new Int16Array(65536).fill(-1);
