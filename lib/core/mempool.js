@@ -326,9 +326,13 @@ class MempoolView {
    * left are in `keys` too: their parent confirmed, and their Electrum height went from −1 to 0
    * with their parts unchanged (hasUnconfirmedInputs). Null when the line does not know (the
    * view of `since` was of another line, or too long ago): the caller looks at everything then.
+   * `addedTo` and `removedFrom` say it per key: the transactions that entered under a key, and
+   * the keys a departure touched (those of what left, and of its children here); a key
+   * touched only by arrivals lists what it listed at `since` and these (Electrum's busy
+   * statuses are extended so: status.js extendMempoolPart).
    * @param {number} since
    * @param {'address'|'script'} [view='address']
-   * @returns {{added: ViewTx[], removed: ViewTx[], keys: Set<string>}|null}
+   * @returns {{since: number, added: ViewTx[], removed: ViewTx[], keys: Set<string>, addedTo: Map<string, ViewTx[]>, removedFrom: Set<string>}|null}
    */
   changesSince(since, view = 'address') {
     const line = this.line;
@@ -336,22 +340,35 @@ class MempoolView {
     const added = [];
     const removed = [];
     const keys = new Set();
+    const addedTo = new Map();
+    const removedFrom = new Set();
     for (const step of line.steps) {
       if (step.seq <= since || step.seq > this.seq) continue;
       for (const tx of step.added) added.push(tx);
       for (const tx of step.removed) removed.push(tx);
     }
-    for (const tx of added) for (const k of keysOf(tx.decoded(), view)) keys.add(k);
-    const held = (c) => this.holds(c);
-    for (const tx of removed) {
-      const d = tx.decoded();
-      for (const k of keysOf(d, view)) keys.add(k);
-      for (let vout = 0; vout < d.outputs.length; vout++) {
-        const child = line.spenders.find(outpointKey(tx.txid, vout), held);
-        if (child) for (const k of keysOf(child.decoded(), view)) keys.add(k);
+    for (const tx of added) {
+      for (const k of keysOf(tx.decoded(), view)) {
+        keys.add(k);
+        const list = addedTo.get(k);
+        if (list) list.push(tx);
+        else addedTo.set(k, [tx]);
       }
     }
-    return { added, removed, keys };
+    const held = (c) => this.holds(c);
+    const touch = (k) => {
+      keys.add(k);
+      removedFrom.add(k);
+    };
+    for (const tx of removed) {
+      const d = tx.decoded();
+      for (const k of keysOf(d, view)) touch(k);
+      for (let vout = 0; vout < d.outputs.length; vout++) {
+        const child = line.spenders.find(outpointKey(tx.txid, vout), held);
+        if (child) for (const k of keysOf(child.decoded(), view)) touch(k);
+      }
+    }
+    return { since, added, removed, keys, addedTo, removedFrom };
   }
 
   /**

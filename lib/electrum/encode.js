@@ -59,12 +59,16 @@ function statusText(entries, shared = false) {
  * @param {ArrayLike<Uint8Array>} txids each holds a txid's 32 bytes (internal order) at its start
  * @param {ArrayLike<number>} heights
  * @param {ArrayLike<number>} order
+ * @param {Uint32Array|null} [ends] given: ends[k] is set to where the k-th entry's text ends
  * @returns {Buffer}
  */
-function statusTextOf(txids, heights, order) {
+function statusTextOf(txids, heights, order, ends = null) {
   const out = textBuffer(order.length, false);
   let at = 0;
-  for (let k = 0; k < order.length; k++) at = writeStatusEntry(out, at, txids[order[k]], heights[order[k]]);
+  for (let k = 0; k < order.length; k++) {
+    at = writeStatusEntry(out, at, txids[order[k]], heights[order[k]]);
+    if (ends !== null) ends[k] = at;
+  }
   return out.subarray(0, at);
 }
 

@@ -7,7 +7,7 @@ const { indexBlockBytes } = require('../api/txdata');
 const { MempoolReader } = require('../mempool/reader');
 const { mergeUtxos, unconfirmedBalance } = require('../core/mempool-merge');
 const { readConsistent, indexMoving, READ_ATTEMPTS } = require('../core/consistent');
-const { mempoolTextOf } = require('./status');
+const { mempoolTextOf, mempoolPart, extendMempoolPart } = require('./status');
 
 /**
  * What the Electrum handlers read, and nothing else: a small interface that an index can
@@ -358,10 +358,48 @@ function mempoolEntries(view, scripthash) {
 function mempoolStatusText(view, scripthash) {
   const txs = view.transactions(scripthash, VIEW);
   if (!txs.length) return { count: 0, text: null };
+  return { count: txs.length, text: mempoolTextOf(txidsOf(txs), heightsOf(view, txs)) };
+}
+
+/**
+ * mempoolStatusText() for a subscription that keeps its part when it counts at least
+ * `keepFrom` transactions: extended from the part it kept at `changes.since` when only
+ * arrivals touched its key since (MempoolView#changesSince), else made anew.
+ * @param {import('../core/mempool').MempoolView} view
+ * @param {Buffer} scripthash
+ * @param {{key: string, kept: (import('./status').MempoolPart & {seq: number})|null,
+ *   changes: ReturnType<import('../core/mempool').MempoolView['changesSince']>, keepFrom: number}} opts
+ *   key: the script hash's latin1 key
+ * @returns {{count: number, text: Buffer|null, part: (import('./status').MempoolPart & {seq: number})|null, extended: boolean}}
+ *   extended: from the kept part
+ */
+function mempoolStatusPart(view, scripthash, { key, kept, changes, keepFrom }) {
+  let part;
+  const extended = Boolean(kept && changes && kept.seq === changes.since && !changes.removedFrom.has(key));
+  if (extended) {
+    const added = changes.addedTo.get(key) || [];
+    part = added.length ? extendMempoolPart(kept, txidsOf(added), heightsOf(view, added)) : kept;
+  } else {
+    const txs = view.transactions(scripthash, VIEW);
+    if (txs.length < keepFrom) return { ...mempoolStatusText(view, scripthash), part: null, extended };
+    part = mempoolPart(txidsOf(txs), heightsOf(view, txs));
+  }
+  part.seq = view.seq;
+  const count = part.txids.length;
+  return { count, text: count ? part.text : null, part: count >= keepFrom ? part : null, extended };
+}
+
+/** @param {import('../core/mempool-tx').ViewTx[]} txs @returns {Buffer[]} each starts with its txid */
+function txidsOf(txs) {
+  // a transaction's part starts with its txid (lib/codec/mempool.js)
+  return txs.map((tx) => tx.part);
+}
+
+/** Electrum's heights of a view's transactions: -1 with an unconfirmed input, else 0. */
+function heightsOf(view, txs) {
   const heights = new Int8Array(txs.length);
   for (let k = 0; k < txs.length; k++) heights[k] = view.hasUnconfirmedInputs(txs[k]) ? -1 : 0;
-  // a transaction's part starts with its txid (lib/codec/mempool.js)
-  return { count: txs.length, text: mempoolTextOf(txs.map((tx) => tx.part), heights) };
+  return heights;
 }
 
 function unavailable(blockHash, why) {
@@ -386,4 +424,4 @@ function createReader({ store, network, blocksDir = null, indexKeepsBlocks = fal
   return new StoreReader({ store, blocks, mempoolReader });
 }
 
-module.exports = { StoreReader, createReader, mempoolEntries, mempoolStatusText, MAX_TOUCHED_BLOCKS, VIEW };
+module.exports = { StoreReader, createReader, mempoolEntries, mempoolStatusText, mempoolStatusPart, MAX_TOUCHED_BLOCKS, VIEW };

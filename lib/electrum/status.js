@@ -58,6 +58,81 @@ function mempoolTextOf(txids, heights) {
 }
 
 /**
+ * A script hash's mempool part kept from one status to the next (one with thousands of
+ * unconfirmed transactions, to which a poll adds a few): its transactions in the protocol's
+ * order, where each one's text ends, and the text.
+ * @typedef {object} MempoolPart
+ * @property {Uint8Array[]} txids as mempoolTextOf takes them, in order
+ * @property {Int8Array} heights
+ * @property {Uint32Array} ends
+ * @property {Buffer} text mempoolTextOf() of them
+ */
+
+/**
+ * @param {ArrayLike<Uint8Array>} txids as mempoolTextOf takes them
+ * @param {ArrayLike<number>} heights
+ * @returns {MempoolPart}
+ */
+function mempoolPart(txids, heights) {
+  const order = mempoolOrder(txids, heights);
+  const ends = new Uint32Array(order.length);
+  const text = statusTextOf(txids, heights, order, ends);
+  return { txids: Array.from(order, (k) => txids[k]), heights: Int8Array.from(order, (k) => heights[k]), ends, text };
+}
+
+/**
+ * The part with more transactions (none of them in it already): its text is the kept text
+ * with theirs put in their places, without writing the others' again.
+ * @param {MempoolPart} part
+ * @param {ArrayLike<Uint8Array>} txids
+ * @param {ArrayLike<number>} heights
+ * @returns {MempoolPart}
+ */
+function extendMempoolPart(part, txids, heights) {
+  const add = mempoolPart(txids, heights);
+  const n = part.txids.length;
+  const m = add.txids.length;
+  const out = { txids: new Array(n + m), heights: new Int8Array(n + m), ends: new Uint32Array(n + m), text: Buffer.allocUnsafe(part.text.length + add.text.length) };
+  let i = 0;
+  let j = 0;
+  let at = 0;
+  // a run of kept entries (those before the next added one), then that added one
+  const take = (from, k, to) => {
+    const start = k === 0 ? 0 : from.ends[k - 1];
+    const shift = at - start;
+    from.text.copy(out.text, at, start, from.ends[to - 1]);
+    for (let x = k; x < to; x++) {
+      const o = i + j;
+      out.txids[o] = from.txids[x];
+      out.heights[o] = from.heights[x];
+      out.ends[o] = from.ends[x] + shift;
+      if (from === part) i++;
+      else j++;
+    }
+    at = out.ends[i + j - 1];
+  };
+  while (i < n || j < m) {
+    if (j < m) {
+      let to = i;
+      while (to < n && before(part, to, add, j)) to++;
+      if (to > i) take(part, i, to);
+      take(add, j, j + 1);
+    } else {
+      take(part, i, n);
+    }
+  }
+  return out;
+}
+
+/** Whether entry a of part p comes before entry b of part q in the protocol's order. */
+function before(p, a, q, b) {
+  const ha = p.heights[a];
+  const hb = q.heights[b];
+  if (ha !== hb) return ha > hb;
+  return compareDisplayed(p.txids[a], q.txids[b]) < 0;
+}
+
+/**
  * @template {StatusEntry} T
  * @param {T[]} mempool
  * @returns {T[]} a new array, in the protocol's order
@@ -122,4 +197,4 @@ function statusOfText(prefix, text) {
   return h.digest('hex');
 }
 
-module.exports = { statusHash, orderMempool, mempoolText, mempoolTextOf, statusPrefix, statusOfText };
+module.exports = { statusHash, orderMempool, mempoolText, mempoolTextOf, mempoolPart, extendMempoolPart, statusPrefix, statusOfText };

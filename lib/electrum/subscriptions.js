@@ -3,10 +3,16 @@
 const { createHash } = require('node:crypto');
 const { statusPrefix, statusOfText, mempoolText } = require('./status');
 const { tooLarge, badRequest } = require('./errors');
-const { mempoolStatusText, VIEW } = require('./reader');
+const { mempoolStatusText, mempoolStatusPart, VIEW } = require('./reader');
 
 /** Script hashes whose last heights are read per store call when touched sets are not kept. */
 const CHUNK = 2000;
+/**
+ * An entry keeps its mempool part from one status to the next (status.js MempoolPart) from
+ * this many unconfirmed transactions on: ~85 bytes a transaction, for the few busy script
+ * hashes whose part a poll extends by a few rather than writes again whole.
+ */
+const KEEP_MEMPOOL_FROM = 1000;
 
 /**
  * The script hash subscriptions of one process, shared by its connections: one entry per
@@ -36,7 +42,9 @@ const CHUNK = 2000;
  * (MempoolView#changesSince), only the subscriptions to the script hashes those changes
  * touched are compared; and an entry whose confirmed part is of the current tip is recomputed
  * from the hash state after its confirmed history (status.js statusPrefix), without reading
- * the store: a mempool poll costs in proportion to what it changed.
+ * the store: a mempool poll costs in proportion to what it changed. A script hash with
+ * thousands of unconfirmed transactions keeps its mempool part in order (status.js
+ * MempoolPart), and a poll that only adds to it puts the new ones in their places.
  */
 class Subscriptions {
   /**
@@ -45,9 +53,11 @@ class Subscriptions {
    * @param {number} opts.maxHistory
    * @param {() => string|null} opts.seenTip the hash of the tip the watcher has seen last
    * @param {(msg: string) => void} opts.log
+   * @param {number} [opts.keepMempoolFrom] see KEEP_MEMPOOL_FROM
    */
-  constructor({ reader, maxHistory, seenTip, log }) {
+  constructor({ reader, maxHistory, seenTip, log, keepMempoolFrom = KEEP_MEMPOOL_FROM }) {
     this.reader = reader;
+    this.keepMempoolFrom = keepMempoolFrom;
     this.seenTip = seenTip;
     this.maxHistory = maxHistory;
     this.log = log;
@@ -69,7 +79,7 @@ class Subscriptions {
      * mempool views met through their changes (the script hashes they touched), and by looking
      * at every subscription instead
      */
-    this.stats = { touched: 0, scanned: 0, mempoolChanges: 0, mempoolScans: 0, fromPrefix: 0 };
+    this.stats = { touched: 0, scanned: 0, mempoolChanges: 0, mempoolScans: 0, fromPrefix: 0, extended: 0 };
   }
 
   /**
@@ -146,20 +156,24 @@ class Subscriptions {
       tipHash: tip || seen,
       mempool: signatureOf(text),
       prefix,
+      part: null,
     };
   }
 
   /**
    * compute() for an entry whose confirmed part is of `view`'s tip: only its mempool part is
-   * read (from the view); null when the history would be past the bound (compute() says so).
+   * read (from the view), and for a busy script hash extended from the part it kept when only
+   * arrivals touched it since (`changes`: since the view the entries were last brought to);
+   * null when the history would be past the bound (compute() says so).
    */
-  recomputeMempool(e, view) {
-    const { count, text } = mempoolStatusText(view, e.sh);
+  recomputeMempool(e, view, changes) {
+    const { count, text, part, extended } = mempoolStatusPart(view, e.sh, { key: e.key, kept: e.part, changes, keepFrom: this.keepMempoolFrom });
     if (e.prefix.count + count > this.maxHistory) return null;
     const signature = signatureOf(text);
     this.stats.fromPrefix++;
-    if (signature === e.mempool) return { status: e.status, lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: e.mempool, prefix: e.prefix };
-    return { status: statusOfText(e.prefix, text), lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: signature, prefix: e.prefix };
+    if (extended) this.stats.extended++;
+    if (signature === e.mempool) return { status: e.status, lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: e.mempool, prefix: e.prefix, part };
+    return { status: statusOfText(e.prefix, text), lastHeight: e.lastHeight, tipHash: e.tipHash, mempool: signature, prefix: e.prefix, part };
   }
 
   /**
@@ -176,8 +190,9 @@ class Subscriptions {
     const view = await mempool();
     const fresh = [...this.fresh];
     const byMempool = new Set();
+    const changes = view && this.checkedSeq !== null && this.entries.size ? view.changesSince(this.checkedSeq, VIEW) : null;
     if (this.entries.size) {
-      for (const e of this.mempoolCandidates(view)) {
+      for (const e of this.mempoolCandidates(view, changes)) {
         if (!candidates.has(e)) byMempool.add(e);
         candidates.add(e);
       }
@@ -189,7 +204,7 @@ class Subscriptions {
     const overLimit = [];
     for (const e of candidates) {
       try {
-        const quick = current && byMempool.has(e) && e.prefix && e.tipHash === tip.hash ? this.recomputeMempool(e, view) : null;
+        const quick = current && byMempool.has(e) && e.prefix && e.tipHash === tip.hash ? this.recomputeMempool(e, view, changes) : null;
         updates.push([e, quick || await this.compute(e.sh)]);
       } catch (err) {
         if (err.rpcCode === undefined) throw err;
@@ -258,10 +273,11 @@ class Subscriptions {
    * first view, one built anew, or none): those that counted mempool transactions and the
    * subscribed script hashes the view touches.
    * @param {import('../core/mempool').MempoolView|null} view
+   * @param {ReturnType<import('../core/mempool').MempoolView['changesSince']>} changes since the
+   *   view the entries were last brought to (null: not known)
    * @returns {object[]}
    */
-  mempoolCandidates(view) {
-    const changes = view && this.checkedSeq !== null ? view.changesSince(this.checkedSeq, VIEW) : null;
+  mempoolCandidates(view, changes) {
     const check = new Set(this.fresh);
     if (changes) {
       this.stats.mempoolChanges++;

@@ -3,7 +3,7 @@
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const { merkleBranch, HeaderMerkle } = require('../../lib/electrum/merkle');
-const { statusHash, statusPrefix, statusOfText, mempoolText, mempoolTextOf, orderMempool } = require('../../lib/electrum/status');
+const { statusHash, statusPrefix, statusOfText, mempoolText, mempoolTextOf, mempoolPart, extendMempoolPart, orderMempool } = require('../../lib/electrum/status');
 const { historyJSON, statusText } = require('../../lib/electrum/encode');
 const { merkleRoot } = require('../../lib/chain/merkle');
 const { sha256d, fromDisplayHex, toDisplayHex } = require('../../lib/chain/hash');
@@ -125,6 +125,16 @@ describe('electrum: status hash', () => {
       // given apart, each txid at the start of a longer buffer (a mempool part's bytes)
       const parts = mempool.map((e) => Buffer.concat([e.txid, crypto.randomBytes(1 + Math.floor(rnd() * 40))]));
       assert.equal(statusOfText(statusPrefix(confirmed), mempoolTextOf(parts, Int8Array.from(mempool, (e) => e.height))), want);
+      // kept, then extended by the rest (in any order): the same text, the same places
+      const heights = Int8Array.from(mempool, (e) => e.height);
+      const cut = Math.floor(rnd() * n);
+      const whole = mempoolPart(parts, heights);
+      const grown = extendMempoolPart(mempoolPart(parts.slice(0, cut), heights.slice(0, cut)), parts.slice(cut).reverse(), heights.slice(cut).reverse());
+      assert.equal(whole.text.toString('latin1'), mempoolTextOf(parts, heights).toString('latin1'));
+      assert.equal(grown.text.toString('latin1'), whole.text.toString('latin1'));
+      assert.deepEqual([...grown.ends], [...whole.ends]);
+      assert.deepEqual([...grown.heights], [...whole.heights]);
+      assert.ok(grown.txids.every((t, k) => t.subarray(0, 32).equals(whole.txids[k].subarray(0, 32))));
     }
   });
 });

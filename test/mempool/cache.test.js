@@ -106,6 +106,46 @@ describe('mempool: a reader derives each new snapshot\'s view from the last (lib
     assert.equal(derivedSteps, 29, `${derivedSteps} views derived`);
   });
 
+  it('Electrum statuses kept per script hash and extended by arrivals equal those made anew from each view, through departures and changed parts', async () => {
+    const { mempoolStatusText, mempoolStatusPart, VIEW } = require('../../lib/electrum/reader');
+    const random = prng(31);
+    const cache = new MempoolCache(store);
+    const write = changeWriter();
+    let held = pool.slice(0, 10);
+    let next = held.length;
+    /** latin1 key -> the part kept at the last view */
+    const kept = new Map();
+    let last = null;
+    let extended = 0;
+    for (let seq = 1; seq <= 40 && next < pool.length; seq++) {
+      if (seq > 1) {
+        // mostly arrivals only; now and then a departure or a changed part
+        if (random() < 0.25) held = held.filter(() => random() > 0.2);
+        if (random() < 0.15 && held.length) {
+          const k = Math.floor(random() * held.length);
+          held[k] = { ...held[k], time: held[k].time + 1 };
+        }
+        const arrive = 1 + Math.floor(random() * 3);
+        for (let k = 0; k < arrive && next < pool.length; k++) held.push(pool[next++]);
+      }
+      assert.equal(await store.putMempool(seq === 1 ? snapshot(ref, 1500 + seq, held, M) : write(ref, 1500 + seq, held, M)), true);
+      if (seq === 1) write(ref, 1500 + seq, held, M);
+      const view = await cache.view(1500 + seq);
+      const changes = last ? view.changesSince(last, VIEW) : null;
+      for (const sh of shs) {
+        const key = sh.latin1Slice(0, 32);
+        const got = mempoolStatusPart(view, sh, { key, kept: kept.get(key) || null, changes, keepFrom: 1 });
+        const want = mempoolStatusText(view, sh);
+        assert.deepEqual([got.count, got.text && got.text.toString('latin1')], [want.count, want.text && want.text.toString('latin1')], `seq ${seq}`);
+        if (got.extended) extended++;
+        if (got.part) kept.set(key, got.part);
+        else kept.delete(key);
+      }
+      last = 1500 + seq;
+    }
+    assert.ok(extended > 50, `${extended} statuses extended from a kept part`);
+  });
+
   it('a snapshot that changed nothing but its seq is derived without decoding a transaction; one read behind the kept changes is read whole', async () => {
     const cache = new MempoolCache(store);
     const write = changeWriter();
