@@ -214,16 +214,17 @@ class StoreReader {
    * with the mempool's transactions of the script hash when a snapshot goes with that tip.
    * @param {Buffer} scripthash
    * @param {number} limit
-   * @returns {Promise<{entries: ElectrumHistoryEntry[], mempool: ElectrumMempoolEntry[], more: boolean, tip: string|null}>}
+   * @returns {Promise<{entries: ElectrumHistoryEntry[], mempool: ElectrumMempoolEntry[], more: boolean, tip: string|null, seq: number|null}>}
    *   more: the history holds more than `limit` entries (none are returned); tip: the block
-   *   hash the answer belongs to, when known (see withMempool)
+   *   hash the answer belongs to, when known (see withMempool); seq: the mempool view's
    */
   async history(scripthash, limit) {
     const { value: page, view, tip } = await this.withMempool(() => this.store.getHistory(scripthash, { limit: limit + 1, view: VIEW }));
     const mempool = view ? mempoolEntries(view, scripthash) : [];
+    const seq = view ? view.seq : null;
     const more = page.entries.length + mempool.length > limit;
-    if (more) return { entries: [], mempool: [], more, tip };
-    return { entries: page.entries.map((e) => ({ txid: e.txid, height: e.height })), mempool, more, tip };
+    if (more) return { entries: [], mempool: [], more, tip, seq };
+    return { entries: page.entries.map((e) => ({ txid: e.txid, height: e.height })), mempool, more, tip, seq };
   }
 
   /**

@@ -1,7 +1,7 @@
 'use strict';
 
 const { createHash } = require('node:crypto');
-const { statusPrefix, statusOfText, mempoolText } = require('./status');
+const { statusPrefix, statusOfText, mempoolText, mempoolPart } = require('./status');
 const { tooLarge, badRequest } = require('./errors');
 const { mempoolStatusText, mempoolStatusPart, VIEW } = require('./reader');
 
@@ -146,17 +146,20 @@ class Subscriptions {
    */
   async compute(sh) {
     const seen = this.seenTip();
-    const { entries, mempool, more, tip } = await this.reader.history(sh, this.maxHistory);
+    const { entries, mempool, more, tip, seq } = await this.reader.history(sh, this.maxHistory);
     if (more) throw tooLarge('history', this.maxHistory);
     const prefix = statusPrefix(entries);
-    const text = mempool.length ? mempoolText(mempool) : null;
+    // a busy script hash's part kept for the polls that follow (recomputeMempool)
+    const part = mempool.length >= this.keepMempoolFrom ? mempoolPart(mempool.map((e) => e.txid), Int8Array.from(mempool, (e) => e.height)) : null;
+    if (part) part.seq = seq;
+    const text = part ? part.text : mempool.length ? mempoolText(mempool) : null;
     return {
       status: statusOfText(prefix, text),
       lastHeight: entries.length ? entries[entries.length - 1].height : -1,
       tipHash: tip || seen,
       mempool: signatureOf(text),
       prefix,
-      part: null,
+      part,
     };
   }
 

@@ -146,6 +146,38 @@ describe('mempool: a reader derives each new snapshot\'s view from the last (lib
     assert.ok(extended > 50, `${extended} statuses extended from a kept part`);
   });
 
+  it('Electrum subscriptions keeping every part (from one transaction on): each status after each poll equals one computed anew', async () => {
+    const { StoreReader } = require('../../lib/electrum/reader');
+    const { MempoolReader } = require('../../lib/mempool/reader');
+    const { Subscriptions } = require('../../lib/electrum/subscriptions');
+    const random = prng(37);
+    const write = changeWriter();
+    const reader = new StoreReader({ store, mempoolReader: new MempoolReader(store) });
+    const opts = { reader, maxHistory: 100000, seenTip: () => null, log: () => {} };
+    const subs = new Subscriptions({ ...opts, keepMempoolFrom: 1 });
+    const session = { subs: new Set(), closed: false, notify() {} };
+    const tip = await store.getTip();
+    let held = pool.slice(0, 10);
+    let next = held.length;
+    for (let seq = 1; seq <= 30 && next < pool.length; seq++) {
+      if (seq > 1) {
+        if (random() < 0.25) held = held.filter(() => random() > 0.2);
+        const arrive = 1 + Math.floor(random() * 3);
+        for (let k = 0; k < arrive && next < pool.length; k++) held.push(pool[next++]);
+      }
+      assert.equal(await store.putMempool(seq === 1 ? snapshot(ref, 1600 + seq, held, M) : write(ref, 1600 + seq, held, M)), true);
+      if (seq === 1) write(ref, 1600 + seq, held, M);
+      const view = await reader.mempoolReader.at(tip);
+      if (seq === 1) {
+        for (const sh of shs) await subs.subscribe(session, Buffer.from(sh).reverse().toString('hex'), sh);
+      }
+      await subs.onChange({ previous: tip, tip, forkHeight: tip.height, moved: false, mempool: async () => view });
+      const anew = new Subscriptions(opts);
+      for (const e of subs.entries.values()) assert.equal(e.status, (await anew.compute(e.sh)).status, `seq ${seq}, ${e.hex}`);
+    }
+    assert.ok(subs.stats.extended > 10, `${subs.stats.extended} statuses extended from a kept part`);
+  });
+
   it('a snapshot that changed nothing but its seq is derived without decoding a transaction; one read behind the kept changes is read whole', async () => {
     const cache = new MempoolCache(store);
     const write = changeWriter();
