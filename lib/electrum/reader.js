@@ -357,9 +357,12 @@ function mempoolEntries(view, scripthash) {
  * @returns {{count: number, text: Buffer|null}}
  */
 function mempoolStatusText(view, scripthash) {
-  const txs = view.transactions(scripthash, VIEW);
-  if (!txs.length) return { count: 0, text: null };
-  return { count: txs.length, text: mempoolTextOf(txidsOf(txs), heightsOf(view, txs)) };
+  return statusTextOfTxs(view, view.transactions(scripthash, VIEW));
+}
+
+/** mempoolStatusText() of a script hash's transactions in `view`. */
+function statusTextOfTxs(view, txs) {
+  return { count: txs.length, text: txs.length ? mempoolTextOf(txidsOf(txs), heightsOf(view, txs)) : null };
 }
 
 /**
@@ -382,7 +385,7 @@ function mempoolStatusPart(view, scripthash, { key, kept, changes, keepFrom }) {
     part = added.length ? extendMempoolPart(kept, txidsOf(added), heightsOf(view, added)) : kept;
   } else {
     const txs = view.transactions(scripthash, VIEW);
-    if (txs.length < keepFrom) return { ...mempoolStatusText(view, scripthash), part: null, extended };
+    if (txs.length < keepFrom) return { ...statusTextOfTxs(view, txs), part: null, extended };
     part = mempoolPart(txidsOf(txs), heightsOf(view, txs));
   }
   part.seq = view.seq;
