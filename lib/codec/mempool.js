@@ -205,22 +205,27 @@ function readTx(r) {
 
 /** Version of the whole snapshot a store assembles from its rows (getMempool). */
 const WHOLE_VERSION = 3;
-/** Version of a change record (putMempool, getMempoolChanges). */
-const CHANGE_VERSION = 1;
 /**
- * Version of the head (`M 00`): 3 names a snapshot of format 4, whose parts keep their input
- * flag 2 as it was when written (docs/FORMAT.md); 2, of format 3, the same layout, read alike;
- * 1 (seq, tip) named a snapshot of format 2, read for its seq only.
+ * Version of a change record (putMempool, getMempoolChanges): 2 names each leaving
+ * transaction's place beside its txid (a key-value store keys rows by place); 1, without the
+ * places, is still read (a MongoDB store's kept changes of format 4).
  */
-const HEAD_VERSION = 3;
-/** Version of a transaction's row (`M 02 txid`). */
-const ROW_VERSION = 1;
+const CHANGE_VERSION = 2;
+/**
+ * Version of the head (`M 00`): 4 names a snapshot of format 5, its rows keyed by place; 3 and
+ * 2 (formats 4 and 3) named rows keyed by txid, and 1 (seq, tip) a whole snapshot of format 2:
+ * those are read for their seq only (`legacy`), and the follower's next change replaces them.
+ * MongoDB keeps no head version: its documents are keyed by txid in every format.
+ */
+const HEAD_VERSION = 4;
+/** Version of a transaction's row (`M 04 place`). */
+const ROW_VERSION = 2;
 /** Change flags: 1 every row held before goes first; 2 a stub, kept without its lists. */
 const CHANGE_RESET = 1;
 const CHANGE_STUB = 2;
 
 /**
- * @typedef {object} MempoolChange  what one poll changed (docs/FORMAT.md, `M` rows, format 4)
+ * @typedef {object} MempoolChange  what one poll changed (docs/FORMAT.md, `M` rows, format 5)
  * @property {number} seq       the snapshot it makes
  * @property {number} prev      the snapshot it applies to (0: none)
  * @property {Buffer} tip       32 bytes, internal order: the tip the new snapshot was resolved against
@@ -230,23 +235,32 @@ const CHANGE_STUB = 2;
  * @property {number} evicted   transactions the follower evicted so far (--mempool-max-mb)
  * @property {boolean} reset    every transaction held before goes first (the first write of a follower that found no whole state)
  * @property {boolean} stub     stored without its lists: a reader at `prev` reads the whole
- * @property {Buffer[]} removed txids (internal order) that leave
+ * @property {Buffer[]} removed txids (internal order) that leave, each from its row at
+ *   `removedRanks[i]`: a transaction whose place changed leaves its old place and enters anew
+ * @property {number[]|null} removedRanks their places (null in a change of version 1, which a
+ *   key-value store cannot apply)
  * @property {Array<{rank: number, part: Buffer}>} upserts  transactions that enter or whose part
  *   or place changed: their place (ranks increase parents before children) and part (encodeMempoolTx)
  */
 
 /**
- * @param {MempoolChange} c (`stub` ignored: a stub is made by stubChange)
+ * @param {MempoolChange} c (`stub` ignored: a stub is made by stubChange); `removed[i]` leaves
+ *   its row at `removedRanks[i]`
  * @returns {Buffer}
  */
 function encodeChange(c) {
-  let size = 128 + 33 * c.removed.length;
+  const ranks = c.removedRanks;
+  if (!ranks || ranks.length !== c.removed.length) throw new TypeError('encodeChange: every removed transaction needs its place (removedRanks)');
+  let size = 128 + 41 * c.removed.length;
   for (const u of c.upserts) size += 16 + u.part.length;
   const w = new Writer(size);
   w.begin();
   writeChangeHead(w, c, c.reset ? CHANGE_RESET : 0);
   w.varint(c.removed.length);
-  for (const t of c.removed) w.bytes(t);
+  for (let k = 0; k < ranks.length; k++) {
+    w.bytes(c.removed[k]);
+    w.varint(ranks[k]);
+  }
   w.varint(c.upserts.length);
   const head = Buffer.from(w.end());
   const parts = [head];
@@ -260,8 +274,8 @@ function encodeChange(c) {
   return Buffer.concat(parts);
 }
 
-function writeChangeHead(w, c, flags) {
-  w.u8(CHANGE_VERSION);
+function writeChangeHead(w, c, flags, version = CHANGE_VERSION) {
+  w.u8(version);
   w.varint(c.seq);
   w.varint(c.prev);
   w.bytes(c.tip);
@@ -278,7 +292,8 @@ function writeChangeHead(w, c, flags) {
  * @returns {MempoolChange} views into buf
  */
 function decodeChange(buf, lists = true) {
-  const r = openValue(buf, 'mempool change', CHANGE_VERSION);
+  const version = buf.length && buf[0] === 1 ? 1 : CHANGE_VERSION;
+  const r = openValue(buf, 'mempool change', version);
   const seq = r.varint();
   const prev = r.varint();
   const tip = hash(r);
@@ -288,13 +303,19 @@ function decodeChange(buf, lists = true) {
   const evicted = r.varint();
   const flags = r.u8();
   if (flags & ~(CHANGE_RESET | CHANGE_STUB)) throw r.error('ERR_BAD_VALUE', `change flags ${flags}`);
-  const c = { seq, prev, tip, count, vsize, fee, evicted, reset: (flags & CHANGE_RESET) !== 0, stub: (flags & CHANGE_STUB) !== 0, removed: [], upserts: [] };
+  const c = {
+    version, seq, prev, tip, count, vsize, fee, evicted, reset: (flags & CHANGE_RESET) !== 0, stub: (flags & CHANGE_STUB) !== 0,
+    removed: [], removedRanks: version === 1 ? null : [], upserts: [],
+  };
   if (c.stub || !lists) {
     if (c.stub) r.done();
     return c;
   }
-  const nr = r.count(r.varint(), 32);
-  for (let k = 0; k < nr; k++) c.removed.push(hash(r));
+  const nr = r.count(r.varint(), version === 1 ? 32 : 33);
+  for (let k = 0; k < nr; k++) {
+    c.removed.push(hash(r));
+    if (c.removedRanks) c.removedRanks.push(r.varint());
+  }
   const nu = r.count(r.varint(), 2);
   for (let k = 0; k < nu; k++) {
     const rank = r.varint();
@@ -320,7 +341,7 @@ function encodeReplacement(snap) {
     fee += t.fee;
   }
   return encodeChange({
-    seq: snap.seq, prev: 0, tip: snap.tip, count: snap.txs.length, vsize, fee, evicted: 0, reset: true, removed: [],
+    seq: snap.seq, prev: 0, tip: snap.tip, count: snap.txs.length, vsize, fee, evicted: 0, reset: true, removed: [], removedRanks: [],
     upserts: snap.txs.map((t, k) => ({ rank: k + 1, part: encodeMempoolTx(t) })),
   });
 }
@@ -335,33 +356,30 @@ function stubChange(buf) {
   const c = decodeChange(buf, false);
   const w = new Writer(128);
   w.begin();
-  writeChangeHead(w, c, CHANGE_STUB | (c.reset ? CHANGE_RESET : 0));
+  writeChangeHead(w, c, CHANGE_STUB | (c.reset ? CHANGE_RESET : 0), c.version);
   return Buffer.from(w.end());
 }
 
 /**
- * A transaction's row: its place and its part.
- * @param {number} rank
+ * A transaction's row, under the key of its place: its part.
  * @param {Uint8Array} part
  * @returns {Buffer}
  */
-function encodeRow(rank, part) {
-  const w = new Writer(16);
-  w.begin();
-  w.u8(ROW_VERSION);
-  w.varint(rank);
-  return Buffer.concat([w.end(), part]);
+function encodeRow(part) {
+  const out = Buffer.allocUnsafe(1 + part.length);
+  out[0] = ROW_VERSION;
+  out.set(part, 1);
+  return out;
 }
 
 /**
  * @param {Uint8Array} buf
- * @returns {{rank: number, part: Uint8Array}} part: a view into buf
+ * @returns {Uint8Array} the part: a view into buf
  */
 function decodeRow(buf) {
   const r = openValue(buf, 'mempool row', ROW_VERSION);
-  const rank = r.varint();
   if (r.left() < 32) throw r.error('ERR_BAD_VALUE', `a part of ${r.left()} bytes`);
-  return { rank, part: buf.subarray(r.pos) };
+  return buf.subarray(r.pos);
 }
 
 /**
@@ -418,7 +436,8 @@ function decodeWhole(buf) {
  * @property {number} fee
  * @property {number} evicted  transactions the follower evicted so far
  * @property {number} from     the lowest seq a reader may hold and catch up from by changes
- * @property {boolean} [legacy] a head of version 1 (a whole snapshot of format 2, not read any more)
+ * @property {boolean} [legacy] a head of a format before 5 (rows keyed by txid, or a whole
+ *   snapshot of format 2): read for its seq, its snapshot not read any more
  */
 
 /**
@@ -452,12 +471,17 @@ function decodeMempoolHead(buf) {
     r.done();
     return { seq, tip, count: 0, vsize: 0, fee: 0, evicted: 0, from: seq + 1, legacy: true };
   }
-  // format 3's head: its parts' flags were exact when written, and read by the same rule
-  const r = openValue(buf, 'mempool head', buf.length && buf[0] === 2 ? 2 : HEAD_VERSION);
+  // versions 2 and 3 (formats 3 and 4): the same fields, naming rows keyed by txid
+  const legacy = buf.length > 0 && (buf[0] === 2 || buf[0] === 3);
+  const r = openValue(buf, 'mempool head', legacy ? buf[0] : HEAD_VERSION);
   const seq = r.varint();
   const tip = Buffer.from(hash(r));
   const head = { seq, tip, count: r.varint(), vsize: r.varint(), fee: r.varint(), evicted: r.varint(), from: r.varint() };
   r.done();
+  if (legacy) {
+    head.legacy = true;
+    head.from = seq + 1;
+  }
   return head;
 }
 

@@ -298,7 +298,7 @@ class MempoolEntry {
    * Records what input i spends; the encoded part goes when that changes it. A parent
    * confirmed is no change: the part's UNCONFIRMED flag says the input spent a mempool output
    * when the part was written, and readers ask the snapshot whether that parent is still in it
-   * (docs/FORMAT.md, `M` rows, format 4), so a block leaves its children's parts as they are.
+   * (docs/FORMAT.md, `M` rows, format 4 on), so a block leaves its children's parts as they are.
    */
   _spend(i, value, flags, hashes, at) {
     const m = this.m;

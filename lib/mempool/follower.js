@@ -311,7 +311,8 @@ class MempoolFollower {
       const { count, vsize, fee } = this.pool.totals;
       const change = encodeChange({
         seq, prev: this.seq, tip: fromDisplayHex(tip.hash), count, vsize, fee, evicted: this.evictedTotal, reset: this.reset,
-        removed: c.removed.map((e) => e.txid), upserts: c.upserts.map((e) => ({ rank: e.rank, part: e.record })),
+        removed: c.removed.concat(c.moved).map((e) => e.txid), removedRanks: c.removed.concat(c.moved).map((e) => e.storedRank),
+        upserts: c.upserts.map((e) => ({ rank: e.rank, part: e.record })),
       });
       const stored = await this.store.putMempool(change);
       res.writeMs = performance.now() - t2;
@@ -428,8 +429,8 @@ class MempoolFollower {
   }
 }
 
-/** A transaction row's key and value header (docs/FORMAT.md, `M 02`), and the head with its key: MempoolPoll#stored. */
-const ROW_OVERHEAD = 34 + 6;
+/** A transaction row's key and value header (docs/FORMAT.md, `M 04`), and the head with its key: MempoolPoll#stored. */
+const ROW_OVERHEAD = 8 + 1;
 const HEAD_BYTES = 2 + 64;
 
 /**

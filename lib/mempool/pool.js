@@ -356,15 +356,17 @@ class MempoolPool {
 
   /**
    * What the store is to change since the last change it stored: the entries that left the
-   * snapshot and those that entered it or whose part or place changed, each encoded once while
-   * its resolution holds. Only the entries settled since (`pending`) are looked at: a poll
-   * that adds 500 looks at those 500. markStored() records them as stored once the store took
-   * them.
-   * @returns {{removed: import('./entry').MempoolEntry[], upserts: import('./entry').MempoolEntry[]}}
+   * snapshot, those that entered it or whose part or place changed, and of those the ones whose
+   * row moves to another place (`moved`: they leave their stored place as well), each encoded
+   * once while its resolution holds. Only the entries settled since (`pending`) are looked at:
+   * a poll that adds 500 looks at those 500. markStored() records them as stored once the
+   * store took them.
+   * @returns {{removed: import('./entry').MempoolEntry[], moved: import('./entry').MempoolEntry[], upserts: import('./entry').MempoolEntry[]}}
    */
   changes() {
     if (this.tip === null) throw new Error('MempoolPool#changes before resolve');
     const upserts = [];
+    const moved = [];
     for (const e of this.pending) {
       if (!e.alive || !e.included) {
         // left meanwhile: `leaving` has it
@@ -383,9 +385,11 @@ class MempoolPool {
         continue;
       }
       upserts.push(e);
+      if (e.stored && e.storedRank !== e.rank) moved.push(e);
     }
     // in place order, as a follower writing the same pool twice writes the same bytes
     upserts.sort((a, b) => a.rank - b.rank);
+    moved.sort((a, b) => a.storedRank - b.storedRank);
     const removed = [];
     const seen = new Set();
     for (const e of this.leaving) {
@@ -393,7 +397,7 @@ class MempoolPool {
       seen.add(e);
       removed.push(e);
     }
-    return { removed, upserts };
+    return { removed, moved, upserts };
   }
 
   /**

@@ -34,8 +34,9 @@ const { writeU40, readU40 } = require('../codec/io');
  *                                         (kept as long as its undo)
  *   d                                     where the sync reads blocks (JSON) getSourceInfo (serve finds the
  *                                                                            blocks dir; not chain data)
- *   M 00                                  mempool head: seq, tip hash        getMempool (cheap check)
- *   M 01                                  mempool snapshot (codec/mempool)   getMempool
+ *   M 00                                  mempool head: seq, tip, totals     getMempoolHead
+ *   M 03 seq:u64 / M 04 place:u48         a mempool change / a transaction   getMempoolChanges / getMempool
+ *                                         (stores/mempool-rows.js)
  *   W 00..03 …                            bitcore v8 wallets and their       the /api/BTC/:network wallet
  *                                         addresses (stores/wallets.js)      routes (not chain data)
  *

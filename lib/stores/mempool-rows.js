@@ -5,11 +5,16 @@ const { StoreError } = require('../errors');
 const { decodeChange, stubChange, encodeRow, decodeRow, encodeWhole, encodeMempoolHead, decodeMempoolHead, nextHead } = require('../codec/mempool');
 
 /**
- * The mempool snapshot in a key-value store (LMDB, LevelDB): `M 00` the head, `M 02 txid` a
+ * The mempool snapshot in a key-value store (LMDB, LevelDB): `M 00` the head, `M 04 place` a
  * transaction's row, `M 03 seq` the change that made snapshot `seq` (docs/FORMAT.md, `M` rows,
- * format 4). A poll's change is written in one batch guarded by the tip row, so the head, the
+ * format 5). A poll's change is written in one batch guarded by the tip row, so the head, the
  * rows and the change are always of one snapshot, resolved against the tip the head names.
  * KvStore's putMempool, getMempool, getMempoolChanges and getMempoolHead are these.
+ *
+ * Rows are keyed by place, not txid: places are given in arrival order, so a poll's arrivals
+ * append to the table's last pages and a block's departures, mostly the younger transactions
+ * of higher fee rate, cluster; by txid each row of either lands on a page of its own, and on
+ * LMDB each such page is copied and written again by the commit.
  */
 
 /** Changes kept: a reader that fell further behind reads the whole (64 polls: two minutes at 2 s). */
@@ -20,15 +25,17 @@ const KEEP_CHANGES = 64;
  */
 const KEEP_CHANGE_BYTES = 32 * 1024 * 1024;
 
-const TX_PREFIX = Buffer.from([layout.P.mempool, 2]);
+/** Rows of formats 3 and 4, keyed by txid: deleted by the first change of format 5. */
+const LEGACY_TX_PREFIX = Buffer.from([layout.P.mempool, 2]);
 const CHANGE_PREFIX = Buffer.from([layout.P.mempool, 3]);
-const END = Buffer.from([layout.P.mempool, 4]);
+const ROW_PREFIX = Buffer.from([layout.P.mempool, 4]);
+const END = Buffer.from([layout.P.mempool, 5]);
 
-/** @param {Uint8Array} txid 32 bytes, internal order */
-function txKey(txid) {
-  const k = Buffer.allocUnsafe(34);
-  TX_PREFIX.copy(k, 0);
-  k.set(txid.subarray(0, 32), 2);
+/** @param {number} rank a place (u48) */
+function rowKey(rank) {
+  const k = Buffer.allocUnsafe(8);
+  ROW_PREFIX.copy(k, 0);
+  k.writeUIntBE(rank, 2, 6);
   return k;
 }
 
@@ -63,15 +70,27 @@ async function stageChange(snap, batch, change) {
   if (c.seq <= have || (!c.reset && (!old || old.legacy ? 0 : have) !== c.prev)) {
     throw new StoreError('ERR_MEMPOOL_SEQ', `mempool change ${c.seq} applies to snapshot ${c.prev}${c.reset ? ' (reset)' : ''}; the store holds ${have}`);
   }
+  if (!c.removedRanks) throw new StoreError('ERR_MEMPOOL_SEQ', `mempool change ${c.seq} is of version 1, which names no places: rows here are keyed by place`);
   /** @type {Map<string, {key: Buffer, value: Buffer|null}>} */
   const rows = new Map();
   const set = (key, value) => rows.set(key.latin1Slice(0, key.length), { key, value });
-  if (c.reset || !old || old.legacy) {
+  const reset = c.reset || !old || old.legacy;
+  if (reset) {
     set(layout.MEMPOOL_BODY_KEY, null);
-    for await (const e of snap.range({ gte: TX_PREFIX, lt: END })) set(Buffer.from(e.key), null);
+    for await (const e of snap.range({ gte: LEGACY_TX_PREFIX, lt: END })) set(Buffer.from(e.key), null);
+  } else if (c.removed.length) {
+    // a place that holds another transaction is a change of another snapshot: refused, not applied
+    const keys = c.removedRanks.map(rowKey);
+    const held = await snap.getMany(keys);
+    for (let k = 0; k < keys.length; k++) {
+      const row = held[k];
+      if (!row || !Buffer.from(decodeRow(row).subarray(0, 32)).equals(c.removed[k])) {
+        throw new StoreError('ERR_MEMPOOL_SEQ', `mempool change ${c.seq} removes a transaction from place ${c.removedRanks[k]}, which holds ${row ? 'another' : 'none'}`);
+      }
+      set(keys[k], null);
+    }
   }
-  for (const txid of c.removed) set(txKey(txid), null);
-  for (const u of c.upserts) set(txKey(u.part), encodeRow(u.rank, u.part));
+  for (const u of c.upserts) set(rowKey(u.rank), encodeRow(u.part));
   const stub = change.length > KEEP_CHANGE_BYTES;
   set(changeKey(c.seq), stub ? stubChange(change) : Buffer.from(change));
   for await (const e of snap.range({ gte: CHANGE_PREFIX, lt: changeKey(c.seq - KEEP_CHANGES + 1) })) set(Buffer.from(e.key), null);
@@ -109,8 +128,7 @@ async function readWhole(snap) {
   const head = await readHead(snap);
   if (!head || head.legacy) return null;
   const rows = [];
-  for await (const e of snap.range({ gte: TX_PREFIX, lt: CHANGE_PREFIX })) rows.push(decodeRow(e.value));
-  rows.sort((a, b) => a.rank - b.rank);
+  for await (const e of snap.range({ gte: ROW_PREFIX, lt: END })) rows.push({ rank: e.key.readUIntBE(2, 6), part: decodeRow(e.value) });
   return encodeWhole(head, rows);
 }
 

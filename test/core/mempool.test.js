@@ -43,21 +43,31 @@ describe('the mempool snapshot (lib/codec/mempool.js) and its view (lib/core/mem
     assert.deepEqual(back.tip, id(30));
     assert.deepEqual(back.rows.map((r) => r.rank), [1, 2]);
     assert.deepEqual(JSON.parse(JSON.stringify(back.rows.map((r) => decodeMempoolTx(r.part)))), JSON.parse(JSON.stringify(snap.txs)));
-    const row = decodeRow(encodeRow(9, encodeMempoolTx(snap.txs[1])));
-    assert.equal(row.rank, 9);
-    assert.deepEqual(row.part, encodeMempoolTx(snap.txs[1]));
-    const c = { seq: 8, prev: 7, tip: id(31), count: 2, vsize: 300, fee: 1500, evicted: 3, reset: false, removed: [id(5)], upserts: [{ rank: 4, part: encodeMempoolTx(snap.txs[0]) }] };
+    assert.deepEqual(decodeRow(encodeRow(encodeMempoolTx(snap.txs[1]))), encodeMempoolTx(snap.txs[1]));
+    const c = {
+      seq: 8, prev: 7, tip: id(31), count: 2, vsize: 300, fee: 1500, evicted: 3, reset: false, removed: [id(5), id(6)], removedRanks: [3, 200000],
+      upserts: [{ rank: 4, part: encodeMempoolTx(snap.txs[0]) }],
+    };
     const d = decodeChange(encodeChange(c));
-    assert.deepEqual({ ...d, removed: d.removed.map(Buffer.from), upserts: d.upserts.map((u) => ({ rank: u.rank, part: Buffer.from(u.part) })) }, { ...c, stub: false });
+    assert.deepEqual({ ...d, removed: d.removed.map(Buffer.from), upserts: d.upserts.map((u) => ({ rank: u.rank, part: Buffer.from(u.part) })) }, { ...c, stub: false, version: 2 });
+    assert.throws(() => encodeChange({ ...c, removedRanks: [3] }), /needs its place/);
     const stub = decodeChange(stubChange(encodeChange(c)));
     assert.deepEqual([stub.stub, stub.seq, stub.prev, stub.removed, stub.upserts], [true, 8, 7, [], []]);
+    // a change of version 1 (no places: format 4, as a MongoDB store may keep it) still reads
+    const v2 = encodeChange({ ...c, removed: [id(5)], removedRanks: [0], upserts: [] });
+    // version 2 less the place (one byte, 0) that ends the removed list before the upserts' count
+    const v1 = Buffer.concat([Buffer.from([1]), v2.subarray(1, v2.length - 2), v2.subarray(v2.length - 1)]);
+    const d1 = decodeChange(v1);
+    assert.deepEqual([d1.version, d1.seq, d1.removed.map(Buffer.from), d1.removedRanks, d1.upserts, d1.fee], [1, 8, [id(5)], null, [], 1500]);
+    assert.deepEqual(decodeChange(stubChange(v1)).version, 1);
     const head = { seq: 7, tip: id(30), count: 2, vsize: 300, fee: 1500, evicted: 1, from: 3 };
     assert.deepEqual(decodeMempoolHead(encodeMempoolHead(head)), head);
-    // format 4's head (version 3); format 3's (version 2, the same layout) reads alike
+    // format 5's head (version 4); those of formats 4 and 3 (versions 3, 2) named rows keyed by
+    // txid: their seq goes on, their snapshot is not read
     const bytes = encodeMempoolHead(head);
-    assert.equal(bytes[0], 3);
-    assert.deepEqual(decodeMempoolHead(Buffer.concat([Buffer.from([2]), bytes.subarray(1)])), head);
-    assert.throws(() => decodeMempoolHead(Buffer.concat([Buffer.from([4]), bytes.subarray(1)])), { code: 'ERR_UNKNOWN_FORMAT' });
+    assert.equal(bytes[0], 4);
+    for (const v of [2, 3]) assert.deepEqual(decodeMempoolHead(Buffer.concat([Buffer.from([v]), bytes.subarray(1)])), { ...head, from: 8, legacy: true });
+    assert.throws(() => decodeMempoolHead(Buffer.concat([Buffer.from([5]), bytes.subarray(1)])), { code: 'ERR_UNKNOWN_FORMAT' });
     // a head of format 2's snapshot (version 1): its seq goes on, nothing else is read
     assert.deepEqual(decodeMempoolHead(Buffer.concat([Buffer.from([1, 7]), id(30)])), { seq: 7, tip: id(30), count: 0, vsize: 0, fee: 0, evicted: 0, from: 8, legacy: true });
     // what a store's head says after a change: a reader may catch up from `from` on
@@ -71,7 +81,7 @@ describe('the mempool snapshot (lib/codec/mempool.js) and its view (lib/core/mem
 
   it('every truncation and every bad flag is a CodecError, never a partial snapshot or change', () => {
     const random = prng(3);
-    const c = encodeChange({ seq: 8, prev: 7, tip: id(31), count: 2, vsize: 300, fee: 1500, evicted: 3, reset: false, removed: [id(5)], upserts: sample().txs.map((t, k) => ({ rank: k, part: encodeMempoolTx(t) })) });
+    const c = encodeChange({ seq: 8, prev: 7, tip: id(31), count: 2, vsize: 300, fee: 1500, evicted: 3, reset: false, removed: [id(5)], removedRanks: [9], upserts: sample().txs.map((t, k) => ({ rank: k, part: encodeMempoolTx(t) })) });
     for (const [buf, decode] of [[wholeOf(sample()), decodeWhole], [c, decodeChange], [encodeMempoolTx(sample().txs[0]), decodeMempoolTx]]) {
       for (let n = 0; n < buf.length; n++) assert.throws(() => decode(buf.subarray(0, n)), CodecError, `cut at ${n}`);
       assert.throws(() => decode(Buffer.concat([buf, Buffer.from([0])])), CodecError);

@@ -126,8 +126,11 @@ function changeWriter() {
       vsize += t.vsize;
       fee += t.fee;
     }
-    const removed = [...held.keys()].filter((id) => !next.has(id)).map((id) => Buffer.from(id, 'hex'));
-    const change = encodeChange({ seq, prev: prevSeq, tip: snap.tip, count: snap.txs.length, vsize, fee, evicted: 0, reset: false, removed, upserts });
+    // a transaction leaves its stored place when it leaves, or moves to another
+    const leaving = [...held.entries()].filter(([id, old]) => !next.has(id) || next.get(id).rank !== old.rank);
+    const removed = leaving.map(([id]) => Buffer.from(id, 'hex'));
+    const removedRanks = leaving.map(([, old]) => old.rank);
+    const change = encodeChange({ seq, prev: prevSeq, tip: snap.tip, count: snap.txs.length, vsize, fee, evicted: 0, reset: false, removed, removedRanks, upserts });
     held = next;
     prevSeq = seq;
     return change;

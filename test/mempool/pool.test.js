@@ -132,7 +132,24 @@ describe('the mempool pool (lib/mempool/pool.js): what a snapshot holds, in whic
     await pool.resolve(TIP2, false, lookup);
     ch = pool.changes();
     assert.deepEqual(described(ch), [[], [[a.txid, 5], [child.txid, 6]]]);
+    assert.deepEqual(ch.moved, []);
     assert.deepEqual(pool.order.map((e) => [e.id, e.rank]), [[c.txid, 4], [a.txid, 5], [child.txid, 6]]);
+    pool.markStored(ch);
+    // a reorg returns c's parent to the pool: c moves after it, leaving its stored place (4)
+    const back = wallet.pay([coin(23)], [{ kind: 'p2wpkh', label: 'back' }], { fee: 1000 });
+    const kid = wallet.pay([back.coins[0]], [{ kind: 'p2wpkh', label: 'kid' }], { fee: 1000 });
+    lookup.table.set(`${back.txid}:0`, back.coins[0]);
+    pool.add(entry(kid));
+    await pool.resolve(TIP2, true, lookup);
+    pool.markStored(pool.changes());
+    assert.deepEqual(pool.order.map((e) => [e.id, e.rank]), [[c.txid, 4], [a.txid, 5], [child.txid, 6], [kid.txid, 7]]);
+    lookup.table.delete(`${back.txid}:0`);
+    lookup.table.set(`${coin(23).txId}:${coin(23).outputIndex}`, coin(23));
+    pool.add(entry(back));
+    await pool.resolve(TIP, false, lookup);
+    ch = pool.changes();
+    assert.deepEqual(described(ch), [[], [[back.txid, 8], [kid.txid, 9]]]);
+    assert.deepEqual(ch.moved.map((e) => [e.id, e.storedRank, e.rank]), [[kid.txid, 7, 9]], 'the store is told the place it leaves');
   });
 
   it('work in proportion to the change: a resolve at the same tip looks again only at what arrived and what waited for it; changes() only at what settled', async () => {

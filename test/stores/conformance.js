@@ -505,7 +505,9 @@ function storeConformance(name, backend) {
         const tipOf = (hash) => fromDisplayHex(hash);
         const change = (seq, prev, tipHash, removed, upserts, more = {}) => encodeChange({
           seq, prev, tip: tipOf(tipHash), count: 0, vsize: 0, fee: 0, evicted: 0, reset: false,
-          removed: removed.map((n) => Buffer.alloc(32, n)), upserts: upserts.map(([rank, t]) => ({ rank, part: encodeMempoolTx(t) })), ...more,
+          // [tx, its stored place]
+          removed: removed.map(([n]) => Buffer.alloc(32, n)), removedRanks: removed.map(([, rank]) => rank),
+          upserts: upserts.map(([rank, t]) => ({ rank, part: encodeMempoolTx(t) })), ...more,
         });
         const whole = async () => decodeWhole(await store.getMempool());
         const txids = (w) => w.rows.map((r) => [r.rank, decodeMempoolTx(r.part).txid[0]]);
@@ -515,7 +517,15 @@ function storeConformance(name, backend) {
         assert.deepEqual([w.seq, toDisplayHex(w.tip), txids(w)], [1, tip.hash, [[1, 1], [2, 2]]]);
         assert.deepEqual(decodeMempoolTx(w.rows[0].part).outputs.map((o) => o.value), [10e8, 40e8, 0]);
         // 2 leaves, 3 enters before 1 (a lower place), 1 changes in place
-        const c2 = change(2, 1, tip.hash, [2], [[0, tx(3, [7])], [1, tx(1, [11e8, 39e8, 0])]], { count: 2, evicted: 4 });
+        const c2 = change(2, 1, tip.hash, [[2, 2]], [[0, tx(3, [7])], [1, tx(1, [11e8, 39e8, 0])]], { count: 2, evicted: 4 });
+        if (backend.kind !== 'mongo') {
+          // a key-value store keys rows by place: a change that names a place holding another
+          // transaction (or none) is of another snapshot, refused whole
+          for (const wrong of [[[2, 1]], [[2, 9]]]) {
+            await assert.rejects(store.putMempool(change(2, 1, tip.hash, wrong, [[0, tx(3, [7])]])), (err) => err.code === 'ERR_MEMPOOL_SEQ');
+          }
+          assert.deepEqual(txids(await whole()), [[1, 1], [2, 2]]);
+        }
         assert.equal(await store.putMempool(c2), true);
         w = await whole();
         assert.deepEqual(txids(w), [[0, 3], [1, 1]]);
@@ -524,28 +534,68 @@ function storeConformance(name, backend) {
         assert.deepEqual(await store.getMempoolChanges(2), []);
         assert.equal(await store.getMempoolChanges(0), null, 'before the first change kept');
         assert.equal((await store.getMempoolHead()).evicted, 4);
+        // 1 moves to a later place: it leaves its old one and enters at the new
+        const c2b = change(3, 2, tip.hash, [[1, 1]], [[6, tx(1, [11e8, 39e8, 0])]], { count: 2, evicted: 4 });
+        assert.equal(await store.putMempool(c2b), true);
+        assert.deepEqual(txids(await whole()), [[0, 3], [6, 1]]);
+        assert.deepEqual(await store.getMempoolChanges(1), [c2, c2b]);
         // a change that does not apply to the stored seq is an error, not a silent mix
-        await assert.rejects(store.putMempool(change(4, 3, tip.hash, [], [])), (err) => err.code === 'ERR_MEMPOOL_SEQ');
-        await assert.rejects(store.putMempool(change(2, 2, tip.hash, [], [])), (err) => err.code === 'ERR_MEMPOOL_SEQ');
+        await assert.rejects(store.putMempool(change(5, 4, tip.hash, [], [])), (err) => err.code === 'ERR_MEMPOOL_SEQ');
+        await assert.rejects(store.putMempool(change(3, 3, tip.hash, [], [])), (err) => err.code === 'ERR_MEMPOOL_SEQ');
         await assert.rejects(store.putMempool(Buffer.from('00', 'hex').toString()), (err) => err.code === 'ERR_BAD_CHANGE');
         assert.equal(await store.digest(), digest, 'the mempool is not chain data');
         assert.equal((await store.verify()).ok, true);
         // a change resolved against another tip is refused, whatever its seq
-        assert.equal(await store.putMempool(change(3, 2, BLOCK170.replace(/^0/, '1'), [], [])), false);
+        assert.equal(await store.putMempool(change(4, 3, BLOCK170.replace(/^0/, '1'), [], [])), false);
         await syncBlocks(store, mainnetChain().blocks, 171, 172);
-        assert.equal(await store.putMempool(change(3, 2, tip.hash, [], [])), false);
-        assert.equal((await store.getMempoolHead()).seq, 2, 'the stale snapshot stays until replaced; readers compare its tip');
+        assert.equal(await store.putMempool(change(4, 3, tip.hash, [], [])), false);
+        assert.equal((await store.getMempoolHead()).seq, 3, 'the stale snapshot stays until replaced; readers compare its tip');
         // a reset replaces everything
         const newTip = (await store.getTip()).hash;
-        assert.equal(await store.putMempool(change(3, 0, newTip, [], [[5, tx(5, [1])]], { reset: true, count: 1 })), true);
+        assert.equal(await store.putMempool(change(4, 0, newTip, [], [[5, tx(5, [1])]], { reset: true, count: 1 })), true);
         w = await whole();
-        assert.deepEqual([w.seq, toDisplayHex(w.tip), txids(w)], [3, newTip, [[5, 5]]]);
-        assert.equal(await store.getMempoolChanges(2), null, 'no reader catches up across a reset');
+        assert.deepEqual([w.seq, toDisplayHex(w.tip), txids(w)], [4, newTip, [[5, 5]]]);
+        assert.equal(await store.getMempoolChanges(3), null, 'no reader catches up across a reset');
         const reader = await open(location, { ...MAIN, readOnly: true });
-        assert.equal((await reader.getMempoolHead()).seq, 3);
+        assert.equal((await reader.getMempoolHead()).seq, 4);
         assert.deepEqual(await reader.getMempool(), await store.getMempool());
-        await assert.rejects(reader.putMempool(change(4, 3, newTip, [], [])), (err) => err.code === 'ERR_READ_ONLY');
+        await assert.rejects(reader.putMempool(change(5, 4, newTip, [], [])), (err) => err.code === 'ERR_READ_ONLY');
       });
+
+      if (backend.kind !== 'mongo') {
+        it('a mempool snapshot of format 4 (rows keyed by txid): read for its seq only, replaced with its rows by the next change', async () => {
+          const { encodeMempoolHead } = require('../../lib/codec/mempool');
+          const layout = require('../../lib/stores/layout');
+          const { store } = await fresh(MAIN);
+          await syncBlocks(store, mainnetChain().blocks, 0, 170);
+          const tip = await store.getTip();
+          const part = encodeMempoolTx({
+            txid: Buffer.alloc(32, 1), time: 1, fee: 1, vsize: 100, raw: Buffer.alloc(60, 1),
+            inputs: [{ txid: Buffer.alloc(32, 9), vout: 0, value: 1000, scripthash: HAL, unconfirmed: false }], outputs: [{ value: 999, scripthash: HAL }],
+          });
+          // as a release of format 4 left it: head version 3, `M 02 txid` rows, a change of version 1
+          const head = encodeMempoolHead({ seq: 9, tip: fromDisplayHex(tip.hash), count: 1, vsize: 100, fee: 1, evicted: 0, from: 9 });
+          head[0] = 3;
+          const rowKey = Buffer.concat([Buffer.from([layout.P.mempool, 2]), Buffer.alloc(32, 1)]);
+          const changeKey = Buffer.from([layout.P.mempool, 3, 0, 0, 0, 0, 0, 0, 0, 9]);
+          const tipRaw = await store.kv.get(layout.TIP_KEY);
+          const keys = [layout.MEMPOOL_HEAD_KEY, rowKey, changeKey];
+          const values = [head, Buffer.concat([Buffer.from([1, 1]), part]), Buffer.from([1, 9, 8])];
+          assert.equal(await store.kv.write({ keys, values }, { key: layout.TIP_KEY, value: tipRaw }), true);
+          assert.deepEqual(await store.getMempoolHead(), { seq: 9, tip: tip.hash, count: 1, vsize: 100, fee: 1, evicted: 0, from: 10, legacy: true });
+          assert.equal(await store.getMempool(), null, 'its rows are not read');
+          assert.equal(await store.getMempoolChanges(8), null);
+          // the follower's first change: a reset at the next seq
+          const c = encodeChange({
+            seq: 10, prev: 9, tip: fromDisplayHex(tip.hash), count: 1, vsize: 100, fee: 1, evicted: 0, reset: true,
+            removed: [], removedRanks: [], upserts: [{ rank: 1, part }],
+          });
+          assert.equal(await store.putMempool(c), true);
+          assert.deepEqual(decodeWhole(await store.getMempool()).rows.map((r) => [r.rank, Buffer.from(r.part).equals(part)]), [[1, true]]);
+          assert.deepEqual(await store.kv.getMany([rowKey, changeKey]), [undefined, undefined], 'the rows of format 4 went with it');
+          assert.equal((await store.getMempoolHead()).legacy, undefined);
+        });
+      }
 
       it('wallets (bitcore v8): created once per key, addresses in the order added, never in digest or verify', async () => {
         const { location, store } = await fresh(MAIN);
