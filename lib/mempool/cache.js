@@ -118,15 +118,12 @@ class MempoolCache {
  */
 function viewOfWhole(raw) {
   const whole = decodeWhole(raw);
-  const decoded = [];
-  const txs = whole.rows.map((row) => {
-    // a copy of its own: the whole is not kept for the parts that stay
-    const part = Buffer.from(row.part);
-    const d = decodeMempoolTx(part);
-    decoded.push(d);
-    return new ViewTx(part, d);
-  });
-  return new MempoolView({ seq: whole.seq, tip: Buffer.from(whole.tip), evicted: whole.evicted, txs, ranks: whole.rows.map((row) => row.rank) }, decoded);
+  // each part decoded where it is used and dropped there (twice: for its figures, then for its
+  // keys), never all at once: 150,000 decoded transactions held together until the view is
+  // built were promoted into the old generation and left the worker ~65 MB larger after.
+  // Each part a copy of its own: the whole is not kept for the parts that stay.
+  const txs = whole.rows.map((row) => new ViewTx(Buffer.from(row.part)));
+  return new MempoolView({ seq: whole.seq, tip: Buffer.from(whole.tip), evicted: whole.evicted, txs, ranks: whole.rows.map((row) => row.rank) });
 }
 
 module.exports = { MempoolCache, viewOfWhole };
