@@ -9,6 +9,16 @@ const { decodeMempoolTx, encodeMempoolTx } = require('../codec/mempool');
  * kept), so a worker holds about the part's bytes per transaction and not a tree of objects.
  * The views' order and line stamps are symbol properties (lib/core/mempool.js).
  */
+/**
+ * Per transaction, what the views stamp on it (a transaction is shared by every view of the
+ * snapshots that hold it): its place in snapshot order and the seqs of the views that hold it
+ * (from FROM, until UNTIL). Symbols, so they stay apart from the transaction's own fields; set
+ * in the constructor, so they live in the object and not in a table beside it.
+ */
+const RANK = Symbol('mempool rank');
+const FROM = Symbol('mempool from');
+const UNTIL = Symbol('mempool until');
+
 class ViewTx {
   /**
    * @param {Buffer} part the transaction's part (encodeMempoolTx), owned by this object
@@ -31,6 +41,9 @@ class ViewTx {
     this.parentTxs = null;
     /** it pays or spends a P2PK output (its script view differs from its address view) */
     this.p2pk = decoded.inputs.some((i) => i.p2pk) || decoded.outputs.some((o) => o.p2pk);
+    this[RANK] = -1;
+    this[FROM] = 0;
+    this[UNTIL] = Infinity;
   }
 
   /**
@@ -145,4 +158,4 @@ function entryOf(tx, key, view) {
   return e;
 }
 
-module.exports = { ViewTx, keysOf, entryOf };
+module.exports = { RANK, FROM, UNTIL, ViewTx, keysOf, entryOf };

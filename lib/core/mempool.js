@@ -3,7 +3,8 @@
 const { toDisplayHex } = require('../chain/hash');
 const { parseTransaction } = require('../chain/tx');
 const { AddrIndexError, StoreError } = require('../errors');
-const { ViewTx, keysOf, entryOf } = require('./mempool-tx');
+const { ViewTx, keysOf, entryOf, RANK, FROM, UNTIL } = require('./mempool-tx');
+const { KeyTable } = require('./key-table');
 
 /**
  * What the mempool means to the index's answers, indexed once per snapshot for every reader
@@ -23,15 +24,6 @@ const { ViewTx, keysOf, entryOf } = require('./mempool-tx');
 /** Vsize per fee-histogram bin, as electrs bins it. */
 const HISTOGRAM_BIN_VSIZE = 50000;
 
-/**
- * Per transaction, what the views stamp on it (a transaction is shared by every view of the
- * snapshots that hold it): its place in snapshot order and the seqs of the views that hold it
- * (from FROM, until UNTIL). Symbols, so a transaction's JSON stays the decoded one.
- */
-const RANK = Symbol('mempool rank');
-const FROM = Symbol('mempool from');
-const UNTIL = Symbol('mempool until');
-
 /** Transactions parsed for readers (MempoolView#parsed) kept per line, the most recently asked. */
 const PARSED_KEPT = 5000;
 
@@ -46,41 +38,50 @@ const KEEP_GONE_MS = 60000;
 /**
  * A map whose values are one transaction or, for a key several share, an array of them in
  * place order: most keys of a mempool (a txid, an outpoint, most script hashes) name one
- * transaction, and an array for each would double what the index takes.
+ * transaction, and an array for each would double what the index takes. Keys are latin1
+ * strings of one length, kept as bytes (key-table.js).
  */
 class TxMultimap {
-  constructor() {
-    /** @type {Map<string, ViewTx|ViewTx[]>} */
-    this.map = new Map();
+  /** @param {number} keyLen 32 (txids, script hashes) or 36 (outpoints) */
+  constructor(keyLen) {
+    this.keys_ = new KeyTable(keyLen);
+    /** @type {Array<ViewTx|ViewTx[]|undefined>} by entry */
+    this.vals = [];
   }
 
   get size() {
-    return this.map.size;
+    return this.keys_.size;
+  }
+
+  /** @private @param {string} key */
+  _get(key) {
+    const e = this.keys_.entryOf(key);
+    return e < 0 ? undefined : this.vals[e];
   }
 
   /** @param {string} key @returns {ViewTx[]} in place order (a new array) */
   all(key) {
-    const v = this.map.get(key);
+    const v = this._get(key);
     return v === undefined ? [] : Array.isArray(v) ? v.slice() : [v];
   }
 
   /** @param {string} key @param {(tx: ViewTx) => boolean} test @returns {ViewTx[]} those under `key` that pass `test`, in place order */
   filter(key, test) {
-    const v = this.map.get(key);
+    const v = this._get(key);
     if (v === undefined) return [];
     return Array.isArray(v) ? v.filter(test) : test(v) ? [v] : [];
   }
 
   /** Whether any transaction under `key` passes `test`. */
   some(key, test) {
-    const v = this.map.get(key);
+    const v = this._get(key);
     if (v === undefined) return false;
     return Array.isArray(v) ? v.some(test) : test(v);
   }
 
   /** The first transaction under `key` that passes `test`, or null. */
   find(key, test) {
-    const v = this.map.get(key);
+    const v = this._get(key);
     if (v === undefined) return null;
     if (!Array.isArray(v)) return test(v) ? v : null;
     for (const tx of v) if (test(tx)) return tx;
@@ -89,9 +90,10 @@ class TxMultimap {
 
   /** Adds `tx` under `key`, in place order. */
   add(key, tx) {
-    const v = this.map.get(key);
+    const e = this.keys_.insert(key);
+    const v = this.vals[e];
     if (v === undefined) {
-      this.map.set(key, tx);
+      this.vals[e] = tx;
       return;
     }
     const list = Array.isArray(v) ? v : [v];
@@ -110,24 +112,26 @@ class TxMultimap {
       }
       list.splice(lo, 0, tx);
     }
-    if (list !== v) this.map.set(key, list);
+    if (list !== v) this.vals[e] = list;
   }
 
   /** Removes the members of `txs` from under `key` (once per key: a pass over its list). */
   remove(key, txs) {
-    const v = this.map.get(key);
-    if (v === undefined) return;
-    if (!Array.isArray(v)) {
-      if (txs.has(v)) this.map.delete(key);
-      return;
+    const e = this.keys_.entryOf(key);
+    if (e < 0) return;
+    const v = this.vals[e];
+    const left = Array.isArray(v) ? v.filter((tx) => !txs.has(tx)) : txs.has(v) ? [] : [v];
+    if (left.length === 0) {
+      this.vals[e] = undefined;
+      this.keys_.delete(e);
+    } else {
+      this.vals[e] = left.length === 1 ? left[0] : left;
     }
-    const left = v.filter((tx) => !txs.has(tx));
-    if (left.length === 0) this.map.delete(key);
-    else this.map.set(key, left.length === 1 ? left[0] : left);
   }
 
-  keys() {
-    return this.map.keys();
+  /** @returns {Generator<string>} every key, latin1 */
+  *keys() {
+    for (const e of this.keys_.entries()) yield this.keys_.keyAt(e);
   }
 }
 
@@ -142,13 +146,13 @@ class TxMultimap {
 class ViewLine {
   constructor() {
     /** by latin1 txid (two only while a changed part's old one is kept) */
-    this.byTxid = new TxMultimap();
+    this.byTxid = new TxMultimap(32);
     /** by latin1 script hash in the address view */
-    this.byKey = new TxMultimap();
+    this.byKey = new TxMultimap(32);
     /** by latin1 script hash in the script view, of the transactions with a P2PK input or output (the others' are their address view's) */
-    this.byScript = new TxMultimap();
-    /** by latin1 txid + vout of what they spend */
-    this.spenders = new TxMultimap();
+    this.byScript = new TxMultimap(32);
+    /** by what they spend (outpointKey) */
+    this.spenders = new TxMultimap(36);
     /** @type {Map<ViewTx, import('../chain/tx').Tx>} transactions parsed lately, least recently asked first */
     this.parsedTxs = new Map();
     this.lastRank = -1;
@@ -216,9 +220,9 @@ class ViewLine {
   }
 }
 
-/** The spenders' key of an outpoint. @param {Buffer} txid @param {number} vout */
+/** The spenders' key of an outpoint: its txid's bytes and its vout's, LE, latin1. @param {Buffer} txid @param {number} vout */
 function outpointKey(txid, vout) {
-  return `${txid.latin1Slice(0, 32)}${vout}`;
+  return txid.latin1Slice(0, 32) + String.fromCharCode(vout & 0xff, (vout >>> 8) & 0xff, (vout >>> 16) & 0xff, vout >>> 24);
 }
 
 class MempoolView {
