@@ -234,6 +234,8 @@ class MempoolFollower {
     // matched by its digits in the reply, a string made only for the others
     const seen = ++this.epoch;
     const fresh = [];
+    /** by fresh txid: its place in the list */
+    const freshAt = new Map();
     let matched = 0;
     const { body, offsets } = txids;
     const held = this.pool.index;
@@ -252,7 +254,10 @@ class MempoolFollower {
         } else {
           if (this.rejected.has(id)) this.rejected.set(id, seen);
           else if (this.evicted.has(id)) this.evicted.set(id, seen);
-          else fresh.push(id);
+          else {
+            fresh.push(id);
+            freshAt.set(id, k);
+          }
           continue;
         }
       }
@@ -268,7 +273,13 @@ class MempoolFollower {
     // in txid order: the node lists its mempool in no set order (btcd: a Go map's), and the
     // snapshot is then a function of what was listed, not of how
     fresh.sort();
-    if (fresh.length) await this._fetch(fresh, res);
+    if (fresh.length) {
+      await this._fetch(fresh, res);
+      for (const id of fresh) {
+        const e = this.pool.get(id);
+        if (e) list.learn(freshAt.get(id), e.slot);
+      }
+    }
     const t1 = performance.now();
     res.fetchMs = t1 - t0;
 

@@ -81,9 +81,24 @@ class ListMatch {
    * @param {number} slot
    */
   note(k, slot) {
-    const c = this.current;
-    c.slots[k] = slot;
-    c.gens[k] = this.index.gen(slot);
+    this._record(this.current, k, slot);
+  }
+
+  /**
+   * Place `k` of the last list (end() was called) holds the txid of `slot`: a txid not held
+   * while the list was matched, fetched and held since. The next list then finds it in
+   * sequence too, instead of looking up each of a first load's 150,000.
+   * @param {number} k
+   * @param {number} slot
+   */
+  learn(k, slot) {
+    this._record(this.last, k, slot);
+  }
+
+  /** @private */
+  _record(list, k, slot) {
+    list.slots[k] = slot;
+    list.gens[k] = this.index.gen(slot);
     if (slot >= this.places.length) {
       const grown = new Int32Array(Math.max(2 * this.places.length, slot + 1));
       grown.set(this.places);
