@@ -101,7 +101,11 @@ async function profiled(name, fn) {
     fs.writeFileSync(path.join(dir, `${name.replace(/[^A-Za-z0-9+-]+/g, '_')}.cpuprofile`), JSON.stringify(profile));
   }
 }
-/** The generator's shape: mainnet-like transactions, 3,000 a block, coinbases spendable after 20 blocks (none of the mempool's). */
+/**
+ * The generator's shape: mainnet-like transactions, 3,000 a block, coinbases spendable after 20
+ * blocks (the few mempool transactions that spend a coinbase of the mempool's own blocks, and
+ * their descendants, are not listed: the fixture refuses them, as Core would).
+ */
 const SHAPE = { network: 'regtest', txsPerBlock: 3000, coinbaseMaturity: 20 };
 
 /** Writes the chain, then blocks holding the mempool's transactions (and the margin the polls need). */

@@ -27,7 +27,8 @@
  * mempool is taken from (a mempool the generator made: young spends of the chain and of each
  * other, as a real one). Lines on stdin move the node, each answered `ok TIP COUNT` on stdout:
  *   `mempool N`  the mempool is the pool's first N transactions, but those of blocks at or
- *                below the tip
+ *                below the tip, and those Core would refuse for a missing input (a spend of
+ *                the coinbase of a block above the tip, and its descendants)
  *   `tip H`      the best chain ends at H: those blocks' transactions leave the mempool, as
  *                Core drops what a block confirms
  * `getrawmempool` (not verbose) lists the mempool in no particular order (by the txid's last
@@ -55,6 +56,7 @@ const { parseArgs } = require('node:util');
 const { BlocksDirSource } = require('../../lib/sources/blocksdir');
 const { parseHeader } = require('../../lib/chain/header');
 const { parseBlock } = require('../../lib/chain/block');
+const { toDisplayHex } = require('../../lib/chain/hash');
 
 const { values: args } = parseArgs({
   options: {
@@ -280,9 +282,14 @@ async function main() {
  */
 async function mempoolPool(source, above, top) {
   const txs = [];
+  /** the coinbases of those blocks, by display txid: their heights */
+  const coinbases = new Map();
   for await (const b of source.blocks(above + 1, top)) {
     const block = parseBlock(b.raw, { verifyMerkle: false });
-    for (const tx of block.txs.slice(1)) txs.push({ id: tx.hash, height: b.height, raw: Buffer.from(tx.raw) });
+    coinbases.set(block.txs[0].hash, b.height);
+    for (const tx of block.txs.slice(1)) {
+      txs.push({ id: tx.hash, height: b.height, raw: Buffer.from(tx.raw), parents: tx.inputs.map((i) => toDisplayHex(i.txid)) });
+    }
   }
   const byId = new Map(txs.map((t) => [t.id, t]));
   let list = null;
@@ -294,10 +301,23 @@ async function mempoolPool(source, above, top) {
       list = null;
       inPool = null;
     },
-    /** the mempool: of the pool's first `size` transactions, those the best chain does not hold */
+    /**
+     * the mempool: of the pool's first `size` transactions, those the best chain does not hold,
+     * but one that spends the coinbase of a block the node does not have yet, and its
+     * descendants: Core refuses those (missing inputs), so its mempool never lists them
+     */
     current() {
       if (!list) {
-        list = txs.slice(0, pool.size).filter((t) => t.height > pool.tipHeight);
+        const refused = new Set();
+        list = txs.slice(0, pool.size).filter((t) => {
+          if (t.height <= pool.tipHeight) return false;
+          // block order: a parent comes before its children
+          if (t.parents.some((p) => coinbases.get(p) > pool.tipHeight || refused.has(p))) {
+            refused.add(t.id);
+            return false;
+          }
+          return true;
+        });
         inPool = new Set(list.map((t) => t.id));
         list = [...list].sort((x, y) => (x.id.slice(48) < y.id.slice(48) ? -1 : x.id.slice(48) > y.id.slice(48) ? 1 : 0));
       }
