@@ -54,8 +54,10 @@ class MempoolEntry {
     this.mem = Buffer.allocUnsafe(this.flagsAt + m + 2 * n).fill(0);
     tx.txid.copy(this.mem, 0);
     /**
-     * the held transaction each input spends (state PARENT), else null; null until one does
-     * @type {Array<MempoolEntry|null>|null}
+     * the held transaction each input spends (state PARENT), else null; null until one does,
+     * and for a transaction of one input the parent itself (ref(), setRef(): no array for the
+     * most common spends of a mempool parent)
+     * @type {Array<MempoolEntry|null>|MempoolEntry|null}
      */
     this.refs = null;
     /**
@@ -104,8 +106,12 @@ class MempoolEntry {
     this.cursor = 0;
     /** its slot in the pool's TxidIndex */
     this.slot = -1;
-    /** @type {MempoolEntry[]|null} held transactions that spend its outputs (spendParent) */
-    this.kids = null;
+    /**
+     * held transactions that spend its outputs (spendParent): null, the one, or several
+     * (kids(): most parents have one)
+     * @type {MempoolEntry[]|MempoolEntry|null}
+     */
+    this._kids = null;
   }
 
   /** @returns {Buffer} the transaction as the node serializes it */
@@ -145,16 +151,27 @@ class MempoolEntry {
 
   /** @param {number} i @returns {MempoolEntry|null} the held transaction input `i` spends */
   ref(i) {
-    return this.refs === null ? null : this.refs[i];
+    if (this.n === 1 || this.refs === null) return this.refs;
+    return this.refs[i];
   }
 
   /** @param {number} i @param {MempoolEntry|null} p */
   setRef(i, p) {
+    if (this.n === 1) {
+      this.refs = p;
+      return;
+    }
     if (this.refs === null) {
       if (p === null) return;
       this.refs = new Array(this.n).fill(null);
     }
     this.refs[i] = p;
+  }
+
+  /** @returns {MempoolEntry[]} the held transactions that spend its outputs (a new array when one) */
+  kids() {
+    const k = this._kids;
+    return k === null ? [] : Array.isArray(k) ? k : [k];
   }
 
   /**
@@ -238,7 +255,7 @@ class MempoolEntry {
     const was = this.ref(i);
     if (was !== parent) {
       if (was !== null) was.forgetKid(this);
-      (parent.kids || (parent.kids = [])).push(this);
+      parent._addKid(this);
     }
     this.setRef(i, parent);
     if (vout >= parent.m || !parent.indexed(vout)) {
@@ -253,9 +270,22 @@ class MempoolEntry {
 
   /** @param {MempoolEntry} kid no longer one that spends this one's outputs (every place it held) */
   forgetKid(kid) {
-    if (!this.kids) return;
-    const left = this.kids.filter((k) => k !== kid);
-    this.kids = left.length ? left : null;
+    const k = this._kids;
+    if (k === null) return;
+    if (!Array.isArray(k)) {
+      if (k === kid) this._kids = null;
+      return;
+    }
+    const left = k.filter((x) => x !== kid);
+    this._kids = left.length > 1 ? left : left.length ? left[0] : null;
+  }
+
+  /** @private @param {MempoolEntry} kid */
+  _addKid(kid) {
+    const k = this._kids;
+    if (k === null || k === kid) this._kids = kid;
+    else if (Array.isArray(k)) k.push(kid);
+    else this._kids = [k, kid];
   }
 
   /**
@@ -335,7 +365,7 @@ class MempoolEntry {
     for (let i = 0; i < n; i++) {
       const s = this.mem[this.flagsAt + m + n + i];
       if (s === PARENT) {
-        const p = this.refs[i];
+        const p = this.ref(i);
         if (!p.alive || !p.included) return false;
       } else if (s !== CONFIRMED) {
         return false;

@@ -497,7 +497,7 @@ const txidOf = (e) => e.mem;
 function orphansOf(departed) {
   const out = new Set();
   for (const d of departed) {
-    for (const c of d.kids || []) {
+    for (const c of d.kids()) {
       if (!c.alive || !c.included || out.has(c)) continue;
       for (let i = 0; i < c.n; i++) {
         if (c.state(i) === PARENT && !c.ref(i).alive) {
