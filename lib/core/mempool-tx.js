@@ -3,22 +3,22 @@
 const { decodeMempoolTx, encodeMempoolTx } = require('../codec/mempool');
 
 /**
- * One transaction of a mempool view, as compact as a reader can hold 150,000 of them: its
- * encoded part of the snapshot (lib/codec/mempool.js) and the few figures every answer reads;
- * its inputs and outputs are decoded from the part when asked (each time: nothing decoded is
- * kept), so a worker holds about the part's bytes per transaction and not a tree of objects.
- * The views' order and line stamps are symbol properties (lib/core/mempool.js).
- */
-/**
  * Per transaction, what the views stamp on it (a transaction is shared by every view of the
  * snapshots that hold it): its place in snapshot order and the seqs of the views that hold it
- * (from FROM, until UNTIL). Symbols, so they stay apart from the transaction's own fields; set
- * in the constructor, so they live in the object and not in a table beside it.
+ * (from FROM, until UNTIL; lib/core/mempool.js). Symbols, so they stay apart from the
+ * transaction's own fields; set in the constructor, so they live in the object and not in a
+ * table beside it.
  */
 const RANK = Symbol('mempool rank');
 const FROM = Symbol('mempool from');
 const UNTIL = Symbol('mempool until');
 
+/**
+ * One transaction of a mempool view, as compact as a reader can hold 150,000 of them: its
+ * encoded part of the snapshot (lib/codec/mempool.js) and the few figures every answer reads;
+ * its inputs and outputs are decoded from the part when asked (each time: nothing decoded is
+ * kept), so a worker holds about the part's bytes per transaction and not a tree of objects.
+ */
 class ViewTx {
   /**
    * @param {Buffer} part the transaction's part (encodeMempoolTx), owned by this object

@@ -44,18 +44,18 @@ const KEEP_GONE_MS = 60000;
 class TxMultimap {
   /** @param {number} keyLen 32 (txids, script hashes) or 36 (outpoints) */
   constructor(keyLen) {
-    this.keys_ = new KeyTable(keyLen);
+    this.table = new KeyTable(keyLen);
     /** @type {Array<ViewTx|ViewTx[]|undefined>} by entry */
     this.vals = [];
   }
 
   get size() {
-    return this.keys_.size;
+    return this.table.size;
   }
 
   /** @private @param {string} key */
   _get(key) {
-    const e = this.keys_.entryOf(key);
+    const e = this.table.entryOf(key);
     return e < 0 ? undefined : this.vals[e];
   }
 
@@ -90,7 +90,7 @@ class TxMultimap {
 
   /** Adds `tx` under `key`, in place order. */
   add(key, tx) {
-    const e = this.keys_.insert(key);
+    const e = this.table.insert(key);
     const v = this.vals[e];
     if (v === undefined) {
       this.vals[e] = tx;
@@ -117,13 +117,13 @@ class TxMultimap {
 
   /** Removes the members of `txs` from under `key` (once per key: a pass over its list). */
   remove(key, txs) {
-    const e = this.keys_.entryOf(key);
+    const e = this.table.entryOf(key);
     if (e < 0) return;
     const v = this.vals[e];
     const left = Array.isArray(v) ? v.filter((tx) => !txs.has(tx)) : txs.has(v) ? [] : [v];
     if (left.length === 0) {
       this.vals[e] = undefined;
-      this.keys_.delete(e);
+      this.table.delete(e);
     } else {
       this.vals[e] = left.length === 1 ? left[0] : left;
     }
@@ -131,7 +131,7 @@ class TxMultimap {
 
   /** @returns {Generator<string>} every key, latin1 */
   *keys() {
-    for (const e of this.keys_.entries()) yield this.keys_.keyAt(e);
+    for (const e of this.table.entries()) yield this.table.keyAt(e);
   }
 }
 
