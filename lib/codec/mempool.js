@@ -218,8 +218,6 @@ const CHANGE_VERSION = 2;
  * MongoDB keeps no head version: its documents are keyed by txid in every format.
  */
 const HEAD_VERSION = 4;
-/** Version of a transaction's row (`M 04 place`). */
-const ROW_VERSION = 2;
 /** Change flags: 1 every row held before goes first; 2 a stub, kept without its lists. */
 const CHANGE_RESET = 1;
 const CHANGE_STUB = 2;
@@ -361,25 +359,17 @@ function stubChange(buf) {
 }
 
 /**
- * A transaction's row, under the key of its place: its part.
- * @param {Uint8Array} part
- * @returns {Buffer}
- */
-function encodeRow(part) {
-  const out = Buffer.allocUnsafe(1 + part.length);
-  out[0] = ROW_VERSION;
-  out.set(part, 1);
-  return out;
-}
-
-/**
+ * A transaction's row of formats 3 and 4 (`M 02 txid`: `01 varint rank part`), which a store of
+ * format 5 deletes at its first change; decoded for dumps (lib/stores/walk.js decodeRecord).
+ * A row of format 5 (`M 04 place`) is the part itself (decodeMempoolTx).
  * @param {Uint8Array} buf
- * @returns {Uint8Array} the part: a view into buf
+ * @returns {{rank: number, part: Uint8Array}} part: a view into buf
  */
-function decodeRow(buf) {
-  const r = openValue(buf, 'mempool row', ROW_VERSION);
+function decodeTxidKeyedRow(buf) {
+  const r = openValue(buf, 'mempool row of format 4', 1);
+  const rank = r.varint();
   if (r.left() < 32) throw r.error('ERR_BAD_VALUE', `a part of ${r.left()} bytes`);
-  return buf.subarray(r.pos);
+  return { rank, part: buf.subarray(r.pos) };
 }
 
 /**
@@ -511,5 +501,5 @@ function bytes(r, n) {
 
 module.exports = {
   encodeMempool, encodeMempoolTx, mempoolTxRawAt, decodeMempool, decodeMempoolTx, encodeMempoolHead, decodeMempoolHead,
-  encodeChange, encodeReplacement, decodeChange, stubChange, encodeRow, decodeRow, encodeWhole, decodeWhole, nextHead, VERSION, WHOLE_VERSION,
+  encodeChange, encodeReplacement, decodeChange, stubChange, decodeTxidKeyedRow, encodeWhole, decodeWhole, nextHead, VERSION, WHOLE_VERSION,
 };

@@ -9,7 +9,7 @@ const {
   decodeBlock, decodeBlockHeight, decodeLocator, txidsCount, readTxidsRow, decodeTxNums, decodeOutputs, decodeAccount, decodePage, decodeUtxo,
   decodeUndo, decodeTouched,
 } = require('../codec/records');
-const { decodeMempool, decodeMempoolHead, decodeRow: decodeMempoolRow, decodeChange } = require('../codec/mempool');
+const { decodeMempool, decodeMempoolHead, decodeTxidKeyedRow, decodeMempoolTx, decodeChange } = require('../codec/mempool');
 const { sha256d } = require('../chain/hash');
 const { Problems, BlockChainCheck, checkAccount, checkParts } = require('../core/verify');
 const { decodeRow } = require('./accounts');
@@ -348,7 +348,11 @@ function decodeRecord(key, value) {
     case P.locator: return { table, value: decodeLocator(value) };
     case P.body: return { table, value: records.decodeBody(value, Buffer.alloc(80)) };
     case P.touched: return { table, value: decodeTouched(value) };
-    case P.mempool: return { table, value: [decodeMempoolHead, decodeMempool, decodeMempoolRow, decodeChange][key[1]](value) };
+    case P.mempool: {
+      // head, format 2's whole, a row of formats 3-4, a change, a row of format 5 (its part)
+      const decode = [decodeMempoolHead, decodeMempool, decodeTxidKeyedRow, decodeChange, decodeMempoolTx][key[1]];
+      return { table, value: decode ? decode(value) : null };
+    }
     case P.txids: return { table, value: readTxidsRow(value) };
     case P.tx: return { table, value: decodeTxNums(value) };
     case P.outputs: return { table, value: decodeOutputs(value, layout.readU40(key, 1)) };

@@ -2,7 +2,7 @@
 
 const assert = require('node:assert/strict');
 const {
-  encodeMempoolTx, decodeMempoolTx, encodeMempoolHead, decodeMempoolHead, encodeChange, decodeChange, stubChange, encodeRow, decodeRow, encodeWhole, decodeWhole,
+  encodeMempoolTx, decodeMempoolTx, encodeMempoolHead, decodeMempoolHead, encodeChange, decodeChange, stubChange, decodeTxidKeyedRow, encodeWhole, decodeWhole,
   encodeReplacement, nextHead,
 } = require('../../lib/codec/mempool');
 const { viewOfWhole } = require('../../lib/mempool/cache');
@@ -43,7 +43,14 @@ describe('the mempool snapshot (lib/codec/mempool.js) and its view (lib/core/mem
     assert.deepEqual(back.tip, id(30));
     assert.deepEqual(back.rows.map((r) => r.rank), [1, 2]);
     assert.deepEqual(JSON.parse(JSON.stringify(back.rows.map((r) => decodeMempoolTx(r.part)))), JSON.parse(JSON.stringify(snap.txs)));
-    assert.deepEqual(decodeRow(encodeRow(encodeMempoolTx(snap.txs[1]))), encodeMempoolTx(snap.txs[1]));
+    // a row of format 5 is the part itself; one of format 4 (`01 varint rank part`) is decoded for dumps
+    const part = encodeMempoolTx(snap.txs[1]);
+    const legacy = decodeTxidKeyedRow(Buffer.concat([Buffer.from([1, 9]), part]));
+    assert.deepEqual([legacy.rank, Buffer.from(legacy.part)], [9, part]);
+    const { decodeRecord } = require('../../lib/stores/walk');
+    assert.deepEqual(decodeRecord(Buffer.from([0x4d, 4, 0, 0, 0, 0, 0, 9]), part).value.txid, snap.txs[1].txid);
+    assert.deepEqual(decodeRecord(Buffer.from([0x4d, 2, ...id(1)]), Buffer.concat([Buffer.from([1, 9]), part])).value.rank, 9);
+    assert.equal(decodeRecord(Buffer.from([0x4d, 9]), part).value, null);
     const c = {
       seq: 8, prev: 7, tip: id(31), count: 2, vsize: 300, fee: 1500, evicted: 3, reset: false, removed: [id(5), id(6)], removedRanks: [3, 200000],
       upserts: [{ rank: 4, part: encodeMempoolTx(snap.txs[0]) }],
