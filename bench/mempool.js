@@ -166,7 +166,7 @@ function rssParts() {
 
 /** What the bench reports of a poll (lib/mempool/follower.js MempoolPoll). */
 function pick(p) {
-  const keys = ['outcome', 'listed', 'added', 'removed', 'txs', 'asked', 'bytes', 'stored', 'upserts', 'dropped', 'evicted', 'memBytes', 'ms', 'busyMs', 'fetchMs', 'resolveMs', 'writeMs'];
+  const keys = ['outcome', 'listed', 'added', 'removed', 'txs', 'asked', 'bytes', 'stored', 'upserts', 'dropped', 'evicted', 'memBytes', 'ms', 'busyMs', 'fetchMs', 'listMs', 'resolveMs', 'writeMs'];
   return Object.fromEntries(keys.map((k) => [k, p[k]]));
 }
 
@@ -507,7 +507,7 @@ function report(runs) {
       rows.push({
         mempool: r.size.toLocaleString('en-US'), store: r.store, poll: p.what, listed: p.listed.toLocaleString('en-US'), added: p.added, removed: p.removed,
         snapshot: p.txs.toLocaleString('en-US'), 'rows put': p.upserts, 'rows out': p.dropped, 'index lookups': p.asked.toLocaleString('en-US'),
-        'MB stored': p.stored ? (p.stored / MB).toFixed(2) : '-', 'wall ms': p.ms.toFixed(0), 'node ms': p.fetchMs.toFixed(0),
+        'MB stored': p.stored ? (p.stored / MB).toFixed(2) : '-', 'wall ms': p.ms.toFixed(0), 'node ms': p.fetchMs.toFixed(0), 'of it the list ms': p.listMs === undefined ? '-' : p.listMs.toFixed(0),
         'resolve ms': p.resolveMs.toFixed(0), 'write ms': p.writeMs.toFixed(0), 'main CPU ms': p.cpuMs.toFixed(0), 'loop busy ms': p.busyMs.toFixed(0),
       });
     }

@@ -37,6 +37,8 @@ const { mempoolEntry } = require('./entry');
  * @property {number} busyMs    of it, time the main thread was busy (not waiting for the node or
  *   the store's I/O; whatever else the process runs meanwhile counts too)
  * @property {number} fetchMs   of it, listing and fetching from the node
+ * @property {number} listMs    of that, the node's answer to the list request (getrawmempool
+ *   and getbestblockhash), read and parsed
  * @property {number} resolveMs of it, resolving (the index's lookups included)
  * @property {number} writeMs   of it, encoding and storing the change
  */
@@ -222,12 +224,14 @@ class MempoolFollower {
     const t0 = performance.now();
     const elu0 = performance.eventLoopUtilization();
     const tip = await this.store.getTip();
+    const tList = performance.now();
     const { txids, best } = await this.client.getMempoolAndTip();
+    const listMs = performance.now() - tList;
     this.stats.polls++;
     const res = {
       outcome: 'unchanged', seq: this.seq, tip: tip ? tip.hash : null, listed: txids.length, added: 0, removed: 0,
       missing: 0, rejected: 0, asked: 0, txs: 0, held: 0, vsize: 0, bytes: 0, stored: 0, upserts: 0, dropped: 0, evicted: 0, memBytes: 0,
-      ms: 0, busyMs: 0, fetchMs: 0, resolveMs: 0, writeMs: 0,
+      ms: 0, busyMs: 0, fetchMs: 0, listMs, resolveMs: 0, writeMs: 0,
     };
 
     // the diff: let go of what the node no longer lists, fetch what is new; a held txid is
