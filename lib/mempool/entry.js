@@ -119,6 +119,11 @@ class MempoolEntry {
     return this._raw !== null ? this._raw : this.record.subarray(this.rawAt, this.rawAt + this.rawLength);
   }
 
+  /** Its bytes, while not encoded yet, copied out of the buffer they were fetched in (shared with other transactions). */
+  ownRaw() {
+    if (this._raw !== null) this._raw = Buffer.from(this._raw);
+  }
+
   /** @returns {Buffer} the bytes `raw` is a view of, at _rawOffset() (no view made) */
   _rawBytes() {
     return this._raw !== null ? this._raw : this.record;
