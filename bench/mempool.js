@@ -227,7 +227,7 @@ async function phaseRun() {
       const cpu0 = mainThreadCpuSec();
       const label = `${polls.length} ${what}`;
       const p = await profiled(`follower-${label}`, () => follower.poll());
-      const cpuMs = 1000 * (mainThreadCpuSec() - cpu0);
+      const cpuMs = Math.round(1000 * (mainThreadCpuSec() - cpu0));
       const out = { what, ...pick(p), cpuMs };
       if (p.outcome === 'written') Object.assign(out, await worker.ask(p.seq, what, label));
       return out;
@@ -271,7 +271,7 @@ async function phaseRun() {
     const fresh = new MempoolFollower({ store, client, network: 'regtest', tipGraceMs: 0 });
     const cpu0 = mainThreadCpuSec();
     const p = await fresh.poll();
-    polls.push({ what: 'baseline: all again', ...pick(p), cpuMs: 1000 * (mainThreadCpuSec() - cpu0) });
+    polls.push({ what: 'baseline: all again', ...pick(p), cpuMs: Math.round(1000 * (mainThreadCpuSec() - cpu0)) });
     out.polls = polls;
     out.rpc = client.rpc.stats;
   } finally {
@@ -367,7 +367,7 @@ async function phaseReader() {
     const t = process.hrtime.bigint();
     const view = await profiled(`reader-${label}`, () => c.view(seq));
     return {
-      ms: msSince(t), cpuMs: 1000 * (mainThreadCpuSec() - cpu0), txs: view.txs.length,
+      ms: msSince(t), cpuMs: Math.round(1000 * (mainThreadCpuSec() - cpu0)), txs: view.txs.length,
       how: c.stats.derived > before.derived ? 'derived' : 'built', decoded: c.stats.decoded - before.decoded, changes: c.stats.changes - before.changes,
     };
   };
@@ -381,7 +381,7 @@ async function phaseReader() {
     const cpu0 = mainThreadCpuSec();
     const t = process.hrtime.bigint();
     const changed = await profiled(`electrum-${label}`, () => subs.onChange({ previous: tip, tip, forkHeight: tip.height, moved: false, mempool: async () => view }));
-    const cpuMs = 1000 * (mainThreadCpuSec() - cpu0);
+    const cpuMs = Math.round(1000 * (mainThreadCpuSec() - cpu0));
     // what a status costs grows with the script hash's mempool transactions (Electrum's status hashes them all)
     const sizes = changed.map((e) => view.transactions(e.sh, 'script').length);
     return {

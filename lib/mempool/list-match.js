@@ -17,11 +17,11 @@ class ListMatch {
   /** @param {import('./txid-index').TxidIndex<any>} index the held set */
   constructor(index) {
     this.index = index;
-    /** @type {{body: Buffer, offsets: Uint32Array, slots: Int32Array, gens: Int32Array}|null} the last list and what each of its txids was found as */
+    /** @type {{body: Buffer, digits: DataView, offsets: Uint32Array, slots: Int32Array, gens: Int32Array}|null} the last list and what each of its txids was found as */
     this.last = null;
     /** by slot: its txid's place in the last list (checked against `last` before it is used) */
     this.places = new Int32Array(1024);
-    /** @type {{body: Buffer, offsets: Uint32Array, slots: Int32Array, gens: Int32Array}|null} the list being matched */
+    /** @type {{body: Buffer, digits: DataView, offsets: Uint32Array, slots: Int32Array, gens: Int32Array}|null} the list being matched */
     this.current = null;
     /** where in the last list the next txid is expected */
     this.next = 0;
@@ -35,7 +35,11 @@ class ListMatch {
    */
   begin(list) {
     const n = list.length;
-    this.current = { body: list.body, offsets: list.offsets, slots: new Int32Array(n).fill(-1), gens: new Int32Array(n) };
+    const { body } = list;
+    this.current = {
+      body, digits: new DataView(body.buffer, body.byteOffset, body.length), offsets: list.offsets,
+      slots: new Int32Array(n).fill(-1), gens: new Int32Array(n),
+    };
     this.next = 0;
   }
 
@@ -47,12 +51,12 @@ class ListMatch {
    * @returns {number}
    */
   slotOf(k) {
-    const { body, offsets } = this.current;
+    const { body, digits, offsets } = this.current;
     const at = offsets[k];
     const last = this.last;
     let slot = -1;
     let known = false;
-    if (last !== null && this.next < last.slots.length && sameDigits(body, at, last.body, last.offsets[this.next])) {
+    if (last !== null && this.next < last.slots.length && sameDigits(digits, at, last.digits, last.offsets[this.next])) {
       const j = this.next++;
       const s = last.slots[j];
       if (s >= 0 && this.index.gen(s) === last.gens[j]) {
@@ -117,9 +121,16 @@ class ListMatch {
 /** How many txids of the last list a resync passes over at most (removed ones). */
 const SKIP = 64;
 
-/** Whether the 64 characters at `a` in `x` and at `b` in `y` are the same. */
+/**
+ * Whether the 64 characters at `a` in `x` and at `b` in `y` are the same, read four at a time
+ * (a DataView's integers: a quarter of the time of 64 byte compares, over 150,000 txids a poll).
+ * @param {DataView} x
+ * @param {number} a
+ * @param {DataView} y
+ * @param {number} b
+ */
 function sameDigits(x, a, y, b) {
-  for (let i = 0; i < 64; i++) if (x[a + i] !== y[b + i]) return false;
+  for (let i = 0; i < 64; i += 4) if (x.getUint32(a + i) !== y.getUint32(b + i)) return false;
   return true;
 }
 

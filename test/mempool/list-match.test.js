@@ -83,6 +83,31 @@ describe('ListMatch (lib/mempool/list-match.js): the node\'s list matched in its
     assert.ok(match.inOrder > 0.6 * found, `${match.inOrder} of ${found}`);
   });
 
+  it('a txid where the last list had one that differs from it in a single digit, any of the 64: looked up, never taken for it', () => {
+    const rnd = prng(59);
+    const hex = () => Buffer.from(Array.from({ length: 32 }, () => Math.floor(rnd() * 256))).toString('hex');
+    for (let d = 0; d < 64; d++) {
+      const index = new TxidIndex();
+      const match = new ListMatch(index);
+      const add = (id) => index.add(Buffer.from(id, 'hex').reverse(), 0, id);
+      const ids = [hex(), hex(), hex()];
+      const slots = ids.map(add);
+      match.begin(reply(ids));
+      for (let k = 0; k < 3; k++) assert.equal(match.slotOf(k), slots[k]);
+      match.end();
+      // the middle one stays held but is listed last now; one that differs from it in digit d
+      // is listed where it was (held or not)
+      const near = ids[1].slice(0, d) + (ids[1][d] === 'a' ? 'b' : 'a') + ids[1].slice(d + 1);
+      const nearSlot = d % 2 ? add(near) : -1;
+      match.begin(reply([ids[0], near, ids[2], ids[1]]));
+      assert.equal(match.slotOf(0), slots[0]);
+      assert.equal(match.slotOf(1), nearSlot, `digit ${d}`);
+      assert.equal(match.slotOf(2), slots[2]);
+      assert.equal(match.slotOf(3), slots[1]);
+      match.end();
+    }
+  });
+
   it('a first load: its txids, held after the list was matched and learned by their places, are known in sequence at the next poll', () => {
     const rnd = prng(58);
     const index = new TxidIndex();
