@@ -3,6 +3,7 @@
 const { toDisplayHex } = require('../chain/hash');
 const { parseTransaction } = require('../chain/tx');
 const { AddrIndexError, StoreError } = require('../errors');
+const { decodeMempoolTx } = require('../codec/mempool');
 const { ViewTx, keysOf, entryOf, RANK, FROM, UNTIL } = require('./mempool-tx');
 const { KeyTable } = require('./key-table');
 
@@ -120,11 +121,11 @@ class TxMultimap {
     const e = this.table.entryOf(key);
     if (e < 0) return;
     const v = this.vals[e];
-    const left = Array.isArray(v) ? v.filter((tx) => !txs.has(tx)) : txs.has(v) ? [] : [v];
-    if (left.length === 0) {
+    const left = Array.isArray(v) ? v.filter((tx) => !txs.has(tx)) : null;
+    if (left === null ? txs.has(v) : left.length === 0) {
       this.vals[e] = undefined;
       this.table.delete(e);
-    } else {
+    } else if (left !== null) {
       this.vals[e] = left.length === 1 ? left[0] : left;
     }
   }
@@ -174,13 +175,18 @@ class ViewLine {
    * @param {Array<import('../codec/mempool').MempoolTx|undefined>} [decoded] the same, decoded
    */
   add(txs, decoded = []) {
-    txs.forEach((tx, k) => {
-      const d = decoded[k] || tx.decoded();
-      this.byTxid.add(tx.txid.latin1Slice(0, 32), tx);
-      for (const i of d.inputs) this.spenders.add(outpointKey(i.txid, i.vout), tx);
-      for (const key of keysOf(d, 'address')) this.byKey.add(key, tx);
-      if (tx.p2pk) for (const key of keysOf(d, 'script')) this.byScript.add(key, tx);
-    });
+    txs.forEach((tx, k) => this.addOne(tx, decoded[k] || tx.decoded()));
+  }
+
+  /**
+   * @param {ViewTx} tx its place set
+   * @param {import('../codec/mempool').MempoolTx} d its part decoded
+   */
+  addOne(tx, d) {
+    this.byTxid.add(tx.txid.latin1Slice(0, 32), tx);
+    for (const i of d.inputs) this.spenders.add(outpointKey(i.txid, i.vout), tx);
+    for (const key of keysOf(d, 'address')) this.byKey.add(key, tx);
+    if (tx.p2pk) for (const key of keysOf(d, 'script')) this.byScript.add(key, tx);
   }
 
   /**
@@ -228,18 +234,17 @@ function outpointKey(txid, vout) {
 class MempoolView {
   /**
    * A view built from a snapshot alone (the first of a line).
-   * @param {{seq: number, tip: Buffer, txs: Array<ViewTx|import('../codec/mempool').MempoolTx>, ranks?: number[], evicted?: number}} snap
-   *   in place order; `ranks`: the stored places (default 0, 1, 2, …); a decoded transaction is
-   *   encoded into a ViewTx of its own
-   * @param {Array<import('../codec/mempool').MempoolTx>} [decoded] snap.txs decoded, when the
-   *   caller has them (spares decoding them again to index them)
+   * @param {{seq: number, tip: Buffer, txs: Array<ViewTx|Buffer|import('../codec/mempool').MempoolTx>, ranks?: number[], evicted?: number}} snap
+   *   in place order; `ranks`: the stored places (default 0, 1, 2, …); a part (a Buffer:
+   *   encodeMempoolTx) becomes the ViewTx that holds it, a decoded transaction is encoded into
+   *   a ViewTx of its own
    */
-  constructor(snap, decoded = []) {
+  constructor(snap) {
     this.seq = snap.seq;
     /** the confirmed tip the snapshot was resolved against, display hex */
     this.tip = toDisplayHex(snap.tip);
     /** @type {ViewTx[]} in place order */
-    this.txs = snap.txs.map((t) => ViewTx.of(t));
+    this.txs = new Array(snap.txs.length);
     /** transactions the follower evicted so far (--mempool-max-mb), as its head counts them */
     this.evicted = snap.evicted || 0;
     this.line = new ViewLine();
@@ -252,15 +257,20 @@ class MempoolView {
     /** @type {ViewTx[]|null} newest first (kept per view once asked: byNewest()) */
     this.newestFirst = null;
     let rank = -1;
-    this.txs.forEach((tx, k) => {
+    snap.txs.forEach((t, k) => {
+      // a part decoded once, for its figures and its keys, and let go: 150,000 held decoded
+      // until the view was built had left a worker ~65 MB larger
+      const d = Buffer.isBuffer(t) ? decodeMempoolTx(t) : null;
+      const tx = d ? new ViewTx(t, d) : ViewTx.of(t);
       rank = snap.ranks ? snap.ranks[k] : k;
       tx[RANK] = rank;
       tx[FROM] = snap.seq;
       tx[UNTIL] = Infinity;
       this.vsize += tx.vsize;
       this.fee += tx.fee;
+      this.line.addOne(tx, d || tx.decoded());
+      this.txs[k] = tx;
     });
-    this.line.add(this.txs, decoded);
     this.line.lastRank = rank;
     this.line.stepsFrom = snap.seq;
     this.line.head = this;

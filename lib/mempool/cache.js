@@ -118,12 +118,9 @@ class MempoolCache {
  */
 function viewOfWhole(raw) {
   const whole = decodeWhole(raw);
-  // each part decoded where it is used and dropped there (twice: for its figures, then for its
-  // keys), never all at once: 150,000 decoded transactions held together until the view is
-  // built were promoted into the old generation and left the worker ~65 MB larger after.
-  // Each part a copy of its own: the whole is not kept for the parts that stay.
-  const txs = whole.rows.map((row) => new ViewTx(Buffer.from(row.part)));
-  return new MempoolView({ seq: whole.seq, tip: Buffer.from(whole.tip), evicted: whole.evicted, txs, ranks: whole.rows.map((row) => row.rank) });
+  // each part a copy of its own: the whole is not kept for the parts that stay
+  const parts = whole.rows.map((row) => Buffer.from(row.part));
+  return new MempoolView({ seq: whole.seq, tip: Buffer.from(whole.tip), evicted: whole.evicted, txs: parts, ranks: whole.rows.map((row) => row.rank) });
 }
 
 module.exports = { MempoolCache, viewOfWhole };

@@ -293,10 +293,7 @@ class MempoolFollower {
     fresh.sort();
     if (fresh.length) {
       await this._fetch(fresh, res);
-      for (const id of fresh) {
-        const e = this.pool.get(id);
-        if (e) list.learn(freshAt.get(id), e.slot);
-      }
+      for (const e of this.fetched) list.learn(freshAt.get(e.id), e.slot);
     }
     const t1 = performance.now();
     res.fetchMs = t1 - t0;
@@ -338,9 +335,11 @@ class MempoolFollower {
       const seq = this.seq + 1;
       const c = this.pool.changes();
       const { count, vsize, fee } = this.pool.totals;
+      // a row that moves leaves its stored place too
+      const leave = c.moved.length ? c.removed.concat(c.moved) : c.removed;
       const change = encodeChange({
         seq, prev: this.seq, tip: fromDisplayHex(tip.hash), count, vsize, fee, evicted: this.evictedTotal, reset: this.reset,
-        removed: c.removed.concat(c.moved).map((e) => e.txid), removedRanks: c.removed.concat(c.moved).map((e) => e.storedRank),
+        removed: leave.map((e) => e.txid), removedRanks: leave.map((e) => e.storedRank),
         upserts: c.upserts.map((e) => ({ rank: e.rank, part: e.record })),
       });
       const stored = await this.store.putMempool(change);
