@@ -313,6 +313,21 @@ class MempoolEntry {
   }
 
   /**
+   * Input `i` (state PARENT) spends an output of `parent`, a held transaction a block has just
+   * confirmed: the index now files that output as the parent did (the same script rules), so
+   * it is settled as the index would answer, with no lookup.
+   * @param {number} i
+   * @param {MempoolEntry} parent
+   */
+  spendConfirmedParent(i, parent) {
+    const vout = this.vout(i);
+    this.setRef(i, null);
+    this.setState(i, CONFIRMED);
+    this._spend(i, parent.value(vout), INDEXED, parent.mem, 32 * (1 + vout));
+    this.setOwn(this.m + i, parent.ownAt(vout));
+  }
+
+  /**
    * Slot k of `own`. An outpoint fixes the script it spends, so an input's own hash changes
    * only with what _spend compares: the encoded part needs no other reset.
    * @param {number} k

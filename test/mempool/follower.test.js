@@ -302,6 +302,47 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
     assert.equal((await step()).view.txs.length, 0);
   });
 
+  it('a block the index connected is taken from the node (getblock), not its list: what it confirms leaves, and a conflict with its descendants; the list that follows changes nothing', async () => {
+    await syncB();
+    // on A: a payment and its child, and a parent with its child; B mines a double spend of
+    // the payment's coin beside the parent
+    const spend = wallet.pay([coins[10]], [{ kind: 'p2wpkh', label: 'k-spend', satoshis: 2e7 }, { kind: 'p2pkh', label: 'miner-a' }], { fee: 1200 });
+    const spendChild = wallet.pay([spend.coins[0]], [{ kind: 'p2tr', label: 'k-spend-child' }], { fee: 1100 });
+    const parent = wallet.pay([coins[11]], [{ kind: 'p2wsh', label: 'k-parent', satoshis: 3e7 }, { kind: 'p2pkh', label: 'miner-a' }], { fee: 1300 });
+    const kid = wallet.pay([parent.coins[0]], [{ kind: 'p2sh', label: 'k-kid' }], { fee: 1400 });
+    const double = wallet.pay([coins[10]], [{ kind: 'p2wpkh', label: 'k-double', satoshis: 2e7 }, { kind: 'p2pkh', label: 'miner-a' }], { fee: 5000 });
+    for (const t of [spend, spendChild, parent, kid]) await a.sendTx(t.hex);
+    let s = await step();
+    assert.equal(s.view.txs.length, 4);
+    await b.sendTx(double.hex);
+    await b.sendTx(parent.hex);
+    const [onB] = await b.generate(1);
+    await a.submitBlocks(await b.rawBlocks((await b.tip()).height));
+    assert.deepEqual((await a.call('getrawmempool')).sort(), [kid.txid], 'btcd dropped the confirmed parent and the double spend\'s conflicts');
+
+    s = await step();
+    assert.equal(s.tip.hash, onB);
+    for (const p of s.polls) {
+      assert.deepEqual([p.outcome, p.blocks, p.listed, p.removed, p.conflicts, p.added, p.asked, p.txs], ['written', 1, 0, 3, 2, 0, 0, 1]);
+    }
+    assert.deepEqual(s.view.txs.map((t) => toDisplayHex(t.txid)), [kid.txid]);
+    const t = await checkedTx(s.view, kid);
+    assert.equal(s.view.hasUnconfirmedInputs(t), false, 'its parent is confirmed');
+    assert.equal(s.view.summary(sh(addr('p2wpkh', 'k-spend'))).txCount, 0);
+    // the node's list agrees with what the blocks said: nothing to fetch, let go or write
+    for (const lane of lanes) {
+      const p = await lane.follower.poll();
+      assert.deepEqual([p.outcome, p.listed, p.added, p.removed, p.txs], ['unchanged', 1, 0, 0, 1], lane.kind);
+    }
+    // a follower told to list each time comes to the same snapshot at the next block
+    for (const lane of lanes) lane.follower.blockStepMax = 0;
+    await a.generate(1);
+    s = await step();
+    for (const p of s.polls) assert.deepEqual([p.outcome, p.blocks, p.listed, p.removed], ['written', 0, 0, 1]);
+    assert.equal(s.view.txs.length, 0);
+    for (const lane of lanes) lane.follower.blockStepMax = 6;
+  });
+
   it('a follower started on a stored snapshot takes its transactions without fetching them again', async () => {
     const pay = wallet.pay([coins[4]], [{ kind: 'p2tr', label: 'l-pay', satoshis: 4e7 }, { kind: 'p2pkh', label: 'miner-a' }], { fee: 1700 });
     await a.sendTx(pay.hex);

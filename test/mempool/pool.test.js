@@ -244,6 +244,59 @@ describe('the mempool pool (lib/mempool/pool.js): what a snapshot holds, in whic
     assert.deepEqual(pool.waiting.map((e) => e.id), [hanging.txid]);
   });
 
+  it('confirm(): a block\'s transactions leave, and every held one spending what the block spends, with its descendants; a confirmed parent\'s spenders settle from it as the index would answer, with no lookup', async () => {
+    const cs = [coin(70), coin(71), coin(72), coin(73)];
+    const parent = wallet.pay([cs[0]], [{ kind: 'p2pk', label: 'cp' }, { kind: 'p2wpkh', label: 'cp1', satoshis: 300000 }], { fee: 1000 });
+    const kid = wallet.pay([parent.coins[0]], [{ kind: 'p2tr', label: 'ck' }], { fee: 900 });
+    // spends the parent's other output, which the block's own spender takes too
+    const loser = wallet.pay([parent.coins[1]], [{ kind: 'p2wpkh', label: 'cl' }], { fee: 800 });
+    const loserKid = wallet.pay([loser.coins[0]], [{ kind: 'p2wpkh', label: 'clk' }], { fee: 700 });
+    const rival = wallet.pay([parent.coins[1]], [{ kind: 'p2wpkh', label: 'cr' }], { fee: 5000 });
+    // spends a confirmed coin the block spends otherwise
+    const doubled = wallet.pay([cs[1]], [{ kind: 'p2wpkh', label: 'cd' }], { fee: 1000 });
+    const winner = wallet.pay([cs[1]], [{ kind: 'p2wpkh', label: 'cw' }], { fee: 6000 });
+    const bystander = wallet.pay([cs[2]], [{ kind: 'p2wpkh', label: 'cb' }], { fee: 1000 });
+    const lookup = index(cs);
+    const pool = new MempoolPool();
+    for (const m of [parent, kid, loser, loserKid, doubled, bystander]) pool.add(entry(m));
+    await pool.resolve(TIP, false, lookup);
+    pool.markStored(pool.changes());
+    const kidPart = pool.get(kid.txid).record;
+    // transactions that come and go leave their inputs' tags behind until the tags are rebuilt:
+    // what is held is found all the same
+    const churn = wallet.pay([coin(74)], [{ kind: 'p2wpkh', label: 'cc' }], { fee: 100 });
+    let most = 0;
+    for (let k = 0; k < 3000; k++) {
+      pool.add(entry(churn));
+      pool.delete(churn.txid);
+      most = Math.max(most, pool.spendLen);
+    }
+    assert.ok(most <= 2048 && pool.spendLen < most, `rebuilt (${pool.spendLen} of at most ${most} tags)`);
+
+    const block = [parent, rival, winner, wallet.pay([cs[3]], [{ kind: 'p2wpkh', label: 'cx' }], { fee: 100 })]
+      .map((m) => require('../../lib/chain/tx').parseTransaction(Buffer.from(m.hex, 'hex')));
+    const { confirmed, conflicts } = pool.confirm(block);
+    assert.equal(confirmed, 1);
+    assert.deepEqual(conflicts.sort(), [loser.txid, loserKid.txid, doubled.txid].sort());
+    lookup.asked = 0;
+    assert.equal((await pool.resolve(TIP2, true, lookup)).changed, true);
+    assert.equal(lookup.asked, 0, "the kid's input is the confirmed parent's output, as the block shows it");
+    assert.deepEqual(ids(pool), [kid.txid, bystander.txid]);
+    const c = pool.changes();
+    assert.deepEqual(c.removed.map((e) => e.id).sort(), [parent.txid, loser.txid, loserKid.txid, doubled.txid].sort());
+    assert.equal(pool.get(kid.txid).record, kidPart, 'its part stands');
+
+    const k = pool.get(kid.txid);
+    assert.equal(k.ref(0), null, 'it spends a confirmed output now');
+    assert.deepEqual(decodeMempoolTx(k.record).inputs.map((i) => [i.value, i.unconfirmed, !!i.p2pk]), [[parent.coins[0].satoshis, true, true]],
+      "the part written while the parent was held: its value and the P2PK output's own script hash");
+    pool.markStored(c);
+    // settled as an index lookup would have: the next resolve at that tip has nothing to do
+    const again = await pool.resolve(TIP2, true, lookup);
+    assert.deepEqual([again.changed, again.asked, lookup.asked], [false, 0, 0]);
+    assert.deepEqual(described(pool.changes()), [[], []]);
+  });
+
   it('trim: past the limit the lowest descendant score goes first, with its descendants (never a child without its parent); waiting ones before any', async () => {
     const cs = [coin(30), coin(31), coin(32), coin(33)];
     const low = wallet.pay([cs[0]], [{ kind: 'p2wpkh', label: 'low' }], { fee: 200 });
