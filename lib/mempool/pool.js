@@ -172,11 +172,12 @@ class MempoolPool {
     let confirmed = 0;
     for (const tx of txs) {
       if (tx.coinbase) continue;
+      const buf = tx.buf;
       for (const input of tx.inputs) {
-        const { buffer, byteOffset } = input.txid;
-        const key = Buffer.from(buffer, byteOffset, 36);
-        spent.add(key.latin1Slice(0, 36));
-        const h = spendTag(key, 0) >>> (32 - SEEN_BITS);
+        // the outpoint's 36 bytes as serialized, read where they lie in the block
+        const at = input.txid.byteOffset - buf.byteOffset;
+        spent.add(buf.latin1Slice(at, at + 36));
+        const h = spendTag(buf, at) >>> (32 - SEEN_BITS);
         seen[h >>> 5] |= 1 << (h & 31);
       }
       const e = this.find(tx.txid, 0);
