@@ -464,7 +464,7 @@ class MempoolFollower {
     const blocks = [];
     for (let j = 0; j < k; j++) {
       const a = answers[j];
-      // gone from the node's chain meanwhile: its list says what it holds now
+      // a block the node cannot give (pruned, or not its own): its list says what it holds
       if (a.error) return null;
       // a block that is not the one asked for is the node's fault, said, and the list is
       // what this poll goes by
