@@ -36,6 +36,9 @@ const PARSED_KEPT = 5000;
  */
 const KEEP_GONE_MS = 60000;
 
+/** No transactions left under a key (shared: never changed). */
+const NONE = Object.freeze([]);
+
 /**
  * A map whose values are one transaction or, for a key several share, an array of them in
  * place order: most keys of a mempool (a txid, an outpoint, most script hashes) name one
@@ -121,11 +124,13 @@ class TxMultimap {
     const e = this.table.entryOf(key);
     if (e < 0) return;
     const v = this.vals[e];
-    const left = Array.isArray(v) ? v.filter((tx) => !txs.has(tx)) : null;
-    if (left === null ? txs.has(v) : left.length === 0) {
+    // a key of one transaction holds it, not an array: it goes, or the key stays as it is
+    const left = Array.isArray(v) ? v.filter((tx) => !txs.has(tx)) : txs.has(v) ? NONE : null;
+    if (left === null) return;
+    if (left.length === 0) {
       this.vals[e] = undefined;
       this.table.delete(e);
-    } else if (left !== null) {
+    } else {
       this.vals[e] = left.length === 1 ? left[0] : left;
     }
   }

@@ -301,15 +301,13 @@ class MempoolEntry {
    *   of zeros: not indexed
    */
   spendConfirmed(i, prevout) {
-    this.setRef(i, null);
     if (!prevout) {
+      this.setRef(i, null);
       this.setState(i, MISSING);
       return;
     }
-    this.setState(i, CONFIRMED);
     const indexed = !isZero(prevout.scripthash);
-    this._spend(i, prevout.value, indexed ? INDEXED : 0, prevout.scripthash, 0);
-    this.setOwn(this.m + i, indexed && prevout.p2pk ? prevout.p2pk : null);
+    this._spendConfirmed(i, prevout.value, indexed, prevout.scripthash, 0, indexed && prevout.p2pk ? prevout.p2pk : null);
   }
 
   /**
@@ -321,10 +319,19 @@ class MempoolEntry {
    */
   spendConfirmedParent(i, parent) {
     const vout = this.vout(i);
+    this._spendConfirmed(i, parent.value(vout), true, parent.mem, 32 * (1 + vout), parent.ownAt(vout));
+  }
+
+  /**
+   * Input `i` spends a confirmed output: `value`, its script hash at `at` in `hashes` (when
+   * `indexed`), a P2PK output's own script hash (`own`, else null).
+   * @private
+   */
+  _spendConfirmed(i, value, indexed, hashes, at, own) {
     this.setRef(i, null);
     this.setState(i, CONFIRMED);
-    this._spend(i, parent.value(vout), INDEXED, parent.mem, 32 * (1 + vout));
-    this.setOwn(this.m + i, parent.ownAt(vout));
+    this._spend(i, value, indexed ? INDEXED : 0, hashes, at);
+    this.setOwn(this.m + i, own);
   }
 
   /**

@@ -292,7 +292,8 @@ class MempoolFollower {
     res.fetchMs = t1 - t0;
     const seen = this.epoch;
 
-    const extending = await this._extends(tip);
+    // the block step checked that the blocks stand on the last tip
+    const extending = blocks ? true : await this._extends(tip);
     const lookup = (outpoints) => this.store.getPrevouts(outpoints);
     let { changed, asked } = await this.pool.resolve(tip.hash, extending, lookup);
     const evicted = this.maxBytes > 0 ? this.pool.trim(this.maxBytes) : [];

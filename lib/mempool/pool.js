@@ -125,15 +125,11 @@ class MempoolPool {
     return true;
   }
 
-  /** @private Appends `e`'s inputs to the spend tags (rebuilt first when mostly dead). */
+  /** @private Appends `e`'s inputs to the spend tags (those of departed entries dropped first when they are most). */
   _addSpends(e) {
     const n = e.n;
     if (this.spendLen + n > this.spendTags.length) {
-      if (this.spendLen > 2 * this.spendLive) {
-        this.spendLen = 0;
-        this.spendLive = 0;
-        for (const held of this.entries.values()) if (held !== e) this._addSpends(held);
-      }
+      if (this.spendLen > 2 * this.spendLive) this._rebuildSpends(e);
       let cap = this.spendTags.length;
       while (this.spendLen + n > cap) cap *= 2;
       if (cap !== this.spendTags.length) {
@@ -151,6 +147,13 @@ class MempoolPool {
       this.spendSlots[this.spendLen++] = e.slot;
     }
     this.spendLive += n;
+  }
+
+  /** @private The spend tags of the held entries but `e` (held already, its tags not yet added) alone. */
+  _rebuildSpends(e) {
+    this.spendLen = 0;
+    this.spendLive = 0;
+    for (const held of this.entries.values()) if (held !== e) this._addSpends(held);
   }
 
   /**
