@@ -523,7 +523,11 @@ function addrindex(rpc) {
   const flags = args['addrindex-flags'].split(/\s+/).filter(Boolean);
   return {
     version: `addrindex ${pkg.version}${commit ? ` ${commit}` : ''}`,
-    settings: { store: 'lmdb (its default)', flags: flags.join(' ') || '(its defaults)' },
+    settings: {
+      store: flags.includes('--store') ? flags[flags.indexOf('--store') + 1] : 'lmdb (its default)',
+      flags: flags.join(' ') || '(its defaults)',
+      ...pick(process.env, ['MALLOC_ARENA_MAX', 'UV_THREADPOOL_SIZE']),
+    },
     fixture: rpc,
     start(datadir, url, work, ctx) {
       const from = rpc ? ['--rpc-url', url] : ['--blocks-dir', ctx.prefix];
@@ -531,7 +535,9 @@ function addrindex(rpc) {
         cmd: process.execPath,
         argv: [path.join(ROOT, 'bin', 'addrindex.js'), 'sync', ...from, '--datadir', datadir, '--network', 'regtest',
           '--log-format', 'json', '--log-level', 'debug', ...flags],
-        env: { PATH: process.env.PATH, HOME: process.env.HOME },
+        // glibc's arena count and libuv's thread pool, when the bench is given them: the
+        // LevelDB store's native memory depends on them (docs/SCALING.md)
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...pick(process.env, ['MALLOC_ARENA_MAX', 'UV_THREADPOOL_SIZE']) },
         untilExit: true,
         onLine(line, ms, progress) {
           if (line.startsWith('{') && line.includes('"batch committed"')) {
@@ -547,6 +553,11 @@ function addrindex(rpc) {
       };
     },
   };
+}
+
+/** The named variables of `env` that are set. */
+function pick(env, names) {
+  return Object.fromEntries(names.filter((n) => env[n] !== undefined).map((n) => [n, env[n]]));
 }
 
 // --- the driver ---------------------------------------------------------------------------

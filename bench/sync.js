@@ -31,9 +31,6 @@
  * target line and the process exits 1.
  */
 
-// as bin/addrindex.js: the thread pool the writer's prefetcher reads on
-if (!process.env.UV_THREADPOOL_SIZE) process.env.UV_THREADPOOL_SIZE = '20';
-
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -75,6 +72,9 @@ const { values: args } = parseArgs({
   },
 });
 
+// as `addrindex sync`: the thread pool its reads ahead run on, sized before the first use
+require('../lib/stores/prefetcher').poolForPrefetch(args.prefetch);
+
 const MB = 1e6;
 
 // --- phases (each in its own process) ---------------------------------------------------
@@ -93,7 +93,7 @@ async function phaseSync() {
   const { openStore } = require('../lib/stores');
   const { CATCH_UP_BULK, catchUpLimits } = require('../lib/sync/batch');
   // as `addrindex sync` does: --cache-mb makes the groups' and the batches' sizes
-  const limits = catchUpLimits(args['cache-mb'] === undefined ? undefined : Number(args['cache-mb']));
+  const limits = catchUpLimits(args['cache-mb'] === undefined ? undefined : Number(args['cache-mb']), args.store);
   const limit = args.limit ? Number(args.limit) : Infinity;
   const source = new BlocksDirSource({ dir: args.blocks, network: 'regtest' });
   const ts = process.hrtime.bigint();

@@ -1,10 +1,6 @@
 #!/usr/bin/env node
 'use strict';
 
-// libuv's thread pool serves the sync's reads ahead of its writer (lib/stores/prefetcher.js,
-// 16 at a time); it is sized when first used, so before anything else runs
-if (!process.env.UV_THREADPOOL_SIZE) process.env.UV_THREADPOOL_SIZE = '20';
-
 const { main } = require('../lib/cli');
 
 main(process.argv.slice(2)).then(

@@ -5,6 +5,7 @@ const { UsageError } = require('../errors');
 const { BATCH_DEFAULTS, CATCH_UP_BULK, DEFAULT_CACHE_MB, batchLimits, catchUpLimits } = require('../sync/batch');
 const { intOption, indexLocation, resolveNetwork, storeOptions } = require('./datadir');
 const { openIndex } = require('../stores');
+const { poolForPrefetch } = require('../stores/prefetcher');
 const { sourceOptions, sourceUsage, openSource } = require('./source');
 const { logOptions, logUsage, logSettings, errorFields } = require('../ops/log');
 
@@ -28,22 +29,23 @@ ${sourceUsage}  --datadir DIR        where the index lives (created when missing
   --follow             keep syncing new blocks until SIGINT/SIGTERM
   --poll-ms N          --follow: pause between rescans of the blocks dir or the node (default 1000)
   --mempool-poll-ms N  --follow with a node: pause between polls of its mempool, kept in the index
+                       as a snapshot every reader shares (default 2000; 0: no mempool)
   --mempool-max-mb N   what the mempool it holds may take in memory (default 300, as Bitcoin Core's
                        maxmempool): past it the lowest fee-rate packages are evicted as Core evicts them
-                       as a snapshot every reader shares (default 2000; 0: no mempool)
   --undo-depth N       blocks of undo kept: the deepest reorg the index follows (default 100)
   --txstore            keep every block's transactions in the index (compressed), for servers
                        with neither the blocks dir nor an unpruned node; chosen when the index
                        is created
   --batch-blocks N     blocks per commit, at most (default ${BATCH_DEFAULTS.maxBlocks})
   --batch-mb N         raw block megabytes per batch, at most (default: an eighth of --cache-mb,
-                       between 4 and 32)
+                       a 32nd with --store level, between 4 and 32)
   --batch-ms N         milliseconds a batch may collect blocks before it commits (default ${BATCH_DEFAULTS.maxMs})
   --threads N          parse worker threads (default: one per core but one; 0 parses on the main thread)
   --cache-mb N         the sync's memory while catching up (default ${DEFAULT_CACHE_MB}): batches commit together
                        until they hold N MiB of blocks (the index pages they read and write stay
                        in memory until then, as Bitcoin Core's dbcache), each batch an eighth of
-                       it. A crash loses at most that much work, never part of a commit
+                       it (--store level: every batch its own commit, a 32nd of it). A crash
+                       loses at most that much work, never part of a commit
   --bulk-batches N     while catching up, commit at the latest every N batches (1: every batch)
   --prefetch MODE      LMDB: read what the next batch needs ahead of the writer, many reads at a
                        time: off (default: measured faster, docs/SCALING.md), on, auto (while
@@ -98,7 +100,7 @@ async function sync(positionals, values, io, logger) {
   const location = indexLocation(values, 'sync');
   const batchMb = intOption(values, 'batch-mb', 1);
   const cacheMb = intOption(values, 'cache-mb', 1);
-  const { bulkBytes, batchBytes } = catchUpLimits(cacheMb);
+  const { bulkBytes, batchBytes } = catchUpLimits(cacheMb, location.store);
   const batch = batchLimits({
     maxBlocks: intOption(values, 'batch-blocks', 1),
     maxBytes: batchMb === undefined ? batchBytes : batchMb * 1048576,
@@ -108,6 +110,7 @@ async function sync(positionals, values, io, logger) {
   if (values.prefetch !== undefined && !['auto', 'on', 'off'].includes(values.prefetch)) {
     throw new UsageError('ERR_USAGE', `--prefetch is auto, on or off, got ${values.prefetch}`);
   }
+  poolForPrefetch(values.prefetch);
   const threads = intOption(values, 'threads', 0);
   const bulkBatches = intOption(values, 'bulk-batches', 1);
   const pollMs = intOption(values, 'poll-ms', 1);

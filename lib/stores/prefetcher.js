@@ -25,7 +25,7 @@ class Prefetcher {
    * @param {string} opts.datadir the LMDB environment
    * @param {'auto'|'on'|'off'} [opts.mode='auto']
    * @param {number} [opts.lanes] reads at once (default 16; libuv's thread pool must have as
-   *   many threads: UV_THREADPOOL_SIZE, which addrindex's CLI sets)
+   *   many threads: UV_THREADPOOL_SIZE, which `addrindex sync` sets, poolForPrefetch)
    * @param {() => number} [opts.memory] the memory the process may use (default memoryLimit())
    */
   constructor({ datadir, mode = 'auto', lanes = DEFAULT_LANES, memory = memoryLimit }) {
@@ -153,4 +153,18 @@ function readNumber(file) {
   }
 }
 
-module.exports = { Prefetcher, memoryLimit };
+/**
+ * Sizes libuv's thread pool for the reads ahead (`--prefetch on|auto`: DEFAULT_LANES at a
+ * time, with room for the rest), unless the environment sized it. libuv sizes its pool when
+ * first used, so this runs before the command's first asynchronous file or store call. Only
+ * then: every pool thread that allocates gets a glibc malloc arena of its own, which keeps
+ * what it freed; the LevelDB store's reads and writes spread over 20 threads held 350 MB more
+ * than with 2 arenas (docs/SCALING.md, "LevelDB beyond RAM").
+ * @param {string|undefined} mode the --prefetch value
+ * @param {NodeJS.ProcessEnv} [env]
+ */
+function poolForPrefetch(mode, env = process.env) {
+  if ((mode === 'on' || mode === 'auto') && !env.UV_THREADPOOL_SIZE) env.UV_THREADPOOL_SIZE = String(DEFAULT_LANES + 4);
+}
+
+module.exports = { Prefetcher, memoryLimit, poolForPrefetch };

@@ -5,7 +5,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { openStore } = require('../../lib/stores');
 const { prefetchPlan, INPUT_BYTES } = require('../../lib/stores/prefetch-plan');
-const { Prefetcher, memoryLimit } = require('../../lib/stores/prefetcher');
+const { Prefetcher, memoryLimit, poolForPrefetch } = require('../../lib/stores/prefetcher');
 const { parseColumns } = require('../../lib/chain/columns');
 const { makeChain, syncInto, freshDigest } = require('../helpers/chains');
 const { tempDir } = require('../helpers/tmp');
@@ -89,5 +89,21 @@ describe('LMDB reads ahead of the writer (prefetcher)', function () {
     } finally {
       await store.close();
     }
+  });
+
+  it('sizes the thread pool for the reads ahead only when they may run, and never over a size given', () => {
+    for (const mode of ['on', 'auto']) {
+      const env = {};
+      poolForPrefetch(mode, env);
+      assert.equal(Number(env.UV_THREADPOOL_SIZE), 20, mode);
+    }
+    for (const mode of ['off', undefined]) {
+      const env = {};
+      poolForPrefetch(mode, env);
+      assert.equal(env.UV_THREADPOOL_SIZE, undefined, `${mode}: libuv's own 4 (each pool thread a malloc arena)`);
+    }
+    const given = { UV_THREADPOOL_SIZE: '2' };
+    poolForPrefetch('on', given);
+    assert.equal(given.UV_THREADPOOL_SIZE, '2');
   });
 });

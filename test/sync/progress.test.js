@@ -2,7 +2,7 @@
 
 const assert = require('node:assert/strict');
 const { ProgressReporter, fmtDuration } = require('../../lib/sync/progress');
-const { Batch, batchLimits, BATCH_DEFAULTS } = require('../../lib/sync/batch');
+const { Batch, batchLimits, catchUpLimits, BATCH_DEFAULTS } = require('../../lib/sync/batch');
 const { Channel } = require('../../lib/sync/channel');
 
 /** A writable that keeps what it is given. */
@@ -97,6 +97,16 @@ describe('sync batch limits', () => {
     assert.equal(byTime.full(), false);
     now += 1;
     assert.equal(byTime.full(), true);
+  });
+
+  it('turns --cache-mb into a group and a batch, a smaller batch for LevelDB, which commits each alone', () => {
+    const MiB = 1024 * 1024;
+    assert.deepEqual(catchUpLimits(), { bulkBytes: 256 * MiB, batchBytes: 32 * MiB });
+    assert.deepEqual(catchUpLimits(256, 'level'), { bulkBytes: 256 * MiB, batchBytes: 8 * MiB });
+    assert.deepEqual(catchUpLimits(64, 'lmdb'), { bulkBytes: 64 * MiB, batchBytes: 8 * MiB });
+    assert.equal(catchUpLimits(64, 'level').batchBytes, 4 * MiB, 'never under 4 MiB');
+    assert.equal(catchUpLimits(4096, 'level').batchBytes, 32 * MiB, 'never over 32 MiB');
+    assert.equal(catchUpLimits(256, 'mongo').batchBytes, 32 * MiB);
   });
 
   it('fills in defaults and rejects nonsense', () => {
