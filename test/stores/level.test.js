@@ -193,6 +193,36 @@ describe('LevelDB store specifics', function () {
     await ref.close();
   });
 
+  it('a batch reading more keys than one getMany part reads them in parts at once, each answer in its place: the same index as LMDB', async () => {
+    const { makeChain, syncInto, freshDigest } = require('../helpers/chains');
+    const chain = await makeChain({ seed: 61, txs: 12000 });
+    const sizes = [];
+    let inFlight = 0;
+    let most = 0;
+    const getMany = ClassicLevel.prototype.getMany;
+    ClassicLevel.prototype.getMany = async function (keys, opts) {
+      sizes.push(keys.length);
+      most = Math.max(most, ++inFlight);
+      try {
+        return await getMany.call(this, keys, opts);
+      } finally {
+        inFlight--;
+      }
+    };
+    const s = await open(tmp(), { network: 'regtest' });
+    try {
+      // two batches: the second reads the rows of the first (outputs it spends, accounts it pays again)
+      await syncInto(chain.dir, s, { batch: { maxBlocks: 200, maxBytes: 64 * 1024 * 1024, maxMs: 60000 } });
+    } finally {
+      ClassicLevel.prototype.getMany = getMany;
+    }
+    assert.ok(sizes.includes(4096), `a part of 4,096 keys was read (the largest call: ${Math.max(...sizes)})`);
+    assert.ok(most > 1, 'parts were read at once');
+    const ref = await freshDigest(chain.dir);
+    assert.equal(await s.digest(), ref.digest);
+    await s.close();
+  });
+
   it('stats: the same rows and bytes per table as LMDB, LevelDB\'s own size and files per level', async () => {
     const { openStore } = require('../../lib/stores');
     const s = await open(tmp(), { network: 'main' });
