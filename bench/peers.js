@@ -371,6 +371,17 @@ class Skip extends Error {}
 // --- the systems --------------------------------------------------------------------------
 
 /**
+ * What addrindex is given of the bench's environment, when set: glibc's arena count and
+ * libuv's thread pool, on which the LevelDB store's native memory depends (docs/SCALING.md).
+ */
+const PASSED_ENV = ['MALLOC_ARENA_MAX', 'UV_THREADPOOL_SIZE'];
+
+/** The named variables of `env` that are set. */
+function pick(env, names) {
+  return Object.fromEntries(names.filter((n) => env[n] !== undefined).map((n) => [n, env[n]]));
+}
+
+/**
  * Each system: `prepare(ctx)` installs or finds it (throwing Skip with the reason when it
  * cannot) and returns its version, its settings, whether it reads the fixture, and
  * `start(datadir, url, work)`: the command and how to read its output.
@@ -526,7 +537,7 @@ function addrindex(rpc) {
     settings: {
       store: flags.includes('--store') ? flags[flags.indexOf('--store') + 1] : 'lmdb (its default)',
       flags: flags.join(' ') || '(its defaults)',
-      ...pick(process.env, ['MALLOC_ARENA_MAX', 'UV_THREADPOOL_SIZE']),
+      ...pick(process.env, PASSED_ENV),
     },
     fixture: rpc,
     start(datadir, url, work, ctx) {
@@ -535,9 +546,7 @@ function addrindex(rpc) {
         cmd: process.execPath,
         argv: [path.join(ROOT, 'bin', 'addrindex.js'), 'sync', ...from, '--datadir', datadir, '--network', 'regtest',
           '--log-format', 'json', '--log-level', 'debug', ...flags],
-        // glibc's arena count and libuv's thread pool, when the bench is given them: the
-        // LevelDB store's native memory depends on them (docs/SCALING.md)
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...pick(process.env, ['MALLOC_ARENA_MAX', 'UV_THREADPOOL_SIZE']) },
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...pick(process.env, PASSED_ENV) },
         untilExit: true,
         onLine(line, ms, progress) {
           if (line.startsWith('{') && line.includes('"batch committed"')) {
@@ -553,11 +562,6 @@ function addrindex(rpc) {
       };
     },
   };
-}
-
-/** The named variables of `env` that are set. */
-function pick(env, names) {
-  return Object.fromEntries(names.filter((n) => env[n] !== undefined).map((n) => [n, env[n]]));
 }
 
 // --- the driver ---------------------------------------------------------------------------

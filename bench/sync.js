@@ -90,10 +90,10 @@ async function phaseGenerate() {
 async function phaseSync() {
   const { BlocksDirSource } = require('../lib/sources/blocksdir');
   const { SyncService } = require('../lib/sync/service');
-  const { openStore } = require('../lib/stores');
+  const { openStore, storeClass } = require('../lib/stores');
   const { CATCH_UP_BULK, catchUpLimits } = require('../lib/sync/batch');
   // as `addrindex sync` does: --cache-mb makes the groups' and the batches' sizes
-  const limits = catchUpLimits(args['cache-mb'] === undefined ? undefined : Number(args['cache-mb']), args.store);
+  const limits = catchUpLimits(args['cache-mb'] === undefined ? undefined : Number(args['cache-mb']), storeClass(args.store).catchUpBatchShare);
   const limit = args.limit ? Number(args.limit) : Infinity;
   const source = new BlocksDirSource({ dir: args.blocks, network: 'regtest' });
   const ts = process.hrtime.bigint();

@@ -4,7 +4,7 @@ const path = require('node:path');
 const { UsageError } = require('../errors');
 const { BATCH_DEFAULTS, CATCH_UP_BULK, DEFAULT_CACHE_MB, batchLimits, catchUpLimits } = require('../sync/batch');
 const { intOption, indexLocation, resolveNetwork, storeOptions } = require('./datadir');
-const { openIndex } = require('../stores');
+const { openIndex, storeClass } = require('../stores');
 const { poolForPrefetch } = require('../stores/prefetcher');
 const { sourceOptions, sourceUsage, openSource } = require('./source');
 const { logOptions, logUsage, logSettings, errorFields } = require('../ops/log');
@@ -100,7 +100,7 @@ async function sync(positionals, values, io, logger) {
   const location = indexLocation(values, 'sync');
   const batchMb = intOption(values, 'batch-mb', 1);
   const cacheMb = intOption(values, 'cache-mb', 1);
-  const { bulkBytes, batchBytes } = catchUpLimits(cacheMb, location.store);
+  const { bulkBytes, batchBytes } = catchUpLimits(cacheMb, storeClass(location.store).catchUpBatchShare);
   const batch = batchLimits({
     maxBlocks: intOption(values, 'batch-blocks', 1),
     maxBytes: batchMb === undefined ? batchBytes : batchMb * 1048576,

@@ -136,6 +136,12 @@ const { storeOptions } = require('../core/checks');
 
 class AbstractStore {
   /**
+   * The share of `--cache-mb` one batch holds while the sync catches up (catchUpLimits): an
+   * eighth where a group of batches commits together and its pages are the cache.
+   */
+  static catchUpBatchShare = 8;
+
+  /**
    * @param {object} opts
    * @param {string} opts.network         network name; a datadir of another network refuses to open
    * @param {number} [opts.undoDepth=100] blocks of undo data kept (the deepest reorg possible)

@@ -11,6 +11,19 @@ const STORES = {
 };
 
 /**
+ * The backend class of a --store name (its module loaded now).
+ * @param {string} [store='lmdb']
+ * @returns {typeof import('./abstract').AbstractStore}
+ */
+function storeClass(store = 'lmdb') {
+  const make = Object.prototype.hasOwnProperty.call(STORES, store) ? STORES[store] : null;
+  if (!make) {
+    throw new UsageError('ERR_UNKNOWN_STORE', `unknown store "${store}": expected one of ${Object.keys(STORES).join(', ')}`);
+  }
+  return make();
+}
+
+/**
  * Opens an index.
  * @param {object} opts
  * @param {string} [opts.store='lmdb']
@@ -21,11 +34,7 @@ const STORES = {
  * @returns {Promise<import('./abstract').AbstractStore>} opened
  */
 async function openStore({ store = 'lmdb', datadir, network, undoDepth = 100, readOnly = false, ...rest } = {}) {
-  const make = Object.prototype.hasOwnProperty.call(STORES, store) ? STORES[store] : null;
-  if (!make) {
-    throw new UsageError('ERR_UNKNOWN_STORE', `unknown store "${store}": expected one of ${Object.keys(STORES).join(', ')}`);
-  }
-  const Store = make();
+  const Store = storeClass(store);
   const s = new Store({ datadir, network, undoDepth, readOnly, ...rest });
   await s.open();
   return s;
@@ -53,4 +62,4 @@ async function openIndex({ store = 'lmdb', datadir, mongodbUrl, retryTimeoutMs, 
   }
 }
 
-module.exports = { openStore, openIndex, STORE_NAMES: Object.freeze(Object.keys(STORES)) };
+module.exports = { openStore, openIndex, storeClass, STORE_NAMES: Object.freeze(Object.keys(STORES)) };

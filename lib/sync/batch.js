@@ -47,18 +47,14 @@ const DEFAULT_CACHE_MB = 256;
  * queued and applied). On the 5M-tx chain in a 1 GiB memory cgroup, 128 (batches of 16 MiB,
  * groups of 8) ran ~25 % faster than committing every 16 MiB batch (docs/SCALING.md).
  *
- * LevelDB commits every batch on its own (no group: a LevelDB batch lands whole in its memory
- * table, and again in the table being written out), so there a batch is a 32nd of the setting,
- * between 4 and 32 MiB. On the same chain in 1 GiB, batches of 32 MiB took the anonymous memory
- * to 1,044 MB and the sync's last tenth to 2,194 tx/s; batches of 8 MiB, 549 MB and 8,074 tx/s
- * (docs/SCALING.md, "LevelDB beyond RAM").
+ * A store whose batches cannot wait for one another takes a smaller share: its class's
+ * catchUpBatchShare (LevelDB's 32nd).
  * @param {number} [cacheMb] default DEFAULT_CACHE_MB
- * @param {string} [store] the index's backend: lmdb (default), level or mongo
+ * @param {number} [share] the store class's catchUpBatchShare
  * @returns {{bulkBytes: number, batchBytes: number}}
  */
-function catchUpLimits(cacheMb = DEFAULT_CACHE_MB, store = 'lmdb') {
+function catchUpLimits(cacheMb = DEFAULT_CACHE_MB, share = 8) {
   const MiB = 1024 * 1024;
-  const share = store === 'level' ? 32 : 8;
   return { bulkBytes: cacheMb * MiB, batchBytes: Math.min(32, Math.max(4, Math.floor(cacheMb / share))) * MiB };
 }
 

@@ -4,6 +4,7 @@ const assert = require('node:assert/strict');
 const { ProgressReporter, fmtDuration } = require('../../lib/sync/progress');
 const { Batch, batchLimits, catchUpLimits, BATCH_DEFAULTS } = require('../../lib/sync/batch');
 const { Channel } = require('../../lib/sync/channel');
+const { storeClass } = require('../../lib/stores');
 
 /** A writable that keeps what it is given. */
 function sink(isTTY) {
@@ -102,11 +103,12 @@ describe('sync batch limits', () => {
   it('turns --cache-mb into a group and a batch, a smaller batch for LevelDB, which commits each alone', () => {
     const MiB = 1024 * 1024;
     assert.deepEqual(catchUpLimits(), { bulkBytes: 256 * MiB, batchBytes: 32 * MiB });
-    assert.deepEqual(catchUpLimits(256, 'level'), { bulkBytes: 256 * MiB, batchBytes: 8 * MiB });
-    assert.deepEqual(catchUpLimits(64, 'lmdb'), { bulkBytes: 64 * MiB, batchBytes: 8 * MiB });
-    assert.equal(catchUpLimits(64, 'level').batchBytes, 4 * MiB, 'never under 4 MiB');
-    assert.equal(catchUpLimits(4096, 'level').batchBytes, 32 * MiB, 'never over 32 MiB');
-    assert.equal(catchUpLimits(256, 'mongo').batchBytes, 32 * MiB);
+    const share = (store) => storeClass(store).catchUpBatchShare;
+    assert.deepEqual(catchUpLimits(256, share('level')), { bulkBytes: 256 * MiB, batchBytes: 8 * MiB });
+    assert.deepEqual(catchUpLimits(64, share('lmdb')), { bulkBytes: 64 * MiB, batchBytes: 8 * MiB });
+    assert.equal(catchUpLimits(64, share('level')).batchBytes, 4 * MiB, 'never under 4 MiB');
+    assert.equal(catchUpLimits(4096, share('level')).batchBytes, 32 * MiB, 'never over 32 MiB');
+    assert.equal(catchUpLimits(256, share('mongo')).batchBytes, 32 * MiB);
   });
 
   it('fills in defaults and rejects nonsense', () => {
