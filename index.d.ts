@@ -259,8 +259,10 @@ export abstract class AbstractStore {
   /** where the sync reads its blocks ({blocksDir}), so a server started later finds them */
   putSourceInfo(info: Record<string, unknown>): Promise<void>;
   getSourceInfo(): Promise<Record<string, unknown> | null>;
-  /** the whole snapshot (lib/codec/mempool.js encodeWhole) */
-  getMempool(): Promise<Buffer | null>;
+  /** the whole snapshot (lib/codec/mempool.js encodeWhole); `raws`: each part with its transaction's bytes */
+  getMempool(opts?: { raws?: boolean }): Promise<Buffer | null>;
+  /** the bytes of mempool transaction `txid` (internal order) at `place` in the snapshot, or null when that place holds them no more */
+  getMempoolRaw(place: number, txid: Buffer): Promise<Buffer | null>;
   stats(): Promise<Stats>;
   verify(opts?: { maxProblems?: number }): Promise<VerifyResult>;
   digest(opts?: { undo?: boolean }): Promise<string>;

@@ -85,7 +85,7 @@ class TxData {
   async unconfirmed(view, txid, opts = {}) {
     const m = view.get(txid);
     if (!m) return null;
-    const tx = view.parsed(m);
+    const tx = await view.parsed(m);
     const full = { tx, loc: null, block: null, mempool: m, parentsUnconfirmed: view.hasUnconfirmedInputs(m) };
     if (opts.prevouts) full.prevouts = await this.prevouts(tx, view);
     // only the view's own transactions can spend one of its transactions
@@ -267,7 +267,7 @@ class TxData {
     });
     await Promise.all([...missing].map(async ([k, inputs]) => {
       const parent = view && view.get(tx.inputs[inputs[0]].txid);
-      const funding = parent ? view.parsed(parent) : await this._fundingOnce(k, tx.inputs[inputs[0]].txid, tx);
+      const funding = parent ? await view.parsed(parent) : await this._fundingOnce(k, tx.inputs[inputs[0]].txid, tx);
       for (const i of inputs) {
         const { txid, vout } = tx.inputs[i];
         const o = funding.outputs[vout];

@@ -60,8 +60,19 @@ class Announcer {
    * @param {import('../core/mempool').MempoolView} view
    * @param {import('../core/mempool').MempoolView|null} prev the last snapshot seen, null for none
    */
-  mempool(view, prev) {
-    for (const m of newInView(view, prev, this.since)) if (!this.known.has(toDisplayHex(m.txid))) this.tx(view.parsed(m));
+  async mempool(view, prev) {
+    for (const m of newInView(view, prev, this.since)) {
+      if (this.known.has(toDisplayHex(m.txid))) continue;
+      let tx;
+      try {
+        tx = await view.parsed(m);
+      } catch (err) {
+        // gone from the store too (left longer ago than it keeps the bytes): nothing to relay
+        if (err.code === 'ERR_MEMPOOL_VIEW_GONE') continue;
+        throw err;
+      }
+      this.tx(tx);
+    }
   }
 }
 

@@ -116,7 +116,7 @@ class ChainApi {
   async _tx(txid, view) {
     const id = this.chain.parseTxid(txid);
     const m = id && view ? view.get(id) : null;
-    if (m) return { tx: view.parsed(m), height: -1, unconfirmed: true };
+    if (m) return { tx: await view.parsed(m), height: -1, unconfirmed: true };
     return this._reader().tx(txid);
   }
 

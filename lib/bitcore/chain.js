@@ -147,7 +147,7 @@ class ChainReader {
       const key = o.txid.toString('hex');
       if (funding.has(key)) continue;
       const parent = view && view.get(o.txid);
-      funding.set(key, parent ? { tx: view.parsed(parent), height: -1 } : this.tx(Buffer.from(o.txid).reverse().toString('hex')));
+      funding.set(key, parent ? view.parsed(parent).then((tx) => ({ tx, height: -1 })) : this.tx(Buffer.from(o.txid).reverse().toString('hex')));
     }
     return Promise.all(outpoints.map(async (o) => {
       const f = await funding.get(o.txid.toString('hex'));

@@ -241,7 +241,7 @@ class BitcoindService extends EventEmitter {
    */
   async _onMempool(view, prev) {
     this.chainApi.resetCaches();
-    this.announce.mempool(view, prev);
+    await this.announce.mempool(view, prev);
   }
 
   /**

@@ -2,33 +2,35 @@
 
 const { openValue } = require('./format');
 const { Reader, Writer } = require('./io');
+const { CodecError } = require('../errors');
 
 /**
  * The mempool snapshot: every unconfirmed transaction the follower knows, with what its inputs
- * spend, as one value the writer replaces whole (docs/FORMAT.md, "Mempool"). Readers decode it
- * when its sequence number changes and index it in memory (lib/core/mempool.js); nothing in it
- * is ever mixed into the confirmed rows.
+ * spend (docs/FORMAT.md, `M` rows). Readers decode it when its sequence number changes and
+ * index it in memory (lib/core/mempool.js); nothing in it is ever mixed into the confirmed rows.
  *
- *   format byte (version 2)
- *   varint seq                     strictly increasing per index
- *   32 B   tip hash (internal)     the confirmed tip the snapshot was resolved against
- *   varint count
- *   per tx:
- *     32 B txid (internal), varint time (s, first seen), varint fee (sat), varint vsize
- *     varint raw length, raw transaction bytes (as the node serializes it, witness included)
+ * A transaction's part (format 6):
+ *     32 B txid (internal), varint time (s, first seen), varint fee (sat), varint vsize,
+ *     varint size (its bytes as the node serializes them, witness included)
  *     varint inputs; per input: 32 B spent txid, varint vout, varint value,
  *       1 B flags (1: indexed — a 32 B script hash follows; 2: from a mempool transaction;
  *       4: a P2PK output — its own 32 B script hash follows the script hash),
  *       [32 B script hash] [32 B own script hash]
  *     varint outputs; per output: varint value, 1 B flags (1: indexed; 2: P2PK, its own script
  *       hash follows), [32 B script hash] [32 B own script hash]
+ * The transaction's bytes are not in its part: a store keeps them in a row of their own
+ * (encodeMempoolRaw), which a reader reads when an answer needs them, so a reader holding
+ * 150,000 parts does not hold (nor read at start) the 60 MB of bytes beside them.
  *
  * The script hash is the index key (a P2PK output's: its key's P2PKH script's, the address
- * view); a P2PK output's own script hash is what Electrum asks for (the script view). Version 2
- * added the own script hashes.
+ * view); a P2PK output's own script hash is what Electrum asks for (the script view).
+ *
+ * Format 2's whole snapshot (`4d 01`, one value: format byte 2, varint seq, tip, varint count,
+ * the parts) and the rows of formats 3 to 5 held parts with the transaction's bytes inside
+ * (`varint raw length, raw` after vsize): decodeMempool and decodeLegacyMempoolTx read those,
+ * for dumps.
  */
 
-const VERSION = 2;
 const IN_INDEXED = 1;
 const IN_UNCONFIRMED = 2;
 const IN_P2PK = 4;
@@ -52,7 +54,9 @@ const OUT_P2PK = 2;
  * @property {number} time   first seen, seconds
  * @property {number} fee    satoshis
  * @property {number} vsize
- * @property {Buffer} raw
+ * @property {number} size   of the transaction's bytes
+ * @property {Buffer} [raw]  the transaction's bytes (not in a part: encodeMempoolTx reads
+ *   `size` from them when given; decodeMempoolTx leaves them out)
  * @property {MempoolInput[]} inputs
  * @property {Array<{value: number, scripthash: Buffer|null, p2pk?: Buffer|null}>} outputs
  *   `p2pk`: a P2PK output's own script hash (lib/chain/script.js p2pkScripthash)
@@ -66,23 +70,7 @@ const OUT_P2PK = 2;
  */
 
 /**
- * @param {MempoolSnapshot} snap
- * @returns {Buffer} a copy the caller owns
- */
-function encodeMempool(snap) {
-  let size = 64;
-  for (const t of snap.txs) size += 64 + t.raw.length + 82 * t.inputs.length + 74 * t.outputs.length;
-  const w = new Writer(size);
-  w.begin();
-  writeHead(w, snap.seq, snap.tip, snap.txs.length);
-  for (const t of snap.txs) writeTx(w, t);
-  return Buffer.from(w.end());
-}
-
-/**
- * One transaction's part of a snapshot, on its own: a writer that keeps a large mempool
- * encodes each transaction once and joins the parts (joinMempool) into the same bytes
- * encodeMempool gives.
+ * One transaction's part (format 6: without its bytes, which `t.raw` or `t.size` measures).
  * @param {MempoolTx} t
  * @returns {Buffer} a copy the caller owns
  */
@@ -98,20 +86,12 @@ function encodeMempoolTx(t) {
 /** Where encodeMempoolTx writes before it copies (its filled arenas are left to the GC). */
 const scratch = new Writer(1 << 20);
 
-function writeHead(w, seq, tip, count) {
-  w.u8(VERSION);
-  w.varint(seq);
-  w.bytes(tip);
-  w.varint(count);
-}
-
 function writeTx(w, t) {
   w.bytes(t.txid);
   w.varint(t.time);
   w.varint(t.fee);
   w.varint(t.vsize);
-  w.varint(t.raw.length);
-  w.bytes(t.raw);
+  w.varint(t.raw ? t.raw.length : t.size);
   w.varint(t.inputs.length);
   for (const i of t.inputs) {
     w.bytes(i.txid);
@@ -133,53 +113,52 @@ function writeTx(w, t) {
 }
 
 /**
+ * Format 2's whole snapshot (`4d 01`), for dumps of an index that still holds one.
  * @param {Uint8Array} buf
- * @returns {MempoolSnapshot} views into buf (copy what outlives it)
+ * @returns {MempoolSnapshot} views into buf
  */
 function decodeMempool(buf) {
-  const r = openValue(buf, 'mempool', VERSION);
+  const r = openValue(buf, 'mempool', 2);
   const seq = r.varint();
   const tip = hash(r);
   const n = r.count(r.varint(), 40);
   const txs = new Array(n);
-  for (let k = 0; k < n; k++) txs[k] = readTx(r);
+  for (let k = 0; k < n; k++) txs[k] = readTx(r, true);
   r.done();
   return { seq, tip, txs };
 }
 
 /**
- * Where the raw transaction lies in a part (encodeMempoolTx), found without decoding the rest.
+ * One transaction's part (as encodeMempoolTx gives it, or a slice of a change or a whole).
  * @param {Uint8Array} part
- * @returns {number}
- */
-function mempoolTxRawAt(part) {
-  const r = new Reader(part, 'mempool transaction');
-  r.skip(32);
-  r.varint();
-  r.varint();
-  r.varint();
-  r.varint();
-  return r.pos;
-}
-
-/**
- * One transaction's part (as encodeMempoolTx gives it, or a slice mempoolParts found).
- * @param {Uint8Array} part
- * @returns {MempoolTx} views into part
+ * @returns {MempoolTx} views into part, without `raw`
  */
 function decodeMempoolTx(part) {
   const r = new Reader(part, 'mempool transaction');
-  const tx = readTx(r);
+  const tx = readTx(r, false);
   r.done();
   return tx;
 }
 
-function readTx(r) {
+/**
+ * A part of formats 2 to 5, the transaction's bytes inside (dumps of an older index).
+ * @param {Uint8Array} part
+ * @returns {MempoolTx} views into part
+ */
+function decodeLegacyMempoolTx(part) {
+  const r = new Reader(part, 'mempool transaction');
+  const tx = readTx(r, true);
+  r.done();
+  return tx;
+}
+
+function readTx(r, withRaw) {
   const txid = hash(r);
   const time = r.varint();
   const fee = r.varint();
   const vsize = r.varint();
-  const raw = bytes(r, r.varint());
+  const size = r.varint();
+  const raw = withRaw ? bytes(r, size) : undefined;
   const ni = r.count(r.varint(), 35);
   const inputs = new Array(ni);
   for (let i = 0; i < ni; i++) {
@@ -200,30 +179,63 @@ function readTx(r) {
     const scripthash = flags & OUT_INDEXED ? hash(r) : null;
     outputs[o] = { value, scripthash, p2pk: flags & OUT_P2PK ? hash(r) : null };
   }
-  return { txid, time, fee, vsize, raw, inputs, outputs };
+  const tx = { txid, time, fee, vsize, size, inputs, outputs };
+  if (withRaw) tx.raw = raw;
+  return tx;
 }
 
-/** Version of the whole snapshot a store assembles from its rows (getMempool). */
-const WHOLE_VERSION = 3;
 /**
- * Version of a change record (putMempool, getMempoolChanges): 2 names each leaving
- * transaction's place beside its txid (a key-value store keys rows by place); 1, without the
- * places, is still read (a MongoDB store's kept changes of format 4).
+ * A transaction's bytes as a store keeps them beside its part (`4d 06 place`): its txid first,
+ * so that a reader asking for the bytes of the transaction it holds at a place knows whether
+ * the place still holds it.
+ * @param {Buffer} txid 32 bytes, internal order
+ * @param {Uint8Array} raw
+ * @returns {Buffer}
  */
-const CHANGE_VERSION = 2;
+function encodeMempoolRaw(txid, raw) {
+  const out = Buffer.allocUnsafe(32 + raw.length);
+  out.set(txid.subarray(0, 32), 0);
+  out.set(raw, 32);
+  return out;
+}
+
 /**
- * Version of the head (`M 00`): 4 names a snapshot of format 5, its rows keyed by place; 3 and
- * 2 (formats 4 and 3) named rows keyed by txid, and 1 (seq, tip) a whole snapshot of format 2:
- * those are read for their seq only (`legacy`), and the follower's next change replaces them.
- * MongoDB keeps no head version: its documents are keyed by txid in every format.
+ * @param {Uint8Array} buf encodeMempoolRaw
+ * @returns {{txid: Buffer, raw: Buffer}} views into buf
  */
-const HEAD_VERSION = 4;
+function decodeMempoolRaw(buf) {
+  if (buf.length < 33) throw new CodecError('ERR_BAD_VALUE', `mempool transaction bytes: a row of ${buf.length} bytes`, { what: 'mempool transaction bytes', offset: 0 });
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.length);
+  return { txid: b.subarray(0, 32), raw: b.subarray(32) };
+}
+
+/** Version of the whole snapshot a store assembles from its rows (getMempool): 4 since format 6. */
+const WHOLE_VERSION = 4;
+/** Whole flags: 1 each part is followed by its transaction's bytes (getMempool({raws: true})). */
+const WHOLE_RAWS = 1;
+/**
+ * Version of a change record (putMempool, getMempoolChanges): 3 (format 6) carries each
+ * entering transaction's bytes after its part; 2 named each leaving transaction's place beside
+ * its txid (a key-value store keys rows by place); 1, without the places, was a MongoDB store's
+ * format 4. Versions 1 and 2 are still decoded (dumps, and a store's check that a change
+ * applies), their parts of the older layout: a reader never applies them (MempoolCache reads
+ * the whole instead).
+ */
+const CHANGE_VERSION = 3;
+/**
+ * Version of the head (`M 00`): 5 names a snapshot of format 6 (parts without the
+ * transactions' bytes, which rows of their own hold); 4 named format 5 (rows keyed by place,
+ * the bytes in the parts), 3 and 2 (formats 4 and 3) rows keyed by txid, and 1 (seq, tip) a
+ * whole snapshot of format 2: those are read for their seq only (`legacy`), and the
+ * follower's next change replaces them. MongoDB's head is a document: `format: 6` says the same.
+ */
+const HEAD_VERSION = 5;
 /** Change flags: 1 every row held before goes first; 2 a stub, kept without its lists. */
 const CHANGE_RESET = 1;
 const CHANGE_STUB = 2;
 
 /**
- * @typedef {object} MempoolChange  what one poll changed (docs/FORMAT.md, `M` rows, format 5)
+ * @typedef {object} MempoolChange  what one poll changed (docs/FORMAT.md, `M` rows, format 6)
  * @property {number} seq       the snapshot it makes
  * @property {number} prev      the snapshot it applies to (0: none)
  * @property {Buffer} tip       32 bytes, internal order: the tip the new snapshot was resolved against
@@ -237,8 +249,11 @@ const CHANGE_STUB = 2;
  *   `removedRanks[i]`: a transaction whose place changed leaves its old place and enters anew
  * @property {number[]|null} removedRanks their places (null in a change of version 1, which a
  *   key-value store cannot apply)
- * @property {Array<{rank: number, part: Buffer}>} upserts  transactions that enter or whose part
- *   or place changed: their place (ranks increase parents before children) and part (encodeMempoolTx)
+ * @property {Array<{rank: number, part: Buffer, raw: Buffer|null, rawRow?: Buffer|null}>} upserts
+ *   transactions that enter or whose part or place changed: their place (ranks increase parents
+ *   before children), part (encodeMempoolTx) and bytes (null only in a change of version 1 or
+ *   2); decoded, `rawRow` is the bytes with the txid before them (encodeMempoolRaw's row)
+ * @property {number} [version] of the encoding decoded
  */
 
 /**
@@ -250,7 +265,7 @@ function encodeChange(c) {
   const ranks = c.removedRanks;
   if (!ranks || ranks.length !== c.removed.length) throw new TypeError('encodeChange: every removed transaction needs its place (removedRanks)');
   let size = 128 + 41 * c.removed.length;
-  for (const u of c.upserts) size += 16 + u.part.length;
+  for (const u of c.upserts) size += 16 + u.part.length + 32 + u.raw.length;
   const w = new Writer(size);
   w.begin();
   writeChangeHead(w, c, c.reset ? CHANGE_RESET : 0);
@@ -268,6 +283,11 @@ function encodeChange(c) {
     p.varint(u.rank);
     p.varint(u.part.length);
     parts.push(Buffer.from(p.end()), u.part);
+    // the bytes as their row holds them (encodeMempoolRaw: the txid first), so that a store
+    // writes a view of the change and copies nothing
+    p.begin();
+    p.varint(32 + u.raw.length);
+    parts.push(Buffer.from(p.end()), u.part.subarray(0, 32), u.raw);
   }
   return Buffer.concat(parts);
 }
@@ -290,7 +310,7 @@ function writeChangeHead(w, c, flags, version = CHANGE_VERSION) {
  * @returns {MempoolChange} views into buf
  */
 function decodeChange(buf, lists = true) {
-  const version = buf.length && buf[0] === 1 ? 1 : CHANGE_VERSION;
+  const version = buf.length && (buf[0] === 1 || buf[0] === 2) ? buf[0] : CHANGE_VERSION;
   const r = openValue(buf, 'mempool change', version);
   const seq = r.varint();
   const prev = r.varint();
@@ -319,7 +339,13 @@ function decodeChange(buf, lists = true) {
     const rank = r.varint();
     const part = bytes(r, r.varint());
     if (part.length < 32) throw r.error('ERR_BAD_VALUE', `a part of ${part.length} bytes`);
-    c.upserts.push({ rank, part });
+    if (version !== CHANGE_VERSION) {
+      c.upserts.push({ rank, part, raw: null, rawRow: null });
+      continue;
+    }
+    const rawRow = bytes(r, r.varint());
+    if (rawRow.length < 33 || Buffer.compare(rawRow.subarray(0, 32), part.subarray(0, 32)) !== 0) throw r.error('ERR_BAD_VALUE', 'the bytes of a transaction under another txid');
+    c.upserts.push({ rank, part, raw: rawRow.subarray(32), rawRow });
   }
   r.done();
   return c;
@@ -340,7 +366,7 @@ function encodeReplacement(snap) {
   }
   return encodeChange({
     seq: snap.seq, prev: 0, tip: snap.tip, count: snap.txs.length, vsize, fee, evicted: 0, reset: true, removed: [], removedRanks: [],
-    upserts: snap.txs.map((t, k) => ({ rank: k + 1, part: encodeMempoolTx(t) })),
+    upserts: snap.txs.map((t, k) => ({ rank: k + 1, part: encodeMempoolTx(t), raw: t.raw })),
   });
 }
 
@@ -361,7 +387,8 @@ function stubChange(buf) {
 /**
  * A transaction's row of formats 3 and 4 (`M 02 txid`: `01 varint rank part`), which a store of
  * format 5 deletes at its first change; decoded for dumps (lib/stores/walk.js decodeRecord).
- * A row of format 5 (`M 04 place`) is the part itself (decodeMempoolTx).
+ * A row of formats 5 and 6 (`M 04 place`) is the part itself (decodeLegacyMempoolTx,
+ * decodeMempoolTx).
  * @param {Uint8Array} buf
  * @returns {{rank: number, part: Uint8Array}} part: a view into buf
  */
@@ -374,18 +401,21 @@ function decodeTxidKeyedRow(buf) {
 
 /**
  * The whole snapshot as a store assembles it from its rows (getMempool): what a reader that
- * holds nothing yet, or fell behind the kept changes, reads.
+ * holds nothing yet, or fell behind the kept changes, reads; with the transactions' bytes
+ * (`raw` in every row) what a follower starting again reads.
  * @param {{seq: number, tip: Buffer, evicted?: number}} head
- * @param {Array<{rank: number, part: Uint8Array}>} rows in rank order
+ * @param {Array<{rank: number, part: Uint8Array, raw?: Uint8Array}>} rows in rank order
+ * @param {boolean} [raws] the rows carry their bytes
  * @returns {Buffer}
  */
-function encodeWhole(head, rows) {
+function encodeWhole(head, rows, raws = false) {
   const h = new Writer(64);
   h.begin();
   h.u8(WHOLE_VERSION);
   h.varint(head.seq);
   h.bytes(head.tip);
   h.varint(head.evicted || 0);
+  h.u8(raws ? WHOLE_RAWS : 0);
   h.varint(rows.length);
   const out = [Buffer.from(h.end())];
   const w = new Writer(64);
@@ -394,24 +424,31 @@ function encodeWhole(head, rows) {
     w.varint(row.rank);
     w.varint(row.part.length);
     out.push(Buffer.from(w.end()), row.part);
+    if (!raws) continue;
+    w.begin();
+    w.varint(row.raw.length);
+    out.push(Buffer.from(w.end()), row.raw);
   }
   return Buffer.concat(out);
 }
 
 /**
  * @param {Uint8Array} buf a whole snapshot (encodeWhole)
- * @returns {{seq: number, tip: Buffer, evicted: number, rows: Array<{rank: number, part: Uint8Array}>}} views into buf
+ * @returns {{seq: number, tip: Buffer, evicted: number, rows: Array<{rank: number, part: Uint8Array, raw: Uint8Array|null}>}} views into buf
  */
 function decodeWhole(buf) {
   const r = openValue(buf, 'mempool', WHOLE_VERSION);
   const seq = r.varint();
   const tip = hash(r);
   const evicted = r.varint();
+  const flags = r.u8();
+  if (flags & ~WHOLE_RAWS) throw r.error('ERR_BAD_VALUE', `whole flags ${flags}`);
   const n = r.count(r.varint(), 34);
   const rows = new Array(n);
   for (let k = 0; k < n; k++) {
     const rank = r.varint();
-    rows[k] = { rank, part: bytes(r, r.varint()) };
+    const part = bytes(r, r.varint());
+    rows[k] = { rank, part, raw: flags & WHOLE_RAWS ? bytes(r, r.varint()) : null };
   }
   r.done();
   return { seq, tip, evicted, rows };
@@ -426,8 +463,9 @@ function decodeWhole(buf) {
  * @property {number} fee
  * @property {number} evicted  transactions the follower evicted so far
  * @property {number} from     the lowest seq a reader may hold and catch up from by changes
- * @property {boolean} [legacy] a head of a format before 5 (rows keyed by txid, or a whole
- *   snapshot of format 2): read for its seq, its snapshot not read any more
+ * @property {boolean} [legacy] a head of a format before 6 (parts with the bytes inside, rows
+ *   keyed by txid, or a whole snapshot of format 2): read for its seq, its snapshot not read
+ *   any more
  */
 
 /**
@@ -461,8 +499,8 @@ function decodeMempoolHead(buf) {
     r.done();
     return { seq, tip, count: 0, vsize: 0, fee: 0, evicted: 0, from: seq + 1, legacy: true };
   }
-  // versions 2 and 3 (formats 3 and 4): the same fields, naming rows keyed by txid
-  const legacy = buf.length > 0 && (buf[0] === 2 || buf[0] === 3);
+  // versions 2 to 4 (formats 3 to 5): the same fields, naming rows of an older layout
+  const legacy = buf.length > 0 && buf[0] >= 2 && buf[0] <= 4;
   const r = openValue(buf, 'mempool head', legacy ? buf[0] : HEAD_VERSION);
   const seq = r.varint();
   const tip = Buffer.from(hash(r));
@@ -500,6 +538,6 @@ function bytes(r, n) {
 }
 
 module.exports = {
-  encodeMempool, encodeMempoolTx, mempoolTxRawAt, decodeMempool, decodeMempoolTx, encodeMempoolHead, decodeMempoolHead,
-  encodeChange, encodeReplacement, decodeChange, stubChange, decodeTxidKeyedRow, encodeWhole, decodeWhole, nextHead, VERSION, WHOLE_VERSION,
+  encodeMempoolTx, decodeMempool, decodeMempoolTx, decodeLegacyMempoolTx, encodeMempoolRaw, decodeMempoolRaw, encodeMempoolHead, decodeMempoolHead,
+  encodeChange, encodeReplacement, decodeChange, stubChange, decodeTxidKeyedRow, encodeWhole, decodeWhole, nextHead, WHOLE_VERSION, CHANGE_VERSION,
 };

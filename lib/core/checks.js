@@ -115,6 +115,12 @@ function checkSeq(seq) {
   return seq;
 }
 
+/** @param {unknown} place a mempool transaction's place in its snapshot (getMempoolRaw) */
+function checkPlace(place) {
+  if (!Number.isSafeInteger(place) || place < 0 || place >= 2 ** 48) throw new UsageError('ERR_BAD_PLACE', `a mempool place is an integer from 0 below 2^48, got ${place}`);
+  return place;
+}
+
 /** @param {unknown} change an encoded mempool change (putMempool) */
 function checkChange(change) {
   if (!Buffer.isBuffer(change)) throw new UsageError('ERR_BAD_CHANGE', 'putMempool takes an encoded mempool change (a Buffer; lib/codec/mempool.js encodeChange)');
@@ -335,7 +341,7 @@ function corrupt(what, details) {
 
 module.exports = {
   storeOptions,
-  checkHash, checkHashes, checkBlockHash, checkRange, checkOutpoints, checkBlocks, checkRevertHeight, checkSeq, checkChange, isHeight, isTxNum,
+  checkHash, checkHashes, checkBlockHash, checkRange, checkOutpoints, checkBlocks, checkRevertHeight, checkSeq, checkPlace, checkChange, isHeight, isTxNum,
   parseLimit, parseQuery, parseUtxoQuery, parseView, txNumBounds,
   historyCursor, utxoCursor, decodeCursor, CURSOR_HISTORY, CURSOR_UTXO,
   checkMeta, noIndex, notAnIndex, closed, readOnly, concurrentWrite, checkExtends, undoMissing, corrupt,

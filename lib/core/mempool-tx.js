@@ -18,21 +18,24 @@ const UNTIL = Symbol('mempool until');
  * encoded part of the snapshot (lib/codec/mempool.js) and the few figures every answer reads;
  * its inputs and outputs are decoded from the part when asked (each time: nothing decoded is
  * kept), so a worker holds about the part's bytes per transaction and not a tree of objects.
+ * The transaction's bytes are not in its part: the view reads them from the store when an
+ * answer needs them (MempoolView#raw), unless the transaction was built from a decoded one
+ * that had them (tests, views built without a store).
  */
 class ViewTx {
   /**
    * @param {Buffer} part the transaction's part (encodeMempoolTx), owned by this object
    * @param {import('../codec/mempool').MempoolTx} [decoded] the part decoded, when the caller
    *   has it already
+   * @param {Buffer|null} [raw] the transaction's bytes, when the caller holds them
    */
-  constructor(part, decoded = decodeMempoolTx(part)) {
+  constructor(part, decoded = decodeMempoolTx(part), raw = null) {
     this.part = part;
     this.time = decoded.time;
     this.fee = decoded.fee;
     this.vsize = decoded.vsize;
-    /** where the raw transaction lies in the part */
-    this.rawAt = decoded.raw.byteOffset - part.byteOffset;
-    this.rawLength = decoded.raw.length;
+    /** @type {Buffer|null} its bytes, when it was made with them (else MempoolView#raw reads them) */
+    this.rawBytes = raw;
     /** it spent an output of another mempool transaction when its part was written (parents()) */
     this.flagged = decoded.inputs.some((i) => i.unconfirmed);
     /** @type {string[]|null} parents(), once asked */
@@ -52,17 +55,14 @@ class ViewTx {
    * @returns {ViewTx}
    */
   static of(t) {
-    return t instanceof ViewTx ? t : new ViewTx(encodeMempoolTx(t));
+    if (t instanceof ViewTx) return t;
+    const part = encodeMempoolTx(t);
+    return new ViewTx(part, decodeMempoolTx(part), t.raw ? Buffer.from(t.raw) : null);
   }
 
   /** @returns {Buffer} 32 bytes, internal order */
   get txid() {
     return this.part.subarray(0, 32);
-  }
-
-  /** @returns {Buffer} the transaction as the node serializes it */
-  get raw() {
-    return this.part.subarray(this.rawAt, this.rawAt + this.rawLength);
   }
 
   /**

@@ -161,6 +161,11 @@ class ViewLine {
     this.spenders = new TxMultimap(36);
     /** @type {Map<ViewTx, import('../chain/tx').Tx>} transactions parsed lately, least recently asked first */
     this.parsedTxs = new Map();
+    /**
+     * @type {((tx: ViewTx) => Promise<Buffer|null>)|null} reads a transaction's bytes from the
+     * store the line's snapshots come from (MempoolCache sets it), null when the line has none
+     */
+    this.readRaw = null;
     this.lastRank = -1;
     /** @type {MempoolView|null} the newest view: the only one a next view derives from */
     this.head = null;
@@ -418,19 +423,36 @@ class MempoolView {
   }
 
   /**
+   * A transaction's bytes: those it was made with, else the store's (store.getMempoolRaw, at
+   * its place), which keeps the bytes of a transaction that left for as long as it keeps the
+   * changes (LMDB, LevelDB; on MongoDB, while it stays).
+   * @param {ViewTx} m one of this view's transactions
+   * @returns {Promise<Buffer>}
+   * @throws {AddrIndexError} ERR_MEMPOOL_VIEW_GONE when the store holds them no more: the view
+   *   is older than anything the store keeps (the request retries with the current one)
+   */
+  async raw(m) {
+    if (m.rawBytes) return m.rawBytes;
+    const read = this.line.readRaw;
+    const raw = read ? await read(m) : null;
+    if (!raw) throw new AddrIndexError('ERR_MEMPOOL_VIEW_GONE', `the bytes of mempool transaction ${toDisplayHex(m.txid)} (view of seq ${this.seq}) are no longer stored`);
+    return raw;
+  }
+
+  /**
    * A transaction of the snapshot parsed, as a block's transactions are (kept for the
    * transactions asked lately), and checked: its bytes must hash to the txid the snapshot files
    * them under.
    * @param {ViewTx} m one of this view's transactions
-   * @returns {import('../chain/tx').Tx}
+   * @returns {Promise<import('../chain/tx').Tx>}
    */
-  parsed(m) {
+  async parsed(m) {
     const kept = this.line.parsedTxs;
     let tx = kept.get(m);
     if (tx) {
       kept.delete(m);
     } else {
-      tx = parseTransaction(m.raw);
+      tx = parseTransaction(await this.raw(m));
       if (!tx.txid.equals(m.txid)) throw new StoreError('ERR_CORRUPT', `the mempool snapshot's transaction ${toDisplayHex(m.txid)} hashes to ${tx.hash}`);
       if (kept.size >= PARSED_KEPT) kept.delete(kept.keys().next().value);
     }

@@ -319,7 +319,7 @@ class StoreReader {
     const { value: loc, view } = await this.withMempool(() => this.store.getTx(txid));
     if (!loc) {
       const tx = view && view.get(txid);
-      return tx ? Buffer.from(tx.raw) : null;
+      return tx ? Buffer.from(await view.raw(tx)) : null;
     }
     for (let attempt = 1; ; attempt++) {
       const block = await this.store.getBlockByHash(loc.blockHash);

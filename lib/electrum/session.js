@@ -173,6 +173,10 @@ class Session {
     if (err instanceof AddrIndexError && err.code === 'ERR_INDEX_MOVING') {
       return new RpcError(RPC.INTERNAL_ERROR, 'the index is committing new blocks faster than this answer could be read; retry');
     }
+    if (err instanceof AddrIndexError && err.code === 'ERR_MEMPOOL_VIEW_GONE') {
+      // the mempool snapshot this answer began with was replaced too long ago (lib/core/mempool.js)
+      return new RpcError(RPC.INTERNAL_ERROR, 'the answer outlived the mempool snapshot it began with; retry');
+    }
     if (err instanceof AddrIndexError && (err.code === 'ERR_STORE_CLOSED' || err.code === 'ERR_CLOSED')) {
       return new RpcError(RPC.INTERNAL_ERROR, 'the server is shutting down; retry');
     }

@@ -1,7 +1,8 @@
 'use strict';
 
-const { decodeWhole, decodeChange, decodeMempoolTx } = require('../codec/mempool');
+const { decodeWhole, decodeChange, decodeMempoolTx, CHANGE_VERSION } = require('../codec/mempool');
 const { MempoolView, ViewTx } = require('../core/mempool');
+const { RANK } = require('../core/mempool-tx');
 
 /**
  * The stored mempool snapshot of one process, decoded and indexed (lib/core/mempool.js): every
@@ -59,6 +60,8 @@ class MempoolCache {
     const raw = await this.store.getMempool();
     if (!raw) return null;
     const view = viewOfWhole(raw);
+    // the line's transactions' bytes, read where the store keeps them when an answer needs them
+    view.line.readRaw = (tx) => this.store.getMempoolRaw(tx[RANK], tx.txid);
     // a load that lost a race to a newer one keeps the newer
     if (this.current && view.seq <= this.current.seq) return this.current;
     this.stats.full++;
@@ -78,7 +81,7 @@ class MempoolCache {
     let view = cur;
     for (const raw of changes) {
       const c = decodeChange(raw);
-      if (c.reset || c.prev !== view.seq) return null;
+      if (c.reset || c.prev !== view.seq || c.version !== CHANGE_VERSION) return null;
       const removed = [];
       const gone = new Set();
       const leave = (txid) => {

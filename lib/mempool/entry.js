@@ -4,7 +4,7 @@ const { ParseError } = require('../errors');
 const { parseTransaction } = require('../chain/tx');
 const { toDisplayHex } = require('../chain/hash');
 const { classify, writeOutputScripthash, p2pkScripthash } = require('../chain/script');
-const { encodeMempoolTx, mempoolTxRawAt } = require('../codec/mempool');
+const { encodeMempoolTx } = require('../codec/mempool');
 
 /** Input and output flags, as the snapshot stores them (docs/FORMAT.md, `M` rows). */
 const INDEXED = 1;
@@ -40,9 +40,8 @@ class MempoolEntry {
     const m = tx.outputs.length;
     /** display hex: the node's name for it, and the pool's key */
     this.id = toDisplayHex(tx.txid);
-    /** the bytes until encoded(), then null (raw: a view of the encoded part) */
+    /** its bytes (a part holds none: the store keeps them in a row of their own) */
     this._raw = raw;
-    this.rawLength = raw.length;
     this.time = time;
     this.vsize = tx.vsize;
     this.n = n;
@@ -88,8 +87,6 @@ class MempoolEntry {
     this.alive = true;
     /** its encoded part of the snapshot (encodeMempoolTx) while its resolution holds */
     this.record = null;
-    /** where the transaction's bytes lie in `record` */
-    this.rawAt = 0;
     /** its place in the snapshot (0: none; pool.js) */
     this.rank = 0;
     /** the part and place the store holds for it (null: none) */
@@ -116,27 +113,17 @@ class MempoolEntry {
 
   /** @returns {Buffer} the transaction as the node serializes it */
   get raw() {
-    return this._raw !== null ? this._raw : this.record.subarray(this.rawAt, this.rawAt + this.rawLength);
+    return this._raw;
   }
 
-  /** Its bytes, while not encoded yet, copied out of the buffer they were fetched in (shared with other transactions). */
+  /** Its bytes copied out of the buffer they were fetched in (shared with other transactions). */
   ownRaw() {
-    if (this._raw !== null) this._raw = Buffer.from(this._raw);
+    this._raw = Buffer.from(this._raw);
   }
 
-  /** @returns {Buffer} the bytes `raw` is a view of, at _rawOffset() (no view made) */
-  _rawBytes() {
-    return this._raw !== null ? this._raw : this.record;
-  }
-
-  /** @returns {number} */
-  _rawOffset() {
-    return this._raw !== null ? 0 : this.rawAt;
-  }
-
-  /** @param {number} i @returns {number} where input `i`'s outpoint starts in _rawBytes() */
+  /** @param {number} i @returns {number} where input `i`'s outpoint starts in `raw` */
   _outpointAt(i) {
-    return this._rawOffset() + this.mem.readUInt32LE(this.insAt + 4 * (this.n + i));
+    return this.mem.readUInt32LE(this.insAt + 4 * (this.n + i));
   }
 
   /** @param {number} i @returns {number} the output input `i` spends */
@@ -186,7 +173,7 @@ class MempoolEntry {
    * @returns {MempoolEntry|null}
    */
   findParent(i, find) {
-    return find(this._rawBytes(), this._outpointAt(i));
+    return find(this._raw, this._outpointAt(i));
   }
 
   /** @returns {Buffer} 32 bytes, internal order */
@@ -202,7 +189,7 @@ class MempoolEntry {
    */
   parentId(i) {
     const at = this._outpointAt(i);
-    return toDisplayHex(this._rawBytes().subarray(at, at + 32));
+    return toDisplayHex(this._raw.subarray(at, at + 32));
   }
 
   /**
@@ -216,17 +203,11 @@ class MempoolEntry {
   }
 
   /**
-   * Its part of the snapshot, encoded once while its resolution holds. Its bytes then hold the
-   * only copy of the transaction (`raw` becomes a view into them): a held transaction is not
-   * kept twice.
+   * Its part of the snapshot, encoded once while its resolution holds.
    * @returns {Buffer}
    */
   encoded() {
-    if (this.record === null) {
-      this.record = encodeMempoolTx(this.toMempoolTx());
-      this.rawAt = mempoolTxRawAt(this.record);
-      this._raw = null;
-    }
+    if (this.record === null) this.record = encodeMempoolTx(this.toMempoolTx());
     return this.record;
   }
 
@@ -248,7 +229,7 @@ class MempoolEntry {
    */
   copyOutpoint(i, dst, at) {
     const from = this._outpointAt(i);
-    this._rawBytes().copy(dst, at, from, from + 36);
+    this._raw.copy(dst, at, from, from + 36);
   }
 
   /**
@@ -374,10 +355,8 @@ class MempoolEntry {
     this._forget();
   }
 
-  /** The encoded part no longer holds: the bytes go back to a buffer of their own. */
+  /** The encoded part no longer holds. */
   _forget() {
-    if (this.record === null) return;
-    if (this._raw === null) this._raw = this.raw;
     this.record = null;
   }
 

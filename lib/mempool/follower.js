@@ -195,7 +195,7 @@ class MempoolFollower {
     if (!head) return 0;
     this.seq = head.seq;
     this.evictedTotal = head.evicted || 0;
-    const raw = head.legacy ? null : await this.store.getMempool();
+    const raw = head.legacy ? null : await this.store.getMempool({ raws: true });
     if (!raw) {
       // a snapshot of format 2 (or one gone meanwhile): the first change replaces it
       this.reset = true;
@@ -207,7 +207,7 @@ class MempoolFollower {
       try {
         const t = decodeMempoolTx(row.part);
         // copies: the entries outlive the stored value
-        const e = mempoolEntry(Buffer.from(t.raw), t.time);
+        const e = mempoolEntry(Buffer.from(row.raw), t.time);
         if (!this.pool.add(e)) continue;
         e.rank = row.rank;
         e.stored = Buffer.from(row.part);
@@ -242,8 +242,7 @@ class MempoolFollower {
     try {
       return await this._pollOnce();
     } finally {
-      // those still waiting for their part take their bytes out of the poll's buffer, which
-      // goes once the others are encoded
+      // the entries take their bytes out of the poll's buffer, which goes then
       for (const e of this.fetched) e.ownRaw();
       this.fetched = [];
     }
@@ -320,7 +319,7 @@ class MempoolFollower {
       const change = encodeChange({
         seq, prev: this.seq, tip: fromDisplayHex(tip.hash), count, vsize, fee, evicted: this.evictedTotal, reset: this.reset,
         removed: leave.map((e) => e.txid), removedRanks: leave.map((e) => e.storedRank),
-        upserts: c.upserts.map((e) => ({ rank: e.rank, part: e.record })),
+        upserts: c.upserts.map((e) => ({ rank: e.rank, part: e.record, raw: e.raw })),
       });
       const stored = await this.store.putMempool(change);
       res.writeMs = performance.now() - t2;
@@ -333,7 +332,8 @@ class MempoolFollower {
         res.outcome = 'written';
         res.bytes = change.length;
         res.stored = change.length + HEAD_BYTES;
-        for (const e of c.upserts) res.stored += ROW_OVERHEAD + e.record.length;
+        // a part's row and its bytes' row (txid, bytes)
+        for (const e of c.upserts) res.stored += 2 * ROW_OVERHEAD + e.record.length + 32 + e.raw.length;
         res.upserts = c.upserts.length;
         res.dropped = c.removed.length;
       } else {
@@ -551,11 +551,11 @@ class MempoolFollower {
 
 /**
  * The transactions' bytes copied into one buffer, each a view of it. The node's client decodes
- * each into a small buffer of Node's shared pool; held until encoded into its part, 150,000 of
- * those lay between the entries' own buffers, and the allocator kept the pages they left (~100
- * MB of the follower's memory after a first load of 150,000). Copied out at once, they leave
- * their pool buffers to the entries, and the one buffer goes whole once the poll's
- * transactions are encoded (those still waiting copy their bytes out: MempoolEntry#ownRaw).
+ * each into a small buffer of Node's shared pool; 150,000 of those, let go as the poll went on,
+ * lay between the entries' own buffers, and the allocator kept the pages they left (~100 MB of
+ * the follower's memory after a first load of 150,000). Copied out at once, they leave their
+ * pool buffers to the entries, and at the poll's end each entry copies its bytes out
+ * (MempoolEntry#ownRaw), beside its part, and the one buffer goes whole.
  * @param {Array<Buffer|null>} raws
  * @returns {Array<Buffer|null>}
  */

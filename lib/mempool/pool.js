@@ -141,7 +141,7 @@ class MempoolPool {
         this.spendSlots = slots;
       }
     }
-    const buf = e._rawBytes();
+    const buf = e.raw;
     for (let i = 0; i < n; i++) {
       this.spendTags[this.spendLen] = spendTag(buf, e._outpointAt(i));
       this.spendSlots[this.spendLen++] = e.slot;
@@ -198,7 +198,7 @@ class MempoolPool {
       if ((seen[h >>> 5] & (1 << (h & 31))) === 0) continue;
       const e = this.index.get(spendSlots[j]);
       if (e === undefined || !e.alive) continue;
-      const buf = e._rawBytes();
+      const buf = e.raw;
       for (let i = 0; i < e.n; i++) {
         const at = e._outpointAt(i);
         if (spent.has(buf.latin1Slice(at, at + 36))) {

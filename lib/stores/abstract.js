@@ -403,9 +403,21 @@ class AbstractStore {
   /**
    * The whole stored snapshot (lib/codec/mempool.js encodeWhole: every transaction's place and
    * part, in place order), or null: what a reader that holds nothing, or fell behind, reads.
+   * @param {{raws?: boolean}} [opts] raws: each part followed by its transaction's bytes (what
+   *   a follower starting again takes; readers read the bytes when an answer needs them)
    * @returns {Promise<Buffer|null>}
    */
-  async getMempool() { throw new Error('Abstract method.'); }
+  async getMempool(opts) { throw new Error('Abstract method.'); }
+
+  /**
+   * The bytes of the mempool transaction `txid` that the snapshot holds at `place`, or null when
+   * that place holds it no more: it left longer ago than the changes kept (LMDB, LevelDB), or
+   * left at all (MongoDB).
+   * @param {number} place its place (rank) in the snapshot
+   * @param {Buffer} txid 32 bytes, internal order
+   * @returns {Promise<Buffer|null>}
+   */
+  async getMempoolRaw(place, txid) { throw new Error('Abstract method.'); }
 
   /**
    * The stored changes that lead from snapshot `after` to the head's, in order; [] when `after`
@@ -516,7 +528,7 @@ class AbstractStore {
 /** The reads of the contract: what a reader process may call (lib/cluster/forward.js forwards these). */
 const READ_METHODS = Object.freeze([
   'getTip', 'getBlock', 'getBlockHash', 'getBlockByHash', 'getHeaders', 'getTxids', 'getBlockBytes', 'getSpenders', 'getTouched', 'getPrevouts', 'getSummary', 'getSummaries', 'getHistory', 'getHistories',
-  'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'getMempoolChanges', 'getSourceInfo', 'stats', 'engineStats', 'verify', 'digest',
+  'getUtxos', 'getTx', 'getTxid', 'getMempoolHead', 'getMempool', 'getMempoolRaw', 'getMempoolChanges', 'getSourceInfo', 'stats', 'engineStats', 'verify', 'digest',
   'getWallet', 'getWalletAddresses', 'getWalletsOf',
 ]);
 

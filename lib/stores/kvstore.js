@@ -546,8 +546,14 @@ class KvStore extends AbstractStore {
     return h ? mempoolRows.headInfo(h, toDisplayHex) : null;
   }
 
-  async getMempool() {
-    return this.withSnapshot((snap) => mempoolRows.readWhole(snap));
+  async getMempool({ raws = false } = {}) {
+    return this.withSnapshot((snap) => mempoolRows.readWhole(snap, raws));
+  }
+
+  async getMempoolRaw(place, txid) {
+    C.checkPlace(place);
+    C.checkHash(txid, 'txid');
+    return this.withSnapshot((snap) => mempoolRows.readRaw(snap, place, txid));
   }
 
   async getMempoolChanges(after) {

@@ -36,6 +36,7 @@ const { writeU40, readU40 } = require('../codec/io');
  *                                                                            blocks dir; not chain data)
  *   M 00                                  mempool head: seq, tip, totals     getMempoolHead
  *   M 03 seq:u64 / M 04 place:u48         a mempool change / a transaction   getMempoolChanges / getMempool
+ *   M 06 place:u48                        a mempool transaction's bytes      getMempoolRaw
  *                                         (stores/mempool-rows.js)
  *   W 00..03 …                            bitcore v8 wallets and their       the /api/BTC/:network wallet
  *                                         addresses (stores/wallets.js)      routes (not chain data)

@@ -2,14 +2,19 @@
 
 const layout = require('./layout');
 const { StoreError } = require('../errors');
-const { decodeChange, stubChange, encodeWhole, encodeMempoolHead, decodeMempoolHead, nextHead } = require('../codec/mempool');
+const { decodeChange, stubChange, encodeWhole, encodeMempoolHead, decodeMempoolHead, nextHead, decodeMempoolRaw, CHANGE_VERSION } = require('../codec/mempool');
 
 /**
  * The mempool snapshot in a key-value store (LMDB, LevelDB): `M 00` the head, `M 04 place` a
- * transaction's row, `M 03 seq` the change that made snapshot `seq` (docs/FORMAT.md, `M` rows,
- * format 5). A poll's change is written in one batch guarded by the tip row, so the head, the
- * rows and the change are always of one snapshot, resolved against the tip the head names.
- * KvStore's putMempool, getMempool, getMempoolChanges and getMempoolHead are these.
+ * transaction's part, `M 06 place` its bytes, `M 03 seq` the change that made snapshot `seq`
+ * (docs/FORMAT.md, `M` rows, format 6). A poll's change is written in one batch guarded by the
+ * tip row, so the head, the rows and the change are always of one snapshot, resolved against
+ * the tip the head names. KvStore's putMempool, getMempool, getMempoolRaw, getMempoolChanges
+ * and getMempoolHead are these.
+ *
+ * A transaction's bytes outlive its part by the changes kept: the row of one that left is
+ * deleted when the change that removed it is pruned, so a reader whose view is as old as the
+ * oldest change kept still finds the bytes of every transaction its view holds.
  *
  * Rows are keyed by place, not txid: places are given in arrival order, so a poll's arrivals
  * append to the table's last pages and a block's departures, mostly the younger transactions
@@ -29,12 +34,21 @@ const KEEP_CHANGE_BYTES = 32 * 1024 * 1024;
 const LEGACY_TX_PREFIX = Buffer.from([layout.P.mempool, 2]);
 const CHANGE_PREFIX = Buffer.from([layout.P.mempool, 3]);
 const ROW_PREFIX = Buffer.from([layout.P.mempool, 4]);
-const END = Buffer.from([layout.P.mempool, 5]);
+const RAW_PREFIX = Buffer.from([layout.P.mempool, 6]);
+const END = Buffer.from([layout.P.mempool, 7]);
 
 /** @param {number} rank a place (u48) */
 function rowKey(rank) {
   const k = Buffer.allocUnsafe(8);
   ROW_PREFIX.copy(k, 0);
+  k.writeUIntBE(rank, 2, 6);
+  return k;
+}
+
+/** @param {number} rank a place (u48) */
+function rawKey(rank) {
+  const k = Buffer.allocUnsafe(8);
+  RAW_PREFIX.copy(k, 0);
   k.writeUIntBE(rank, 2, 6);
   return k;
 }
@@ -70,7 +84,7 @@ async function stageChange(snap, batch, change) {
   if (c.seq <= have || (!c.reset && (!old || old.legacy ? 0 : have) !== c.prev)) {
     throw new StoreError('ERR_MEMPOOL_SEQ', `mempool change ${c.seq} applies to snapshot ${c.prev}${c.reset ? ' (reset)' : ''}; the store holds ${have}`);
   }
-  if (!c.removedRanks) throw new StoreError('ERR_MEMPOOL_SEQ', `mempool change ${c.seq} is of version 1, which names no places: rows here are keyed by place`);
+  if (c.version !== CHANGE_VERSION) throw new StoreError('ERR_MEMPOOL_SEQ', `mempool change ${c.seq} is of version ${c.version}, whose parts hold the transactions' bytes: this store keeps format 6`);
   /** @type {Map<string, {key: Buffer, value: Buffer|null}>} */
   const rows = new Map();
   const set = (key, value) => rows.set(key.latin1Slice(0, key.length), { key, value });
@@ -90,15 +104,48 @@ async function stageChange(snap, batch, change) {
       set(keys[k], null);
     }
   }
-  // a row is the part itself, as the change holds it: no copy (150,000 parts are 100 MB)
-  for (const u of c.upserts) set(rowKey(u.rank), u.part);
   const stub = change.length > KEEP_CHANGE_BYTES;
+  // the bytes of what left go with the change that says so: now, when it is kept as a stub
+  // (no reader catches up across it), else when it is pruned (a reset deletes them all). Before
+  // the puts below, which win where a place is given again (after a reset)
+  if (stub && !reset) await staleRaws(snap, c, set, true);
+  for await (const e of snap.range({ gte: CHANGE_PREFIX, lt: changeKey(c.seq - KEEP_CHANGES + 1) })) {
+    set(Buffer.from(e.key), null);
+    const pruned = decodeChange(e.value);
+    if (!pruned.stub && !reset) await staleRaws(snap, pruned, set);
+  }
+  // a row is the part itself, as the change holds it: no copy (150,000 parts are 40 MB)
+  for (const u of c.upserts) {
+    set(rowKey(u.rank), u.part);
+    set(rawKey(u.rank), u.rawRow);
+  }
   set(changeKey(c.seq), stub ? stubChange(change) : Buffer.from(change));
-  for await (const e of snap.range({ gte: CHANGE_PREFIX, lt: changeKey(c.seq - KEEP_CHANGES + 1) })) set(Buffer.from(e.key), null);
   set(layout.MEMPOOL_HEAD_KEY, encodeMempoolHead(nextHead(old, c, stub, KEEP_CHANGES)));
   for (const { key, value } of rows.values()) {
     if (value === null) batch.del(key);
     else batch.put(key, value);
+  }
+}
+
+/**
+ * Deletes the bytes rows of the transactions a change removed, where the place still holds
+ * their bytes and not their part: a follower started again gives places after the highest it
+ * finds in the snapshot, so a place whose transaction left may be given again, even to the
+ * same transaction.
+ * @param {object} snap
+ * @param {import('../codec/mempool').MempoolChange} c decoded with its lists
+ * @param {(key: Buffer, value: Buffer|null) => void} set
+ * @param {boolean} [now] `c` is the change being staged (its removals are not applied in `snap`)
+ */
+async function staleRaws(snap, c, set, now = false) {
+  if (!c.removed.length) return;
+  const keys = c.removedRanks.map(rawKey);
+  const raws = await snap.getMany(keys);
+  const parts = now ? [] : await snap.getMany(c.removedRanks.map(rowKey));
+  for (let k = 0; k < keys.length; k++) {
+    const txid = c.removed[k];
+    const live = Boolean(parts[k]) && Buffer.from(parts[k].buffer, parts[k].byteOffset, 32).equals(txid);
+    if (raws[k] && !live && decodeMempoolRaw(raws[k]).txid.equals(txid)) set(keys[k], null);
   }
 }
 
@@ -123,14 +170,56 @@ async function readChanges(snap, after) {
  * The whole snapshot (lib/codec/mempool.js encodeWhole) from the rows of one store snapshot, or
  * null when there is none.
  * @param {object} snap
+ * @param {boolean} [raws] with the transactions' bytes
  * @returns {Promise<Buffer|null>}
  */
-async function readWhole(snap) {
+async function readWhole(snap, raws = false) {
   const head = await readHead(snap);
   if (!head || head.legacy) return null;
   const rows = [];
-  for await (const e of snap.range({ gte: ROW_PREFIX, lt: END })) rows.push({ rank: e.key.readUIntBE(2, 6), part: e.value });
-  return encodeWhole(head, rows);
+  for await (const e of snap.range({ gte: ROW_PREFIX, lt: RAW_PREFIX })) rows.push({ rank: e.key.readUIntBE(2, 6), part: e.value, raw: null });
+  if (raws) {
+    // both in place order; the bytes rows hold those of transactions that left lately too
+    let k = 0;
+    for await (const e of snap.range({ gte: RAW_PREFIX, lt: END })) {
+      const rank = e.key.readUIntBE(2, 6);
+      if (k < rows.length && rows[k].rank < rank) missingRaw(rows[k]);
+      if (k < rows.length && rows[k].rank === rank) {
+        rows[k].raw = rawOf(e.value, rows[k]);
+        k++;
+      }
+    }
+    if (k < rows.length) missingRaw(rows[k]);
+  }
+  return encodeWhole(head, rows, raws);
+}
+
+/** The bytes of a row's transaction from its bytes row, which must be that transaction's. */
+function rawOf(value, row) {
+  const { txid, raw } = decodeMempoolRaw(value);
+  if (!txid.equals(Buffer.from(row.part.buffer, row.part.byteOffset, 32))) {
+    throw new StoreError('ERR_CORRUPT', `the mempool's bytes row at place ${row.rank} holds another transaction than its part`);
+  }
+  return raw;
+}
+
+function missingRaw(row) {
+  throw new StoreError('ERR_CORRUPT', `the mempool's transaction at place ${row.rank} has no bytes row`);
+}
+
+/**
+ * The bytes of the transaction `txid` as its place keeps them, or null when the place holds
+ * them no more (the transaction left longer ago than the changes kept, or never was there).
+ * @param {object} snap
+ * @param {number} rank
+ * @param {Buffer} txid internal order
+ * @returns {Promise<Buffer|null>}
+ */
+async function readRaw(snap, rank, txid) {
+  const value = await snap.get(rawKey(rank));
+  if (!value) return null;
+  const row = decodeMempoolRaw(value);
+  return row.txid.equals(txid) ? Buffer.from(row.raw) : null;
 }
 
 /**
@@ -144,4 +233,4 @@ function headInfo(h, toHex) {
   return out;
 }
 
-module.exports = { stageChange, readChanges, readWhole, readHead, headInfo, KEEP_CHANGES, KEEP_CHANGE_BYTES };
+module.exports = { stageChange, readChanges, readWhole, readRaw, readHead, headInfo, KEEP_CHANGES, KEEP_CHANGE_BYTES };

@@ -427,9 +427,16 @@ class MongoStore extends AbstractStore {
     return mempoolDocs.getHead(this.database);
   }
 
-  async getMempool() {
+  async getMempool({ raws = false } = {}) {
     this.assertOpen();
-    return mempoolDocs.getWhole(this.database);
+    return mempoolDocs.getWhole(this.database, raws);
+  }
+
+  async getMempoolRaw(place, txid) {
+    this.assertOpen();
+    C.checkPlace(place);
+    C.checkHash(txid, 'txid');
+    return mempoolDocs.getRaw(this.database, place, txid);
   }
 
   async getMempoolChanges(after) {

@@ -9,7 +9,7 @@ const {
   decodeBlock, decodeBlockHeight, decodeLocator, txidsCount, readTxidsRow, decodeTxNums, decodeOutputs, decodeAccount, decodePage, decodeUtxo,
   decodeUndo, decodeTouched,
 } = require('../codec/records');
-const { decodeMempool, decodeMempoolHead, decodeTxidKeyedRow, decodeMempoolTx, decodeChange } = require('../codec/mempool');
+const { decodeMempool, decodeMempoolHead, decodeTxidKeyedRow, decodeMempoolTx, decodeMempoolRaw, decodeChange } = require('../codec/mempool');
 const { sha256d } = require('../chain/hash');
 const { Problems, BlockChainCheck, checkAccount, checkParts } = require('../core/verify');
 const { decodeRow } = require('./accounts');
@@ -349,8 +349,9 @@ function decodeRecord(key, value) {
     case P.body: return { table, value: records.decodeBody(value, Buffer.alloc(80)) };
     case P.touched: return { table, value: decodeTouched(value) };
     case P.mempool: {
-      // head, format 2's whole, a row of formats 3-4, a change, a row of format 5 (its part)
-      const decode = [decodeMempoolHead, decodeMempool, decodeTxidKeyedRow, decodeChange, decodeMempoolTx][key[1]];
+      // head, format 2's whole, a row of formats 3-4, a change, a part (format 6; format 5's
+      // held the bytes: its head is of version 4), -, a transaction's bytes
+      const decode = [decodeMempoolHead, decodeMempool, decodeTxidKeyedRow, decodeChange, decodeMempoolTx, null, decodeMempoolRaw][key[1]];
       return { table, value: decode ? decode(value) : null };
     }
     case P.txids: return { table, value: readTxidsRow(value) };

@@ -313,16 +313,15 @@ describe('api: transactions and blocks read from the blocks dir (439 mainnet blo
   });
 
   it('the mempool hook: an unconfirmed spender from a mempool view of the current tip, none from a view of another', async () => {
-    const { encodeMempool, decodeMempool } = require('../../lib/codec/mempool');
     const { MempoolView } = require('../../lib/core/mempool');
     const spender = Buffer.alloc(32, 0x5a); // a mempool transaction spending Hal's unspent output
-    const snapshot = (tipHash) => new MempoolView(decodeMempool(encodeMempool({
+    const snapshot = (tipHash) => new MempoolView(({
       seq: 1, tip: fromDisplayHex(tipHash), txs: [{
         txid: spender, time: 1, fee: 1000, vsize: 110, raw: Buffer.from('00', 'hex'),
         inputs: [{ txid: fromDisplayHex(TX170), vout: 0, value: 1e9, scripthash: Buffer.alloc(32, 1), unconfirmed: false }],
         outputs: [{ value: 1e9 - 1000, scripthash: Buffer.alloc(32, 2) }],
       }],
-    })));
+    }));
     let view = snapshot(chain.blocks[tip].hash);
     const withPool = await startServer(fixture.datadir, { mempool: () => view });
     try {

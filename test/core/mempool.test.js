@@ -3,8 +3,9 @@
 const assert = require('node:assert/strict');
 const {
   encodeMempoolTx, decodeMempoolTx, encodeMempoolHead, decodeMempoolHead, encodeChange, decodeChange, stubChange, decodeTxidKeyedRow, encodeWhole, decodeWhole,
-  encodeReplacement, nextHead,
+  encodeReplacement, nextHead, encodeMempoolRaw, decodeMempoolRaw, decodeLegacyMempoolTx,
 } = require('../../lib/codec/mempool');
+const { Reader } = require('../../lib/codec/io');
 const { viewOfWhole } = require('../../lib/mempool/cache');
 const { CodecError } = require('../../lib/errors');
 const { prng } = require('../helpers/prng');
@@ -42,39 +43,62 @@ describe('the mempool snapshot (lib/codec/mempool.js) and its view (lib/core/mem
     assert.equal(back.seq, 7);
     assert.deepEqual(back.tip, id(30));
     assert.deepEqual(back.rows.map((r) => r.rank), [1, 2]);
-    assert.deepEqual(JSON.parse(JSON.stringify(back.rows.map((r) => decodeMempoolTx(r.part)))), JSON.parse(JSON.stringify(snap.txs)));
-    // a row of format 5 is the part itself; one of format 4 (`01 varint rank part`) is decoded for dumps
+    // a part holds every field but the bytes, which it measures
+    const noRaw = ({ raw, ...t }) => ({ ...t, size: raw.length });
+    assert.deepEqual(JSON.parse(JSON.stringify(back.rows.map((r) => decodeMempoolTx(r.part)))), JSON.parse(JSON.stringify(snap.txs.map(noRaw))));
+    assert.deepEqual(back.rows.map((r) => r.raw), [null, null]);
+    const withRaws = decodeWhole(encodeWhole(snap, snap.txs.map((t, k) => ({ rank: k + 1, part: encodeMempoolTx(t), raw: t.raw })), true));
+    assert.deepEqual(withRaws.rows.map((r) => Buffer.from(r.raw).toString()), ['parent', 'child']);
+    assert.deepEqual(withRaws.rows.map((r) => Buffer.from(r.part)), back.rows.map((r) => Buffer.from(r.part)));
+    // the bytes' row: the txid, then the bytes
+    const rawRow = encodeMempoolRaw(id(2), Buffer.from('child'));
+    assert.deepEqual([decodeMempoolRaw(rawRow).txid, decodeMempoolRaw(rawRow).raw.toString()], [id(2), 'child']);
+    assert.throws(() => decodeMempoolRaw(rawRow.subarray(0, 32)), CodecError);
+    // a part of formats 2 to 5 held the bytes after vsize (dumps of an older index)
+    const old = Buffer.from(encodeMempoolTx(snap.txs[1]));
+    const fields = new Reader(old, 'part');
+    fields.skip(32);
+    for (let k = 0; k < 4; k++) fields.varint(); // time, fee, vsize, size
+    const at = fields.pos;
+    const legacyPart = Buffer.concat([old.subarray(0, at), Buffer.from('child'), old.subarray(at)]);
+    assert.deepEqual(JSON.parse(JSON.stringify(decodeLegacyMempoolTx(legacyPart))), JSON.parse(JSON.stringify({ ...noRaw(snap.txs[1]), raw: snap.txs[1].raw })));
+    // a row of format 6 is the part itself; one of format 4 (`01 varint rank part`) is decoded for dumps
     const part = encodeMempoolTx(snap.txs[1]);
     const legacy = decodeTxidKeyedRow(Buffer.concat([Buffer.from([1, 9]), part]));
     assert.deepEqual([legacy.rank, Buffer.from(legacy.part)], [9, part]);
     const { decodeRecord } = require('../../lib/stores/walk');
     assert.deepEqual(decodeRecord(Buffer.from([0x4d, 4, 0, 0, 0, 0, 0, 9]), part).value.txid, snap.txs[1].txid);
     assert.deepEqual(decodeRecord(Buffer.from([0x4d, 2, ...id(1)]), Buffer.concat([Buffer.from([1, 9]), part])).value.rank, 9);
+    assert.equal(decodeRecord(Buffer.from([0x4d, 6, 0, 0, 0, 0, 0, 9]), rawRow).value.raw.toString(), 'child');
     assert.equal(decodeRecord(Buffer.from([0x4d, 9]), part).value, null);
     const c = {
       seq: 8, prev: 7, tip: id(31), count: 2, vsize: 300, fee: 1500, evicted: 3, reset: false, removed: [id(5), id(6)], removedRanks: [3, 200000],
-      upserts: [{ rank: 4, part: encodeMempoolTx(snap.txs[0]) }],
+      upserts: [{ rank: 4, part: encodeMempoolTx(snap.txs[0]), raw: snap.txs[0].raw }],
     };
     const d = decodeChange(encodeChange(c));
-    assert.deepEqual({ ...d, removed: d.removed.map(Buffer.from), upserts: d.upserts.map((u) => ({ rank: u.rank, part: Buffer.from(u.part) })) }, { ...c, stub: false, version: 2 });
+    assert.deepEqual({ ...d, removed: d.removed.map(Buffer.from), upserts: d.upserts.map((u) => ({ rank: u.rank, part: Buffer.from(u.part), raw: Buffer.from(u.raw) })) }, { ...c, stub: false, version: 3 });
     assert.throws(() => encodeChange({ ...c, removedRanks: [3] }), /needs its place/);
     const stub = decodeChange(stubChange(encodeChange(c)));
     assert.deepEqual([stub.stub, stub.seq, stub.prev, stub.removed, stub.upserts], [true, 8, 7, [], []]);
-    // a change of version 1 (no places: format 4, as a MongoDB store may keep it) still reads
-    const v2 = encodeChange({ ...c, removed: [id(5)], removedRanks: [0], upserts: [] });
+    // changes of versions 2 (format 5: no bytes after a part) and 1 (format 4: no places either)
+    // still decode, for dumps and for a store to refuse them
+    const v3 = encodeChange({ ...c, removed: [id(5)], removedRanks: [0], upserts: [] });
+    const v2 = Buffer.concat([Buffer.from([2]), v3.subarray(1, v3.length - 1), Buffer.from([1, 4, 32]), id(7)]);
+    const d2 = decodeChange(v2);
+    assert.deepEqual([d2.version, d2.removedRanks, d2.upserts.map((u) => [u.rank, Buffer.from(u.part), u.raw])], [2, [0], [[4, id(7), null]]]);
     // version 2 less the place (one byte, 0) that ends the removed list before the upserts' count
-    const v1 = Buffer.concat([Buffer.from([1]), v2.subarray(1, v2.length - 2), v2.subarray(v2.length - 1)]);
+    const v1 = Buffer.concat([Buffer.from([1]), v3.subarray(1, v3.length - 2), v3.subarray(v3.length - 1)]);
     const d1 = decodeChange(v1);
     assert.deepEqual([d1.version, d1.seq, d1.removed.map(Buffer.from), d1.removedRanks, d1.upserts, d1.fee], [1, 8, [id(5)], null, [], 1500]);
     assert.deepEqual(decodeChange(stubChange(v1)).version, 1);
     const head = { seq: 7, tip: id(30), count: 2, vsize: 300, fee: 1500, evicted: 1, from: 3 };
     assert.deepEqual(decodeMempoolHead(encodeMempoolHead(head)), head);
-    // format 5's head (version 4); those of formats 4 and 3 (versions 3, 2) named rows keyed by
-    // txid: their seq goes on, their snapshot is not read
+    // format 6's head (version 5); those of formats 5, 4 and 3 (versions 4, 3, 2) named parts
+    // holding the bytes: their seq goes on, their snapshot is not read
     const bytes = encodeMempoolHead(head);
-    assert.equal(bytes[0], 4);
-    for (const v of [2, 3]) assert.deepEqual(decodeMempoolHead(Buffer.concat([Buffer.from([v]), bytes.subarray(1)])), { ...head, from: 8, legacy: true });
-    assert.throws(() => decodeMempoolHead(Buffer.concat([Buffer.from([5]), bytes.subarray(1)])), { code: 'ERR_UNKNOWN_FORMAT' });
+    assert.equal(bytes[0], 5);
+    for (const v of [2, 3, 4]) assert.deepEqual(decodeMempoolHead(Buffer.concat([Buffer.from([v]), bytes.subarray(1)])), { ...head, from: 8, legacy: true });
+    assert.throws(() => decodeMempoolHead(Buffer.concat([Buffer.from([6]), bytes.subarray(1)])), { code: 'ERR_UNKNOWN_FORMAT' });
     // a head of format 2's snapshot (version 1): its seq goes on, nothing else is read
     assert.deepEqual(decodeMempoolHead(Buffer.concat([Buffer.from([1, 7]), id(30)])), { seq: 7, tip: id(30), count: 0, vsize: 0, fee: 0, evicted: 0, from: 8, legacy: true });
     // what a store's head says after a change: a reader may catch up from `from` on
@@ -88,7 +112,7 @@ describe('the mempool snapshot (lib/codec/mempool.js) and its view (lib/core/mem
 
   it('every truncation and every bad flag is a CodecError, never a partial snapshot or change', () => {
     const random = prng(3);
-    const c = encodeChange({ seq: 8, prev: 7, tip: id(31), count: 2, vsize: 300, fee: 1500, evicted: 3, reset: false, removed: [id(5)], removedRanks: [9], upserts: sample().txs.map((t, k) => ({ rank: k, part: encodeMempoolTx(t) })) });
+    const c = encodeChange({ seq: 8, prev: 7, tip: id(31), count: 2, vsize: 300, fee: 1500, evicted: 3, reset: false, removed: [id(5)], removedRanks: [9], upserts: sample().txs.map((t, k) => ({ rank: k, part: encodeMempoolTx(t), raw: t.raw })) });
     for (const [buf, decode] of [[wholeOf(sample()), decodeWhole], [c, decodeChange], [encodeMempoolTx(sample().txs[0]), decodeMempoolTx]]) {
       for (let n = 0; n < buf.length; n++) assert.throws(() => decode(buf.subarray(0, n)), CodecError, `cut at ${n}`);
       assert.throws(() => decode(Buffer.concat([buf, Buffer.from([0])])), CodecError);

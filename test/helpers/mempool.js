@@ -122,7 +122,7 @@ function changeWriter() {
       const rank = old && old.rank > after ? old.rank : ++last;
       after = rank;
       next.set(id, { part, rank });
-      if (!old || old.rank !== rank || !old.part.equals(part)) upserts.push({ rank, part });
+      if (!old || old.rank !== rank || !old.part.equals(part)) upserts.push({ rank, part, raw: t.raw });
       vsize += t.vsize;
       fee += t.fee;
     }

@@ -20,7 +20,7 @@ const B = 17;
  * @param {import('../../lib/core/mempool').MempoolView} v
  * @param {Buffer[]} shs
  */
-function describeView(v, shs) {
+async function describeView(v, shs) {
   const hex = (t) => toDisplayHex(t.txid);
   const outpoints = v.txs.flatMap((t) => t.inputs.map((i) => [i.txid, i.vout]));
   return {
@@ -35,14 +35,14 @@ function describeView(v, shs) {
       return s && [hex(s.tx), s.vin];
     }),
     got: v.txs.map((t) => hex(v.get(t.txid))),
-    perScripthash: shs.map((sh) => ({
+    perScripthash: await Promise.all(shs.map(async (sh) => ({
       entries: v.entries(sh).map((e) => [hex(e.tx), e.funded, e.spent, e.received, e.sent, e.fundedCount, e.spentCount]),
       newest: v.newest(sh).map((e) => hex(e.tx)),
       summary: v.summary(sh),
       utxos: v.utxos(sh).map((u) => [hex(u.tx), u.vout, u.value]),
       scriptUtxos: v.utxos(sh, 'script').map((u) => [hex(u.tx), u.vout, u.value]),
-      parsed: v.entries(sh).map((e) => v.parsed(e.tx).hash),
-    })),
+      parsed: await Promise.all(v.entries(sh).map(async (e) => (await v.parsed(e.tx)).hash)),
+    }))),
     newestOf: v.newestOf(shs.slice(0, 8)).map(hex),
     unconfirmedInputs: v.txs.map((t) => v.hasUnconfirmedInputs(t)),
   };
@@ -96,13 +96,13 @@ describe('mempool: a reader derives each new snapshot\'s view from the last (lib
       const view = await cache.view(1000 + seq);
       const alone = await new MempoolCache(store).view(1000 + seq);
       assert.equal(view.seq, 1000 + seq);
-      assert.deepEqual(describeView(view, shs), describeView(alone, shs), `seq ${seq}`);
+      assert.deepEqual(await describeView(view, shs), await describeView(alone, shs), `seq ${seq}`);
       if (cache.stats.derived > before) derivedSteps++;
       // the seq-10 reversals give the kept transactions new places: derived all the same
       if (seq > 1) assert.equal(cache.stats.derived, before + 1, `seq ${seq} derived from the change`);
-      seen.push({ view, described: describeView(view, shs) });
+      seen.push({ view, described: await describeView(view, shs) });
     }
-    for (const { view, described } of seen) assert.deepEqual(describeView(view, shs), described, `view ${view.seq} unchanged by the views after it`);
+    for (const { view, described } of seen) assert.deepEqual(await describeView(view, shs), described, `view ${view.seq} unchanged by the views after it`);
     assert.equal(derivedSteps, 29, `${derivedSteps} views derived`);
   });
 
@@ -203,7 +203,7 @@ describe('mempool: a reader derives each new snapshot\'s view from the last (lib
     const full = late.stats.full;
     const v = await late.view(2071);
     assert.equal(late.stats.full, full + 1);
-    assert.deepEqual(describeView(v, shs), describeView(await new MempoolCache(store).view(2071), shs));
+    assert.deepEqual(await describeView(v, shs), await describeView(await new MempoolCache(store).view(2071), shs));
   });
 
   it('what left is kept for the views that held it for KEEP_GONE_MS, then forgotten; a view read later refuses to answer', () => {
@@ -231,5 +231,22 @@ describe('mempool: a reader derives each new snapshot\'s view from the last (lib
     // the API answers it as a 503 to retry, not as an internal error
     assert.deepEqual(toHttpError(gone), { status: 503, code: 'ERR_MEMPOOL_VIEW_GONE', message: 'the request outlived the mempool snapshot it began with; retry', internal: false });
     assert.equal(first.next({ seq: 4, tip: c.tip }, [], first.txs, rank), null, 'only the newest view of a line derives the next');
+  });
+
+  it('a view reads its transactions\' bytes from the store: those that left, while the store keeps the change that removed them; then ERR_MEMPOOL_VIEW_GONE', async () => {
+    const cache = new MempoolCache(store);
+    const write = changeWriter();
+    assert.equal(await store.putMempool(snapshot(ref, 3000, pool.slice(0, 3), M)), true);
+    write(ref, 3000, pool.slice(0, 3), M);
+    const old = await cache.view(3000);
+    assert.equal(old.txs[0].rawBytes, null, 'a view built from the store holds no bytes');
+    const gone = old.txs[2];
+    assert.equal(await store.putMempool(write(ref, 3001, pool.slice(0, 2), M)), true);
+    // the bytes of what left, read by the view that still holds it: they hash to its txid
+    assert.equal((await old.parsed(gone)).hash, toDisplayHex(gone.txid));
+    assert.equal((await old.raw(gone)).toString('hex'), pool[2].tx.toString());
+    for (let k = 0; k < 64; k++) assert.equal(await store.putMempool(write(ref, 3002 + k, pool.slice(0, 2), M)), true);
+    await assert.rejects(old.raw(gone), (err) => err.code === 'ERR_MEMPOOL_VIEW_GONE');
+    assert.equal((await old.raw(old.txs[0])).toString('hex'), pool[0].tx.toString(), 'what stays is read as ever');
   });
 });

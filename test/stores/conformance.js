@@ -463,7 +463,7 @@ function storeConformance(name, backend) {
           getHistory: [[SATOSHI9, { limit: 2, order: 'desc' }], [HAL, { cursor: 'not-a-cursor' }]],
           getHistories: [[[HAL, SATOSHI9], { limit: 3 }], ['not an array']],
           getUtxos: [[SATOSHI9, { limit: 1 }], [Buffer.alloc(31)]], getTx: [[fromDisplayHex(TX170)]], getTxid: [[171]],
-          getMempoolHead: [[]], getMempool: [[]], getMempoolChanges: [[0], [-1]], getSourceInfo: [[]], stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
+          getMempoolHead: [[]], getMempool: [[], [{ raws: true }]], getMempoolRaw: [[1, fromDisplayHex(TX170)], [-1, fromDisplayHex(TX170)]], getMempoolChanges: [[0], [-1]], getSourceInfo: [[]], stats: [[]], verify: [[{ maxProblems: 3 }]], digest: [[], [{ undo: false }]],
           getBlockByHash: [[BLOCK170], ['zz']], getHeaders: [[168, 3]], getTxids: [[170, 2], [-1, 2]],
           getSpenders: [[fromDisplayHex(TX170)]], getTouched: [[438], [9], [170, { view: 'script' }]], getBlockBytes: [[170], [-1]], engineStats: [[]],
           getWallet: [['02' + '11'.repeat(32)], [42]], getWalletAddresses: [['0'.repeat(24), { limit: 2 }], ['nope']], getWalletsOf: [[[HAL]], ['x']],
@@ -507,7 +507,7 @@ function storeConformance(name, backend) {
           seq, prev, tip: tipOf(tipHash), count: 0, vsize: 0, fee: 0, evicted: 0, reset: false,
           // [tx, its stored place]
           removed: removed.map(([n]) => Buffer.alloc(32, n)), removedRanks: removed.map(([, rank]) => rank),
-          upserts: upserts.map(([rank, t]) => ({ rank, part: encodeMempoolTx(t) })), ...more,
+          upserts: upserts.map(([rank, t]) => ({ rank, part: encodeMempoolTx(t), raw: t.raw })), ...more,
         });
         const whole = async () => decodeWhole(await store.getMempool());
         const txids = (w) => w.rows.map((r) => [r.rank, decodeMempoolTx(r.part).txid[0]]);
@@ -539,6 +539,25 @@ function storeConformance(name, backend) {
         assert.equal(await store.putMempool(c2b), true);
         assert.deepEqual(txids(await whole()), [[0, 3], [6, 1]]);
         assert.deepEqual(await store.getMempoolChanges(1), [c2, c2b]);
+        // the transactions' bytes: beside the parts, read by place and txid
+        const rawAt = async (rank, n) => {
+          const raw = await store.getMempoolRaw(rank, Buffer.alloc(32, n));
+          return raw && raw.toString('hex');
+        };
+        assert.equal(await rawAt(6, 1), tx(1, [0]).raw.toString('hex'));
+        assert.equal(await rawAt(0, 3), tx(3, [0]).raw.toString('hex'));
+        assert.equal(await rawAt(6, 3), null, 'a place that holds another transaction');
+        assert.equal(await rawAt(7, 1), null, 'a place that holds none');
+        // a key-value store keeps the bytes of what left while it keeps the change that says
+        // so (a reader's view as old as that still reads them); MongoDB keeps a document's
+        assert.equal(await rawAt(2, 2), backend.kind === 'mongo' ? null : tx(2, [0]).raw.toString('hex'));
+        assert.equal(await rawAt(1, 1), backend.kind === 'mongo' ? null : tx(1, [0]).raw.toString('hex'));
+        const withRaws = decodeWhole(await store.getMempool({ raws: true }));
+        assert.deepEqual(withRaws.rows.map((r) => [r.rank, Buffer.from(r.raw).toString('hex')]), [[0, tx(3, [0]).raw.toString('hex')], [6, tx(1, [0]).raw.toString('hex')]]);
+        assert.deepEqual(withRaws.rows.map((r) => Buffer.from(r.part)), (await whole()).rows.map((r) => Buffer.from(r.part)));
+        assert.equal((await whole()).rows[0].raw, null, 'a whole read leaves the bytes out');
+        await assert.rejects(store.getMempoolRaw(-1, Buffer.alloc(32)), (err) => err.code === 'ERR_BAD_PLACE');
+        await assert.rejects(store.getMempoolRaw(1, Buffer.alloc(31)), (err) => err.code === 'ERR_BAD_TXID');
         // a change that does not apply to the stored seq is an error, not a silent mix
         await assert.rejects(store.putMempool(change(5, 4, tip.hash, [], [])), (err) => err.code === 'ERR_MEMPOOL_SEQ');
         await assert.rejects(store.putMempool(change(3, 3, tip.hash, [], [])), (err) => err.code === 'ERR_MEMPOOL_SEQ');
@@ -563,6 +582,47 @@ function storeConformance(name, backend) {
       });
 
       if (backend.kind !== 'mongo') {
+        it('a mempool transaction\'s bytes outlive its part by the changes kept, and go with the change that pruned, or a stub', async () => {
+          const { KEEP_CHANGES, KEEP_CHANGE_BYTES } = require('../../lib/stores/mempool-rows');
+          const { store } = await fresh(MAIN);
+          await syncBlocks(store, mainnetChain().blocks, 0, 170);
+          const tip = fromDisplayHex((await store.getTip()).hash);
+          const tx = (n, rawBytes = 60) => ({
+            txid: Buffer.alloc(32, n), time: n, fee: n, vsize: 100, raw: Buffer.alloc(rawBytes, n),
+            inputs: [{ txid: Buffer.alloc(32, 200), vout: n, value: 1000, scripthash: HAL, unconfirmed: false }], outputs: [{ value: 1000 - n, scripthash: HAL }],
+          });
+          const change = (seq, removed, upserts) => encodeChange({
+            seq, prev: seq - 1, tip, count: 0, vsize: 0, fee: 0, evicted: 0, reset: false,
+            removed: removed.map(([n]) => Buffer.alloc(32, n)), removedRanks: removed.map(([, rank]) => rank),
+            upserts: upserts.map(([rank, t]) => ({ rank, part: encodeMempoolTx(t), raw: t.raw })),
+          });
+          const has = async (rank, n) => (await store.getMempoolRaw(rank, Buffer.alloc(32, n))) !== null;
+          assert.equal(await store.putMempool(change(1, [], [[1, tx(1)], [2, tx(2)], [3, tx(3)]])), true);
+          // 1 leaves; 2 moves from place 2 to 4
+          assert.equal(await store.putMempool(change(2, [[1, 1], [2, 2]], [[4, tx(2)]])), true);
+          let seq = 2;
+          while (seq < 1 + KEEP_CHANGES) assert.equal(await store.putMempool(change(++seq, [], [])), true);
+          assert.deepEqual([await has(1, 1), await has(2, 2), await has(4, 2), await has(3, 3)], [true, true, true, true], 'change 2 is still kept');
+          assert.equal(await store.putMempool(change(++seq, [], [])), true);
+          assert.equal(await store.getMempoolChanges(1), null, 'change 2 is pruned');
+          assert.deepEqual([await has(1, 1), await has(2, 2), await has(4, 2), await has(3, 3)], [false, false, true, true]);
+          // a follower started again gives places after the highest it finds: one a transaction
+          // left may come again, even to that transaction, whose bytes the pruning then keeps
+          assert.equal(await store.putMempool(change(++seq, [[3, 3]], [])), true);
+          assert.equal(await store.putMempool(change(++seq, [], [[3, tx(3)]])), true);
+          const back = seq;
+          while (seq < back + KEEP_CHANGES) assert.equal(await store.putMempool(change(++seq, [], [])), true);
+          assert.equal(await store.getMempoolChanges(back - 2), null, 'the change that removed it is pruned');
+          assert.equal(await has(3, 3), true);
+          // a change kept as a stub names no one who left: their bytes go with it at once
+          const big = Math.ceil(KEEP_CHANGE_BYTES / 1e6) + 1;
+          const upserts = Array.from({ length: big }, (_, k) => [10 + k, tx(10 + k, 1e6)]);
+          assert.equal(await store.putMempool(change(++seq, [[3, 3]], upserts)), true);
+          assert.equal(await store.getMempoolChanges(seq - 1), null, 'a stub');
+          assert.deepEqual([await has(3, 3), await has(10, 10), await has(4, 2)], [false, true, true]);
+          assert.equal(decodeWhole(await store.getMempool({ raws: true })).rows.length, 1 + big);
+        });
+
         it('a mempool snapshot of format 4 (rows keyed by txid): read for its seq only, replaced with its rows by the next change', async () => {
           const { encodeMempoolHead } = require('../../lib/codec/mempool');
           const layout = require('../../lib/stores/layout');
@@ -588,7 +648,7 @@ function storeConformance(name, backend) {
           // the follower's first change: a reset at the next seq
           const c = encodeChange({
             seq: 10, prev: 9, tip: fromDisplayHex(tip.hash), count: 1, vsize: 100, fee: 1, evicted: 0, reset: true,
-            removed: [], removedRanks: [], upserts: [{ rank: 1, part }],
+            removed: [], removedRanks: [], upserts: [{ rank: 1, part, raw: Buffer.alloc(60, 1) }],
           });
           assert.equal(await store.putMempool(c), true);
           assert.deepEqual(decodeWhole(await store.getMempool()).rows.map((r) => [r.rank, Buffer.from(r.part).equals(part)]), [[1, true]]);

@@ -168,7 +168,7 @@ describe('MongoDB store (lib/stores/mongo.js)', function () {
       const tip = fromDisplayHex((await s.getTip()).hash);
       const change = (seq, prev, removed, upserts) => encodeChange({
         seq, prev, tip, count: 0, vsize: 0, fee: 0, evicted: 0, reset: false,
-        removed: removed.map((n) => Buffer.alloc(32, n)), removedRanks: removed, upserts: upserts.map((n) => ({ rank: n, part: encodeMempoolTx(tx(n)) })),
+        removed: removed.map((n) => Buffer.alloc(32, n)), removedRanks: removed, upserts: upserts.map((n) => ({ rank: n, part: encodeMempoolTx(tx(n)), raw: tx(n).raw })),
       });
       const reader = await track(MongoStore.open({ url: env.mongo.url, dbName, network: 'main', readOnly: true }));
       const held = async () => decodeWhole(await reader.getMempool()).rows.map((r) => decodeMempoolTx(r.part).txid[0]);

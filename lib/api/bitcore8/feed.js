@@ -127,7 +127,7 @@ class V8Feed {
 
   /** A new mempool transaction: its tx and coin events, and its wallets'. @private */
   async announce(m, pool) {
-    const tx = pool.parsed(m);
+    const tx = await pool.parsed(m);
     const txEvent = {
       chain: S.CHAIN, network: this.network, txid: tx.hash, blockHeight: S.SPENT.pending, coinbase: false, fee: m.fee, size: tx.size,
       locktime: tx.locktime, inputCount: tx.inputs.length, outputCount: tx.outputs.length, value: tx.outputs.reduce((n, o) => n + o.value, 0),

@@ -162,13 +162,13 @@ class V8Reads {
    * The mempool's coins paying a script hash, each with its mempool spender if any.
    * @param {Buffer} sh
    * @param {import('../../core/mempool').MempoolView|null} pool
-   * @returns {import('./shapes').Coin[]}
+   * @returns {Promise<import('./shapes').Coin[]>}
    */
-  mempoolCoins(sh, pool) {
+  async mempoolCoins(sh, pool) {
     if (!pool) return [];
     const out = [];
     for (const e of pool.entries(sh, VIEW)) {
-      const parsed = pool.parsed(e.tx);
+      const parsed = await pool.parsed(e.tx);
       for (const vout of e.vouts) {
         const spender = pool.spender(e.tx.txid, vout);
         out.push({
@@ -248,7 +248,7 @@ class V8Reads {
    */
   async addressCoins(target, q, tip, pool) {
     const below = (c) => q.since === null || c.id < q.since;
-    const coins = this.mempoolCoins(target.scripthash, pool).filter(below).sort(byIdDesc);
+    const coins = (await this.mempoolCoins(target.scripthash, pool)).filter(below).sort(byIdDesc);
     if (coins.length >= q.limit) return coins.slice(0, q.limit);
     if (q.unspent) {
       const utxos = (await this.utxoCoins(target.scripthash, target.script, pool, this.blocks())).filter(below).sort(byIdDesc);

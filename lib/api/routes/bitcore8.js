@@ -396,7 +396,7 @@ function register(router, app) {
           const { script, shown } = reads.scriptOf(a);
           for (const c of await reads.utxoCoins(a.scripthash, script, pool, blockAt, shown)) if (c.spentHeight === -2) coins.push(c);
         }
-        if (pool) for (const c of reads.mempoolCoins(a.scripthash, pool)) if (includeSpent || c.spentHeight === -2) coins.push(c);
+        if (pool) for (const c of await reads.mempoolCoins(a.scripthash, pool)) if (includeSpent || c.spentHeight === -2) coins.push(c);
       }
       // bitcore's natural order: as the coins were made
       coins.sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));

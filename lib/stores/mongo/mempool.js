@@ -1,7 +1,7 @@
 'use strict';
 
 const D = require('./documents');
-const { decodeChange, encodeWhole, nextHead } = require('../../codec/mempool');
+const { decodeChange, encodeWhole, nextHead, CHANGE_VERSION } = require('../../codec/mempool');
 const { StoreError } = require('../../errors');
 
 const C = D.COLLECTIONS;
@@ -12,6 +12,12 @@ const CHANGE_PART = 8 * 1024 * 1024;
 const KEEP_CHANGES = 64;
 /** How often a whole read that lost a race with the writer's pruning is tried again. */
 const WHOLE_ATTEMPTS = 5;
+/**
+ * The head document's `format`: 6, the transactions' bytes in a field of their document beside
+ * the part (`raw`, left out of whole reads). A head without it is of an older format, its
+ * documents' parts holding the bytes: read for its seq only, and replaced by the next change.
+ */
+const FORMAT = 6;
 
 /**
  * The mempool snapshot in MongoDB (docs/MONGO.md, `mempool` and `mempoolTxs`): the head and
@@ -30,6 +36,9 @@ const WHOLE_ATTEMPTS = 5;
  * change the head does not name yet: readers already apply it, and the next putMempool rolls
  * the documents forward from it before anything else (an incomplete change, died in 1, is
  * deleted: nothing after it was written).
+ *
+ * A transaction's bytes are a field of its document (`raw`), which whole reads leave out: a
+ * reader reads them (getRaw) when an answer needs them, and a transaction that left has none.
  */
 
 /** @param {number} seq @param {number} part */
@@ -52,11 +61,17 @@ async function readChange(db, seq) {
   return Buffer.concat([first.data.buffer, ...ids.map((id) => rest.get(id).data.buffer)]);
 }
 
-/** @param {object} d the head document (one without `from` names a format 2 snapshot: legacy) */
+/** @param {object} d the head document (one of a format before 6 is legacy: read for its seq) */
 function fromHeadDoc(d) {
-  const h = { seq: d.seq, tip: d.tip, count: d.count || 0, vsize: d.vsize || 0, fee: d.fee || 0, evicted: d.evicted || 0, from: d.from === undefined ? d.seq + 1 : d.from };
-  if (d.from === undefined) h.legacy = true;
+  const legacy = isLegacy(d);
+  const h = { seq: d.seq, tip: d.tip, count: d.count || 0, vsize: d.vsize || 0, fee: d.fee || 0, evicted: d.evicted || 0, from: legacy ? d.seq + 1 : d.from };
+  if (legacy) h.legacy = true;
   return h;
+}
+
+/** @param {object} d a head document */
+function isLegacy(d) {
+  return d.from === undefined || d.format !== FORMAT;
 }
 
 /**
@@ -82,7 +97,7 @@ async function applyDocs(db, c) {
   }
   const gone = [...c.removed.map((t) => D.hashHex(t)), ...c.upserts.map((u) => D.hashHex(u.part.subarray(0, 32)))];
   await db.deleteIds(C.mempoolTxs, gone);
-  await db.insert(C.mempoolTxs, c.upserts.map((u) => ({ _id: D.hashHex(u.part.subarray(0, 32)), r: u.rank, data: Buffer.from(u.part) })));
+  await db.insert(C.mempoolTxs, c.upserts.map((u) => ({ _id: D.hashHex(u.part.subarray(0, 32)), r: u.rank, data: Buffer.from(u.part), raw: Buffer.from(u.raw) })));
 }
 
 /**
@@ -99,7 +114,8 @@ async function putChange(db, change, step = async () => {}) {
   let headDoc = await rollForward(db);
   const c = decodeChange(change);
   const have = headDoc ? headDoc.seq : 0;
-  const legacy = headDoc && headDoc.from === undefined;
+  const legacy = headDoc && isLegacy(headDoc);
+  if (c.version !== CHANGE_VERSION) throw new StoreError('ERR_MEMPOOL_SEQ', `mempool change ${c.seq} is of version ${c.version}, whose parts hold the transactions' bytes: this store keeps format ${FORMAT}`);
   if (c.seq <= have || (!c.reset && (legacy ? 0 : have) !== c.prev)) {
     throw new StoreError('ERR_MEMPOOL_SEQ', `mempool change ${c.seq} applies to snapshot ${c.prev}${c.reset ? ' (reset)' : ''}; the store holds ${have}`);
   }
@@ -118,10 +134,10 @@ async function putChange(db, change, step = async () => {}) {
 async function finish(db, headDoc, c, step = async () => {}) {
   await applyDocs(db, c);
   await step('mempool-docs');
-  const old = headDoc && headDoc.from !== undefined ? { ...fromHeadDoc(headDoc), legacy: false } : null;
+  const old = headDoc && !isLegacy(headDoc) ? { ...fromHeadDoc(headDoc), legacy: false } : null;
   const h = nextHead(old, c, false, KEEP_CHANGES);
   await db.retry('write mempool head', () => db.coll(C.mempool).replaceOne({ _id: 'head' },
-    { _id: 'head', seq: h.seq, tip: D.hashHex(h.tip), count: h.count, vsize: h.vsize, fee: h.fee, evicted: h.evicted, from: h.from }, { upsert: true }));
+    { _id: 'head', format: FORMAT, seq: h.seq, tip: D.hashHex(h.tip), count: h.count, vsize: h.vsize, fee: h.fee, evicted: h.evicted, from: h.from }, { upsert: true }));
   await db.retry('drop old mempool changes', () => db.coll(C.mempool).deleteMany({ _id: { $gte: 'change:', $lt: changeId(c.seq - KEEP_CHANGES + 1, 0) } }));
 }
 
@@ -134,7 +150,9 @@ async function rollForward(db) {
   const headDoc = await readHeadDoc(db);
   const next = headDoc ? headDoc.seq + 1 : 1;
   const raw = await readChange(db, next);
-  if (raw) {
+  // a change an older release left (its parts hold the bytes) is not finished: the head stays
+  // of that format, and the next change replaces it all
+  if (raw && decodeChange(raw, false).version === CHANGE_VERSION) {
     await finish(db, headDoc, decodeChange(raw));
     return readHeadDoc(db);
   }
@@ -171,16 +189,17 @@ async function getChanges(db, after) {
 /**
  * The whole snapshot (getMempool), made whole as the module's comment says, or null.
  * @param {import('./bulk').Database} db
+ * @param {boolean} [raws] with the transactions' bytes
  * @returns {Promise<Buffer|null>}
  */
-async function getWhole(db) {
+async function getWhole(db, raws = false) {
   for (let attempt = 0; attempt < WHOLE_ATTEMPTS; attempt++) {
     const head = await getHead(db);
     if (!head || head.legacy) return null;
-    const docs = await db.retry('read mempool transactions', () => db.coll(C.mempoolTxs).find({}).toArray());
-    /** @type {Map<string, {rank: number, part: Uint8Array}>} */
+    const docs = await db.retry('read mempool transactions', () => db.coll(C.mempoolTxs).find({}, raws ? {} : { projection: { raw: 0 } }).toArray());
+    /** @type {Map<string, {rank: number, part: Uint8Array, raw: Uint8Array|null}>} */
     const rows = new Map();
-    for (const d of docs) rows.set(d._id, { rank: d.r, part: d.data.buffer });
+    for (const d of docs) rows.set(d._id, { rank: d.r, part: d.data.buffer, raw: raws ? d.raw.buffer : null });
     let seq = head.seq;
     let tip = head.tip;
     let evicted = head.evicted;
@@ -202,16 +221,28 @@ async function getWhole(db) {
         break;
       }
       for (const t of c.removed) rows.delete(D.hashHex(t));
-      for (const u of c.upserts) rows.set(D.hashHex(u.part.subarray(0, 32)), { rank: u.rank, part: u.part });
+      for (const u of c.upserts) rows.set(D.hashHex(u.part.subarray(0, 32)), { rank: u.rank, part: u.part, raw: u.raw });
       seq = c.seq;
       tip = D.hashHex(c.tip);
       evicted = c.evicted;
     }
     if (!ok) continue;
     const list = [...rows.values()].sort((a, b) => a.rank - b.rank);
-    return encodeWhole({ seq, tip: D.hashFromHex(tip), evicted }, list);
+    return encodeWhole({ seq, tip: D.hashFromHex(tip), evicted }, list, raws);
   }
   throw new StoreError('ERR_INDEX_MOVING', `the mempool snapshot was reset during each of ${WHOLE_ATTEMPTS} attempts to read it whole; retry`);
 }
 
-module.exports = { putChange, getHead, getChanges, getWhole, KEEP_CHANGES };
+/**
+ * The bytes of the transaction `txid` if its document is still at `place` (getMempoolRaw).
+ * @param {import('./bulk').Database} db
+ * @param {number} place
+ * @param {Buffer} txid internal order
+ * @returns {Promise<Buffer|null>}
+ */
+async function getRaw(db, place, txid) {
+  const d = await db.retry('read a mempool transaction', () => db.coll(C.mempoolTxs).findOne({ _id: D.hashHex(txid) }, { projection: { r: 1, raw: 1 } }));
+  return d && d.r === place && d.raw ? Buffer.from(d.raw.buffer) : null;
+}
+
+module.exports = { putChange, getHead, getChanges, getWhole, getRaw, KEEP_CHANGES };
