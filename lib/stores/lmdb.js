@@ -275,7 +275,13 @@ class LmdbKv {
         throw err;
       }
     }
-    return db.transactionSync(() => (run() ? true : ABORT)) === true;
+    const done = db.transactionSync(() => (run() ? true : ABORT)) === true;
+    // refused: another process committed what the guard names since this one's reads began.
+    // lmdb-js keeps a read transaction until the next macrotask, so a read right after would
+    // still miss that commit (a sync creating an index while a second writer process did found
+    // no meta row either way, and stopped with ERR_NO_INDEX)
+    if (!done) db.resetReadTxn();
+    return done;
   }
 
   /**

@@ -129,6 +129,28 @@ describe('LMDB store specifics', () => {
     await ref.close();
   });
 
+  it('a write its guard refuses, another writer process having committed first, is followed by reads that see that commit', async function () {
+    this.timeout(60000);
+    const { execFileSync } = require('node:child_process');
+    const dir = tmp();
+    const s = await open(dir, { network: 'main' });
+    const key = Buffer.from([0x7a, 0x01]); // no key of the schema
+    // this process's read transaction begins...
+    assert.equal(await s.kv.get(key), undefined);
+    // ...and another process commits the key before the event loop turns (lmdb-js renews its
+    // read transaction on the next macrotask): how a sync creating an index met a bitcore
+    // wallet writer that opened it first, and found no meta row after its own was refused
+    execFileSync(process.execPath, ['-e', `
+      const key = Buffer.from([0x7a, 0x01]);
+      require(${JSON.stringify(path.join(__dirname, '../../lib/stores'))})
+        .openStore({ store: 'lmdb', datadir: ${JSON.stringify(dir)}, network: 'main' })
+        .then(async (s) => { s.kv.write({ keys: [key], values: [Buffer.from('theirs')] }, { key, value: undefined }); await s.close(); });
+    `]);
+    assert.equal(s.kv.write({ keys: [key], values: [Buffer.from('mine')] }, { key, value: undefined }), false, 'the guard sees their commit');
+    assert.equal(Buffer.from(await s.kv.get(key)).toString(), 'theirs', 'and so does the read after it');
+    await s.close();
+  });
+
   it('a data.mdb that is not LMDB\'s: ERR_NOT_AN_INDEX, not a crash', async () => {
     const dir = tmp();
     fs.mkdirSync(dir, { recursive: true });
