@@ -37,18 +37,14 @@ const ROW_PREFIX = Buffer.from([layout.P.mempool, 4]);
 const RAW_PREFIX = Buffer.from([layout.P.mempool, 6]);
 const END = Buffer.from([layout.P.mempool, 7]);
 
-/** @param {number} rank a place (u48) */
-function rowKey(rank) {
-  const k = Buffer.allocUnsafe(8);
-  ROW_PREFIX.copy(k, 0);
-  k.writeUIntBE(rank, 2, 6);
-  return k;
-}
+/** @param {number} rank a place (u48): the key of its part's row */
+const rowKey = (rank) => placeKey(ROW_PREFIX, rank);
+/** @param {number} rank a place (u48): the key of its bytes' row */
+const rawKey = (rank) => placeKey(RAW_PREFIX, rank);
 
-/** @param {number} rank a place (u48) */
-function rawKey(rank) {
+function placeKey(prefix, rank) {
   const k = Buffer.allocUnsafe(8);
-  RAW_PREFIX.copy(k, 0);
+  prefix.copy(k, 0);
   k.writeUIntBE(rank, 2, 6);
   return k;
 }
@@ -114,7 +110,8 @@ async function stageChange(snap, batch, change) {
     const pruned = decodeChange(e.value);
     if (!pruned.stub && !reset) await staleRaws(snap, pruned, set);
   }
-  // a row is the part itself, as the change holds it: no copy (150,000 parts are 40 MB)
+  // the rows are the part and the bytes as the change holds them: no copy (150,000
+  // transactions are 100 MB)
   for (const u of c.upserts) {
     set(rowKey(u.rank), u.part);
     set(rawKey(u.rank), u.rawRow);
