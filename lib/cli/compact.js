@@ -12,8 +12,8 @@ const usage = `usage: addrindex compact --datadir DIR
 Rewrites an LMDB index with its rows in key order into full pages and without the free pages
 that copy-on-write commits leave behind: after an initial sync the file shrinks to about its
 rows (see docs/SCALING.md). Offline maintenance: stop every \`serve\` and \`sync\` on the datadir
-first (a process that keeps it open would go on reading the replaced file); one reading at
-the moment is refused with ERR_IN_USE. The index's answers do not change.
+first (a process that keeps it open would go on reading the replaced file); while one has it
+open (reading, or on Linux idle) it is refused with ERR_IN_USE. The index's answers do not change.
 `;
 
 const options = { ...storeOptions };

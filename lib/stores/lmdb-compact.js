@@ -14,7 +14,7 @@ const COMPACTING = 'compacting';
 /**
  * Rewrites an environment with every row in key order into full pages, without the free pages
  * copy-on-write leaves behind, and puts the copy in the file's place (lmdb.js, LmdbStore#compact
- * says when). Refused (ERR_IN_USE) while another process reads it. `db` is closed on success;
+ * says when). Refused (ERR_IN_USE) while another process has it open. `db` is closed on success;
  * the caller opens the environment again.
  * @param {object} db the environment's lmdb-js root database, open writable
  * @param {string} dir the datadir
@@ -31,11 +31,11 @@ async function compactEnv(db, dir, { pageSize, mapSize }) {
   fs.mkdirSync(tmp);
   fs.writeFileSync(path.join(tmp, 'owner'), String(process.pid));
   db.readerCheck(); // forget the slots of processes that died
-  const others = db.readerList().split('\n').slice(1).map((l) => Number(l.trim().split(/\s+/)[0]))
-    .filter((pid) => pid > 0 && pid !== process.pid);
+  const readers = db.readerList().split('\n').slice(1).map((l) => Number(l.trim().split(/\s+/)[0]));
+  const others = [...readers, ...lockHolders(dir)].filter((pid) => pid > 0 && pid !== process.pid);
   if (others.length) {
     fs.rmSync(tmp, { recursive: true, force: true });
-    throw new StoreError('ERR_IN_USE', `datadir ${dir} is being read by process ${[...new Set(others)].join(', ')}: stop it before compacting`);
+    throw new StoreError('ERR_IN_USE', `datadir ${dir} is open in process ${[...new Set(others)].join(', ')}: stop it before compacting`);
   }
   const out = open({ path: tmp, encoding: 'binary', keyEncoding: 'binary', pageSize, useWritemap: true, mapSize });
   let rows = 0;
@@ -70,6 +70,38 @@ async function compactEnv(db, dir, { pageSize, mapSize }) {
   fs.rmSync(path.join(dir, 'lock.mdb'), { force: true });
   fs.rmSync(tmp, { recursive: true, force: true });
   return { before, after: allocated(fs.statSync(file)), rows };
+}
+
+/**
+ * The processes that have the environment open, reading or idle: LMDB keeps a POSIX lock on
+ * lock.mdb for as long as a process has it open, and Linux names the holders in /proc/locks.
+ * LMDB's reader table names only the processes inside a read transaction, so an idle server or
+ * a bitcore wallet writer beside the sync went unseen, and would have gone on with the
+ * replaced file. [] where /proc/locks cannot be read (other systems: the reader table alone).
+ * @param {string} dir the datadir
+ * @returns {number[]} pids, this process's among them
+ */
+function lockHolders(dir) {
+  let st;
+  let text;
+  try {
+    st = fs.statSync(path.join(dir, 'lock.mdb'));
+    text = fs.readFileSync('/proc/locks', 'utf8');
+  } catch {
+    return [];
+  }
+  // /proc/locks names a file as major:minor:inode, the device numbers in hex
+  const major = (st.dev >> 8) & 0xfff;
+  const minor = (st.dev & 0xff) | ((st.dev >> 12) & 0xfff00);
+  const pids = [];
+  for (const line of text.split('\n')) {
+    const f = line.trim().split(/\s+/);
+    const at = f.findIndex((x) => /^[0-9a-f]+:[0-9a-f]+:\d+$/.test(x));
+    if (at < 1 || !f.includes('POSIX')) continue;
+    const [maj, min, ino] = f[at].split(':');
+    if (parseInt(maj, 16) === major && parseInt(min, 16) === minor && Number(ino) === st.ino) pids.push(Number(f[at - 1]));
+  }
+  return pids;
 }
 
 /**
@@ -112,4 +144,4 @@ function allocated(st) {
   return Math.min(st.size, st.blocks * 512);
 }
 
-module.exports = { COMPACTING, compactEnv, compactingOwner, untilCompacted };
+module.exports = { COMPACTING, compactEnv, compactingOwner, untilCompacted, lockHolders };

@@ -104,8 +104,8 @@ class LmdbStore extends KvStore {
    * next commit no longer needs the old ones, and random inserts leave B-tree pages about two
    * thirds full): the file shrinks to about its rows plus LMDB's per-row overhead. Offline:
    * the store must be open writable and no other process may have the datadir open (a
-   * process that had it open would keep reading the replaced file); processes reading right
-   * now are refused with ERR_IN_USE, idle ones cannot be seen, so stop them first.
+   * process that had it open would keep reading the replaced file): refused with ERR_IN_USE
+   * while one reads, or, on Linux, has it open at all (lmdb-compact.js lockHolders).
    * @returns {Promise<{before: number, after: number, rows: number}>} file bytes, rows copied
    */
   async compact() {

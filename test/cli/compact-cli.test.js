@@ -15,15 +15,15 @@ const onDisk = (file) => {
 };
 
 /**
- * Another process holding a read transaction on the index open until its stdin closes;
- * resolves once it holds it.
+ * Another process holding the index open until its stdin closes, in a read transaction or
+ * (`idle`) without one; resolves once it holds it.
  * @param {string} datadir
  */
-async function holdReader(datadir) {
+async function holdReader(datadir, { idle = false } = {}) {
   const reader = spawn(process.execPath, ['-e', `
     const { open } = require('lmdb');
     const db = open({ path: ${JSON.stringify(datadir)}, readOnly: true });
-    db.useReadTransaction();
+    if (!${idle}) db.useReadTransaction();
     process.stdout.write('reading\\n');
     process.stdin.resume();
     process.stdin.on('end', () => process.exit(0));
@@ -87,7 +87,7 @@ describe('addrindex compact', function () {
     try {
       const res = await runCli(['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest']);
       assert.equal(res.code, 0, res.stderr);
-      assert.match(res.stderr, /not compacted: datadir .* is being read by process \d+: stop it before compacting \(run "addrindex compact" when nothing reads it\)/);
+      assert.match(res.stderr, /not compacted: datadir .* is open in process \d+: stop it before compacting \(run "addrindex compact" when nothing reads it\)/);
     } finally {
       reader.stdin.end();
       await new Promise((resolve) => reader.on('exit', resolve));
@@ -130,14 +130,18 @@ describe('addrindex compact', function () {
     const datadir = path.join(tempDir('compact-busy'), 'index');
     assert.equal((await runCli(['sync', '--blocks-dir', chain.dir, '--datadir', datadir, '--network', 'regtest'])).code, 0);
     const digest = await digestOf(datadir);
-    const reader = await holdReader(datadir);
-    try {
-      const res = await runCli(['compact', '--datadir', datadir]);
-      assert.notEqual(res.code, 0);
-      assert.match(res.stderr, /being read by process \d+: stop it before compacting.*ERR_IN_USE/s);
-    } finally {
-      reader.stdin.end();
-      await new Promise((resolve) => reader.on('exit', resolve));
+    // one in a read transaction, and one that only has the environment open (LMDB's reader
+    // table does not name it; its lock on lock.mdb does, on Linux)
+    for (const idle of [false, true]) {
+      const reader = await holdReader(datadir, { idle });
+      try {
+        const res = await runCli(['compact', '--datadir', datadir]);
+        assert.notEqual(res.code, 0);
+        assert.match(res.stderr, new RegExp(`is open in process ${reader.pid}: stop it before compacting.*ERR_IN_USE`, 's'));
+      } finally {
+        reader.stdin.end();
+        await new Promise((resolve) => reader.on('exit', resolve));
+      }
     }
     assert.equal(await digestOf(datadir), digest);
 
