@@ -61,18 +61,14 @@ class Announcer {
    * @param {import('../core/mempool').MempoolView|null} prev the last snapshot seen, null for none
    */
   async mempool(view, prev) {
-    for (const m of newInView(view, prev, this.since)) {
-      if (this.known.has(toDisplayHex(m.txid))) continue;
-      let tx;
-      try {
-        tx = await view.parsed(m);
-      } catch (err) {
-        // gone from the store too (left longer ago than it keeps the bytes): nothing to relay
-        if (err.code === 'ERR_MEMPOOL_VIEW_GONE') continue;
-        throw err;
-      }
-      this.tx(tx);
-    }
+    const fresh = newInView(view, prev, this.since).filter((m) => !this.known.has(toDisplayHex(m.txid)));
+    // their bytes read from the store at once; one gone from it too (left longer ago than it
+    // keeps the bytes) has nothing to relay
+    const txs = await Promise.all(fresh.map((m) => view.parsed(m).catch((err) => {
+      if (err.code === 'ERR_MEMPOOL_VIEW_GONE') return null;
+      throw err;
+    })));
+    for (const tx of txs) if (tx) this.tx(tx);
   }
 }
 

@@ -19,7 +19,7 @@ const { CodecError } = require('../errors');
  *     varint outputs; per output: varint value, 1 B flags (1: indexed; 2: P2PK, its own script
  *       hash follows), [32 B script hash] [32 B own script hash]
  * The transaction's bytes are not in its part: a store keeps them in a row of their own
- * (encodeMempoolRaw), which a reader reads when an answer needs them, so a reader holding
+ * (decodeMempoolRaw), which a reader reads when an answer needs them, so a reader holding
  * 150,000 parts does not hold (nor read at start) the 60 MB of bytes beside them.
  *
  * The script hash is the index key (a P2PK output's: its key's P2PKH script's, the address
@@ -27,8 +27,7 @@ const { CodecError } = require('../errors');
  *
  * Format 2's whole snapshot (`4d 01`, one value: format byte 2, varint seq, tip, varint count,
  * the parts) and the rows of formats 3 to 5 held parts with the transaction's bytes inside
- * (`varint raw length, raw` after vsize): decodeMempool and decodeLegacyMempoolTx read those,
- * for dumps.
+ * (`varint raw length, raw` after vsize): decodeMempool reads format 2's, for dumps.
  */
 
 const IN_INDEXED = 1;
@@ -140,18 +139,6 @@ function decodeMempoolTx(part) {
   return tx;
 }
 
-/**
- * A part of formats 2 to 5, the transaction's bytes inside (dumps of an older index).
- * @param {Uint8Array} part
- * @returns {MempoolTx} views into part
- */
-function decodeLegacyMempoolTx(part) {
-  const r = new Reader(part, 'mempool transaction');
-  const tx = readTx(r, true);
-  r.done();
-  return tx;
-}
-
 function readTx(r, withRaw) {
   const txid = hash(r);
   const time = r.varint();
@@ -187,20 +174,9 @@ function readTx(r, withRaw) {
 /**
  * A transaction's bytes as a store keeps them beside its part (`4d 06 place`): its txid first,
  * so that a reader asking for the bytes of the transaction it holds at a place knows whether
- * the place still holds it.
- * @param {Buffer} txid 32 bytes, internal order
- * @param {Uint8Array} raw
- * @returns {Buffer}
- */
-function encodeMempoolRaw(txid, raw) {
-  const out = Buffer.allocUnsafe(32 + raw.length);
-  out.set(txid.subarray(0, 32), 0);
-  out.set(raw, 32);
-  return out;
-}
-
-/**
- * @param {Uint8Array} buf encodeMempoolRaw
+ * the place still holds it. Laid out by the change that carries them (encodeChange), which a
+ * store writes as it is.
+ * @param {Uint8Array} buf `txid (32) raw`
  * @returns {{txid: Buffer, raw: Buffer}} views into buf
  */
 function decodeMempoolRaw(buf) {
@@ -252,7 +228,7 @@ const CHANGE_STUB = 2;
  * @property {Array<{rank: number, part: Buffer, raw: Buffer|null, rawRow?: Buffer|null}>} upserts
  *   transactions that enter or whose part or place changed: their place (ranks increase parents
  *   before children), part (encodeMempoolTx) and bytes (null only in a change of version 1 or
- *   2); decoded, `rawRow` is the bytes with the txid before them (encodeMempoolRaw's row)
+ *   2); decoded, `rawRow` is the bytes with the txid before them (decodeMempoolRaw's row)
  * @property {number} [version] of the encoding decoded
  */
 
@@ -283,7 +259,7 @@ function encodeChange(c) {
     p.varint(u.rank);
     p.varint(u.part.length);
     parts.push(Buffer.from(p.end()), u.part);
-    // the bytes as their row holds them (encodeMempoolRaw: the txid first), so that a store
+    // the bytes as their row holds them (decodeMempoolRaw: the txid first), so that a store
     // writes a view of the change and copies nothing
     p.begin();
     p.varint(32 + u.raw.length);
@@ -387,8 +363,7 @@ function stubChange(buf) {
 /**
  * A transaction's row of formats 3 and 4 (`M 02 txid`: `01 varint rank part`), which a store of
  * format 5 deletes at its first change; decoded for dumps (lib/stores/walk.js decodeRecord).
- * A row of formats 5 and 6 (`M 04 place`) is the part itself (decodeLegacyMempoolTx,
- * decodeMempoolTx).
+ * A row of format 6 (`M 04 place`) is the part itself (decodeMempoolTx).
  * @param {Uint8Array} buf
  * @returns {{rank: number, part: Uint8Array}} part: a view into buf
  */
@@ -538,6 +513,6 @@ function bytes(r, n) {
 }
 
 module.exports = {
-  encodeMempoolTx, decodeMempool, decodeMempoolTx, decodeLegacyMempoolTx, encodeMempoolRaw, decodeMempoolRaw, encodeMempoolHead, decodeMempoolHead,
+  encodeMempoolTx, decodeMempool, decodeMempoolTx, decodeMempoolRaw, encodeMempoolHead, decodeMempoolHead,
   encodeChange, encodeReplacement, decodeChange, stubChange, decodeTxidKeyedRow, encodeWhole, decodeWhole, nextHead, WHOLE_VERSION, CHANGE_VERSION,
 };

@@ -216,7 +216,8 @@ async function readRaw(snap, rank, txid) {
   const value = await snap.get(rawKey(rank));
   if (!value) return null;
   const row = decodeMempoolRaw(value);
-  return row.txid.equals(txid) ? Buffer.from(row.raw) : null;
+  // the value is the read's own copy: its bytes are handed out as they are
+  return row.txid.equals(txid) ? row.raw : null;
 }
 
 /**

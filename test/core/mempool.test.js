@@ -3,7 +3,7 @@
 const assert = require('node:assert/strict');
 const {
   encodeMempoolTx, decodeMempoolTx, encodeMempoolHead, decodeMempoolHead, encodeChange, decodeChange, stubChange, decodeTxidKeyedRow, encodeWhole, decodeWhole,
-  encodeReplacement, nextHead, encodeMempoolRaw, decodeMempoolRaw, decodeLegacyMempoolTx,
+  encodeReplacement, nextHead, decodeMempoolRaw, decodeMempool,
 } = require('../../lib/codec/mempool');
 const { Reader } = require('../../lib/codec/io');
 const { viewOfWhole } = require('../../lib/mempool/cache');
@@ -51,17 +51,21 @@ describe('the mempool snapshot (lib/codec/mempool.js) and its view (lib/core/mem
     assert.deepEqual(withRaws.rows.map((r) => Buffer.from(r.raw).toString()), ['parent', 'child']);
     assert.deepEqual(withRaws.rows.map((r) => Buffer.from(r.part)), back.rows.map((r) => Buffer.from(r.part)));
     // the bytes' row: the txid, then the bytes
-    const rawRow = encodeMempoolRaw(id(2), Buffer.from('child'));
+    const rawRow = Buffer.concat([id(2), Buffer.from('child')]);
+    // as a change lays it out, and a store writes it
+    assert.deepEqual(decodeChange(encodeReplacement(snap)).upserts.map((u) => Buffer.from(u.rawRow)), snap.txs.map((t) => Buffer.concat([t.txid, t.raw])));
     assert.deepEqual([decodeMempoolRaw(rawRow).txid, decodeMempoolRaw(rawRow).raw.toString()], [id(2), 'child']);
     assert.throws(() => decodeMempoolRaw(rawRow.subarray(0, 32)), CodecError);
-    // a part of formats 2 to 5 held the bytes after vsize (dumps of an older index)
+    // a part of formats 2 to 5 held the bytes after vsize: format 2's whole, one value, is
+    // decoded for dumps of an older index
     const old = Buffer.from(encodeMempoolTx(snap.txs[1]));
     const fields = new Reader(old, 'part');
     fields.skip(32);
     for (let k = 0; k < 4; k++) fields.varint(); // time, fee, vsize, size
     const at = fields.pos;
     const legacyPart = Buffer.concat([old.subarray(0, at), Buffer.from('child'), old.subarray(at)]);
-    assert.deepEqual(JSON.parse(JSON.stringify(decodeLegacyMempoolTx(legacyPart))), JSON.parse(JSON.stringify({ ...noRaw(snap.txs[1]), raw: snap.txs[1].raw })));
+    const format2 = Buffer.concat([Buffer.from([2, 7]), id(30), Buffer.from([1]), legacyPart]);
+    assert.deepEqual(JSON.parse(JSON.stringify(decodeMempool(format2).txs)), JSON.parse(JSON.stringify([{ ...noRaw(snap.txs[1]), raw: snap.txs[1].raw }])));
     // a row of format 6 is the part itself; one of format 4 (`01 varint rank part`) is decoded for dumps
     const part = encodeMempoolTx(snap.txs[1]);
     const legacy = decodeTxidKeyedRow(Buffer.concat([Buffer.from([1, 9]), part]));

@@ -122,12 +122,14 @@ class V8Feed {
     if (!seen) return; // the first look only learns what is there
     if (seen.seq === pool.seq) return;
     // the transactions the last view looked at did not hold: from the changes between them
-    for (const m of newInView(pool, seen, seenAt)) await this.announce(m, pool);
+    const fresh = newInView(pool, seen, seenAt);
+    // their bytes read from the store at once; announced one after another, in snapshot order
+    const txs = await Promise.all(fresh.map((m) => pool.parsed(m)));
+    for (let k = 0; k < fresh.length; k++) await this.announce(fresh[k], txs[k], pool);
   }
 
-  /** A new mempool transaction: its tx and coin events, and its wallets'. @private */
-  async announce(m, pool) {
-    const tx = await pool.parsed(m);
+  /** A new mempool transaction (`tx`, parsed): its tx and coin events, and its wallets'. @private */
+  async announce(m, tx, pool) {
     const txEvent = {
       chain: S.CHAIN, network: this.network, txid: tx.hash, blockHeight: S.SPENT.pending, coinbase: false, fee: m.fee, size: tx.size,
       locktime: tx.locktime, inputCount: tx.inputs.length, outputCount: tx.outputs.length, value: tx.outputs.reduce((n, o) => n + o.value, 0),

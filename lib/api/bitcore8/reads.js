@@ -167,17 +167,20 @@ class V8Reads {
   async mempoolCoins(sh, pool) {
     if (!pool) return [];
     const out = [];
-    for (const e of pool.entries(sh, VIEW)) {
-      const parsed = await pool.parsed(e.tx);
+    const entries = pool.entries(sh, VIEW);
+    // the transactions' bytes are the store's: read at once, not one after another
+    const txs = await Promise.all(entries.map((e) => pool.parsed(e.tx)));
+    entries.forEach((e, k) => {
+      const parsed = txs[k];
       for (const vout of e.vouts) {
         const spender = pool.spender(e.tx.txid, vout);
         out.push({
           id: S.mempoolId(e.tx.txid, vout), mintTxid: parsed.hash, mintIndex: vout, mintHeight: S.SPENT.pending, coinbase: false,
-          value: e.tx.outputs[vout].value, script: parsed.outputs[vout].script,
+          value: parsed.outputs[vout].value, script: parsed.outputs[vout].script,
           spentTxid: spender ? toDisplayHex(spender.tx.txid) : '', spentHeight: spender ? S.SPENT.pending : S.SPENT.unspent,
         });
       }
-    }
+    });
     return out;
   }
 

@@ -50,10 +50,11 @@ async function walletTransactions(reads, hashes, q, tip, pool) {
       }
     }
     const txs = [...seen.keys()].sort((a, b) => a.time - b.time || Buffer.compare(a.txid, b.txid));
-    for (const m of txs) {
-      const tx = await pool.parsed(m);
+    const parsed = await Promise.all(txs.map((m) => pool.parsed(m)));
+    txs.forEach((m, k) => {
+      const tx = parsed[k];
       linesOf(lines, { id: S.mempoolId(m.txid), txid: tx.hash, fee: m.fee, size: tx.size, height: S.SPENT.pending }, tx, seen.get(m), mine, reads.net);
-    }
+    });
   }
   return { lines, next };
 }
