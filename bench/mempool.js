@@ -159,10 +159,27 @@ function rssParts() {
   try {
     const status = fs.readFileSync('/proc/self/status', 'utf8');
     const kb = (name) => Number((status.match(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm')) || [0, 0])[1]) * 1024;
-    return { anon: kb('RssAnon'), file: kb('RssFile') };
+    return { anon: kb('RssAnon'), file: kb('RssFile'), indexMap: indexMapRss() };
   } catch {
     return { anon: 0, file: 0 };
   }
+}
+
+/** The bytes the LMDB index's file holds (its tail is sparse). */
+function indexFileBytes() {
+  const st = fs.statSync(path.join(args.datadir, 'data.mdb'));
+  return Math.min(st.size, st.blocks * 512);
+}
+
+/** The resident pages of the LMDB index's map (/proc/self/smaps: the data.mdb mapping), bytes. */
+function indexMapRss() {
+  let total = 0;
+  let inMap = false;
+  for (const line of fs.readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inMap = line.endsWith('/data.mdb');
+    else if (inMap && line.startsWith('Rss:')) total += Number(line.split(/\s+/)[1]) * 1024;
+  }
+  return total;
 }
 
 /** What the bench reports of a poll (lib/mempool/follower.js MempoolPoll). */
@@ -238,6 +255,7 @@ async function phaseRun() {
     // block) so that what it holds between passes is in the baseline, not in the growth
     await sync();
     const mem0 = gcMemory();
+    const indexFile0 = args.store === 'lmdb' ? indexFileBytes() : 0;
     let size = Number(args.mempool);
     await fixture.tell(`mempool ${size}`);
     polls.push(await measured('first load'));
@@ -246,7 +264,7 @@ async function phaseRun() {
     out.perTx = {
       heapAndBuffers: (memLoaded.heapUsed + memLoaded.arrayBuffers - mem0.heapUsed - mem0.arrayBuffers) / held.length,
       estimated: follower.pool.bytes / held.length,
-      raw: held.reduce((n, e) => n + e.raw.length, 0) / held.length,
+      raw: held.reduce((n, e) => n + e.size, 0) / held.length,
       inputs: held.reduce((n, e) => n + e.n, 0) / held.length,
       outputs: held.reduce((n, e) => n + e.m, 0) / held.length,
     };
@@ -267,8 +285,9 @@ async function phaseRun() {
     polls.push(await measured('the list after it'));
     out.workerMemory = await worker.stop();
     const mem1 = gcMemory();
-    out.rss = { before: mem0.rss, after: mem1.rss, growth: mem1.rss - mem0.rss, anonGrowth: mem1.anon - mem0.anon, peak: process.resourceUsage().maxRSS * 1024 };
+    out.rss = { before: mem0.rss, after: mem1.rss, growth: mem1.rss - mem0.rss, anonGrowth: mem1.anon - mem0.anon, indexMapGrowth: mem1.indexMap - mem0.indexMap, peak: process.resourceUsage().maxRSS * 1024 };
     out.memory = { before: mem0, after: mem1 };
+    if (args.store === 'lmdb') out.indexFile = { before: indexFile0, after: indexFileBytes() };
 
     // the baseline, side by side: no state kept between polls
     const fresh = new MempoolFollower({ store, client, network: 'regtest', tipGraceMs: 0 });
@@ -520,7 +539,7 @@ function report(runs) {
   console.log('');
   printTable(all.map((r) => ({
     mempool: r.size.toLocaleString('en-US'), store: r.store,
-    'RSS before MB': (r.rss.before / MB).toFixed(0), 'RSS after MB': (r.rss.after / MB).toFixed(0), 'growth MB': (r.rss.growth / MB).toFixed(0), 'of it anonymous MB': r.rss.anonGrowth === undefined ? '-' : (r.rss.anonGrowth / MB).toFixed(0),
+    'RSS before MB': (r.rss.before / MB).toFixed(0), 'RSS after MB': (r.rss.after / MB).toFixed(0), 'growth MB': (r.rss.growth / MB).toFixed(0), 'of it anonymous MB': r.rss.anonGrowth === undefined ? '-' : (r.rss.anonGrowth / MB).toFixed(0), 'of it the index map MB': r.rss.indexMapGrowth === undefined ? '-' : (r.rss.indexMapGrowth / MB).toFixed(0),
     'of it JS heap MB': ((r.memory.after.heapUsed - r.memory.before.heapUsed) / MB).toFixed(0),
     'buffers MB': ((r.memory.after.arrayBuffers - r.memory.before.arrayBuffers) / MB).toFixed(0),
     'follower B/tx (heap+buffers)': r.perTx.heapAndBuffers.toFixed(0), 'B/tx estimated (--mempool-max-mb)': r.perTx.estimated.toFixed(0),

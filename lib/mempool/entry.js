@@ -18,16 +18,20 @@ const PARENT = 3; // an output of a held transaction (MempoolEntry#refs)
 const UNSPENDABLE = 4; // an output its held parent lacks, or an OP_RETURN one
 
 /**
- * One transaction of the node's mempool as the follower holds it: its bytes, what it pays
- * (parsed once, when it arrives), and what each input spends as last resolved. A mempool
- * holds 150,000 of these and every poll looks at them, so each keeps one buffer of flat
- * fields (`mem`) beside its bytes, rather than an object, or a typed array, per field, input
- * or output: a typed array's objects alone take ~180 bytes.
+ * One transaction of the node's mempool as the follower holds it: what it pays (parsed once,
+ * when it arrives), what each input spends as last resolved, and its bytes until the store
+ * holds them. A mempool holds 150,000 of these and every poll looks at them, so each keeps
+ * one buffer of flat fields (`mem`), rather than an object, or a typed array, per field,
+ * input or output: a typed array's objects alone take ~180 bytes.
  *
  * `mem`: [txid | output script hashes × m | script hashes of what the inputs spend × n]
- * (32 bytes each), [output values × m | values of the outputs the inputs spend × n] (f64),
- * [vout × n | offset of the input's 36-byte outpoint in raw × n] (u32), [output flags × m |
+ * (32 bytes each), [the inputs' outpoints × n] (36 bytes each: txid, vout LE, as serialized),
+ * [output values × m | values of the outputs the inputs spend × n] (f64), [output flags × m |
  * input flags × n | input state × n] (u8).
+ *
+ * The bytes (`raw`) go once the store holds them (dropRaw): a mempool's bytes are ~60 MB at
+ * 150,000 transactions, and the follower needs them again only to write the transaction
+ * again (its part changed, or its place), when it reads them back from the store.
  */
 class MempoolEntry {
   /**
@@ -40,17 +44,19 @@ class MempoolEntry {
     const m = tx.outputs.length;
     /** display hex: the node's name for it, and the pool's key */
     this.id = toDisplayHex(tx.txid);
-    /** its bytes (a part holds none: the store keeps them in a row of their own) */
+    /** its bytes until the store holds them (a part holds none: the store keeps them in a row of their own) */
     this._raw = raw;
+    /** the bytes' length */
+    this.size = raw.length;
     this.time = time;
     this.vsize = tx.vsize;
     this.n = n;
     this.m = m;
-    /** where in `mem` the values, the u32 fields and the flags start */
-    this.valuesAt = 32 * (1 + m + n);
-    this.insAt = this.valuesAt + 8 * (m + n);
-    this.flagsAt = this.insAt + 8 * n;
-    this.mem = Buffer.allocUnsafe(this.flagsAt + m + 2 * n).fill(0);
+    /** where in `mem` the outpoints, the values and the flags start */
+    this.insAt = 32 * (1 + m + n);
+    this.valuesAt = this.insAt + 36 * n;
+    this.flagsAt = this.valuesAt + 8 * (m + n);
+    this.mem = entryMem(this.flagsAt + m + 2 * n);
     tx.txid.copy(this.mem, 0);
     /**
      * the held transaction each input spends (state PARENT), else null; null until one does,
@@ -66,9 +72,9 @@ class MempoolEntry {
      */
     this.own = null;
     for (let i = 0; i < n; i++) {
-      const input = tx.inputs[i];
-      this.mem.writeUInt32LE(input.vout, this.insAt + 4 * i);
-      this.mem.writeUInt32LE(input.txid.byteOffset - raw.byteOffset, this.insAt + 4 * (n + i));
+      // the 36 bytes as serialized: txid, vout
+      const at = tx.inputs[i].txid.byteOffset - raw.byteOffset;
+      raw.copy(this.mem, this.insAt + 36 * i, at, at + 36);
     }
     this.outTotal = 0;
     for (let o = 0; o < m; o++) {
@@ -85,13 +91,17 @@ class MempoolEntry {
     this.included = false;
     /** still in the node's mempool (a removed entry stays referenced by children until they settle) */
     this.alive = true;
-    /** its encoded part of the snapshot (encodeMempoolTx) while its resolution holds */
+    /** its encoded part of the snapshot (encodeMempoolTx) while its resolution holds, until the store holds it */
     this.record = null;
     /** its place in the snapshot (0: none; pool.js) */
     this.rank = 0;
-    /** the part and place the store holds for it (null: none) */
-    this.stored = null;
+    /** the store holds a part of it, at `storedRank` */
+    this.stored = false;
     this.storedRank = 0;
+    /** what the store holds is its part as resolved now (_forget() clears it) */
+    this.storedCurrent = false;
+    /** the part a follower starting again read from the store, compared once with its own (pool.changes()) */
+    this.loadedPart = null;
     /** what it takes in the follower's memory, estimated (the pool's --mempool-max-mb) */
     this.bytes = entryBytes(raw.length, n, m);
     /** not resolved yet since it arrived */
@@ -111,24 +121,34 @@ class MempoolEntry {
     this._kids = null;
   }
 
-  /** @returns {Buffer} the transaction as the node serializes it */
+  /** @returns {Buffer|null} the transaction as the node serializes it; null once the store holds it (dropRaw) */
   get raw() {
     return this._raw;
   }
 
-  /** Its bytes copied out of the buffer they were fetched in (shared with other transactions). */
+  /** Its bytes copied out of the buffer they were fetched in (shared with other transactions), if still held. */
   ownRaw() {
-    this._raw = Buffer.from(this._raw);
+    if (this._raw !== null) this._raw = Buffer.from(this._raw);
   }
 
-  /** @param {number} i @returns {number} where input `i`'s outpoint starts in `raw` */
+  /** The store holds its bytes: they go. */
+  dropRaw() {
+    this._raw = null;
+  }
+
+  /** @param {Buffer} raw its bytes, read back from the store (checked by the caller) */
+  setRaw(raw) {
+    this._raw = raw;
+  }
+
+  /** @param {number} i @returns {number} where input `i`'s outpoint starts in `mem` */
   _outpointAt(i) {
-    return this.mem.readUInt32LE(this.insAt + 4 * (this.n + i));
+    return this.insAt + 36 * i;
   }
 
   /** @param {number} i @returns {number} the output input `i` spends */
   vout(i) {
-    return this.mem.readUInt32LE(this.insAt + 4 * i);
+    return this.mem.readUInt32LE(this.insAt + 36 * i + 32);
   }
 
   /** @param {number} k output k (k < m), or what input k − m spends @returns {number} */
@@ -173,7 +193,7 @@ class MempoolEntry {
    * @returns {MempoolEntry|null}
    */
   findParent(i, find) {
-    return find(this._raw, this._outpointAt(i));
+    return find(this.mem, this._outpointAt(i));
   }
 
   /** @returns {Buffer} 32 bytes, internal order */
@@ -189,7 +209,7 @@ class MempoolEntry {
    */
   parentId(i) {
     const at = this._outpointAt(i);
-    return toDisplayHex(this._raw.subarray(at, at + 32));
+    return toDisplayHex(this.mem.subarray(at, at + 32));
   }
 
   /**
@@ -211,6 +231,29 @@ class MempoolEntry {
     return this.record;
   }
 
+  /** @returns {boolean} its part is to be encoded anew: neither encoded nor stored since its resolution changed */
+  partChanged() {
+    return this.record === null && !this.storedCurrent;
+  }
+
+  /** The store took its part at its place, and its bytes: what it held of them goes. */
+  markStored() {
+    this.stored = true;
+    this.storedRank = this.rank;
+    this.storedCurrent = true;
+    this.loadedPart = null;
+    this.record = null;
+    this._raw = null;
+  }
+
+  /** The store holds nothing of it any more. */
+  markUnstored() {
+    this.stored = false;
+    this.storedRank = 0;
+    this.storedCurrent = false;
+    this.loadedPart = null;
+  }
+
   /** @param {number} i @returns {number} */
   state(i) {
     return this.mem[this.flagsAt + this.m + this.n + i];
@@ -229,7 +272,7 @@ class MempoolEntry {
    */
   copyOutpoint(i, dst, at) {
     const from = this._outpointAt(i);
-    this._raw.copy(dst, at, from, from + 36);
+    this.mem.copy(dst, at, from, from + 36);
   }
 
   /**
@@ -355,9 +398,10 @@ class MempoolEntry {
     this._forget();
   }
 
-  /** The encoded part no longer holds. */
+  /** The encoded part, and the stored one, no longer hold. */
   _forget() {
     this.record = null;
+    this.storedCurrent = false;
   }
 
   /**
@@ -394,13 +438,12 @@ class MempoolEntry {
    */
   toMempoolTx() {
     const { n, m, mem } = this;
-    const raw = this.raw;
     const inputs = new Array(n);
     for (let i = 0; i < n; i++) {
-      const at = mem.readUInt32LE(this.insAt + 4 * (n + i));
+      const at = this._outpointAt(i);
       const flags = mem[this.flagsAt + m + i];
       inputs[i] = {
-        txid: raw.subarray(at, at + 32),
+        txid: mem.subarray(at, at + 32),
         vout: this.vout(i),
         value: this.value(m + i),
         scripthash: flags & INDEXED ? mem.subarray(32 * (1 + m + i), 32 * (2 + m + i)) : null,
@@ -413,9 +456,32 @@ class MempoolEntry {
       const indexed = this.indexed(o);
       outputs[o] = { value: this.value(o), scripthash: indexed ? mem.subarray(32 * (1 + o), 32 * (2 + o)) : null, p2pk: indexed ? this.ownAt(o) : null };
     }
-    return { txid: this.txid, time: this.time, fee: this.fee, vsize: this.vsize, raw, inputs, outputs };
+    return { txid: this.txid, time: this.time, fee: this.fee, vsize: this.vsize, size: this.size, inputs, outputs };
   }
 }
+
+/**
+ * An entry's `mem`, zeroed, cut from slabs that hold entries' buffers only. Cut from Node's
+ * shared pool, 150,000 of them lay between the short-lived buffers of the poll that fetched
+ * them (the node client's, the parts), whose slabs each of them then kept: 63 MB of slabs for
+ * 42 MB of entries after a first load of 150,000.
+ * @param {number} size
+ * @returns {Buffer}
+ */
+function entryMem(size) {
+  if (size > SLAB_BYTES / 4) return Buffer.alloc(size);
+  if (slabAt + size > slab.length) {
+    slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+    slabAt = 0;
+  }
+  const mem = slab.subarray(slabAt, slabAt + size).fill(0);
+  slabAt += size;
+  return mem;
+}
+/** As Node's pool: a slab is kept while one entry cut from it is; the more each holds, the longer */
+const SLAB_BYTES = 8192;
+let slab = Buffer.allocUnsafeSlow(0);
+let slabAt = 0;
 
 /**
  * What an entry counts toward --mempool-max-mb: about what Bitcoin Core's DynamicMemoryUsage
@@ -423,7 +489,7 @@ class MempoolEntry {
  * its index nodes; some 1.8 KB for a typical 430-byte transaction), so that a follower at
  * Core's default of 300 holds what a Core node at its default holds, and evicts what Core
  * would. What the follower itself takes per transaction is measured by bench/mempool.js
- * (about 2.3 KB of V8 heap and buffers: lib/mempool/README.md); its memory is bounded at that
+ * (about 1.3 KB of V8 heap and buffers: lib/mempool/README.md); its memory is bounded at that
  * multiple of the limit.
  * @param {number} rawLength
  * @param {number} inputs

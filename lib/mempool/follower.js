@@ -4,7 +4,7 @@ const { performance } = require('node:perf_hooks');
 const { decodeWhole, decodeMempoolTx, encodeChange } = require('../codec/mempool');
 const { fromDisplayHex } = require('../chain/hash');
 const { getNetwork } = require('../chain/networks');
-const { ParseError, NodeError, CodecError } = require('../errors');
+const { ParseError, NodeError, CodecError, StoreError } = require('../errors');
 const { MempoolPool } = require('./pool');
 const { ListMatch } = require('./list-match');
 const { mempoolEntry } = require('./entry');
@@ -206,12 +206,15 @@ class MempoolFollower {
     for (const row of whole.rows) {
       try {
         const t = decodeMempoolTx(row.part);
-        // copies: the entries outlive the stored value
-        const e = mempoolEntry(Buffer.from(row.raw), t.time);
+        // the entry keeps none of the bytes (the store holds them), and a copy of the part
+        // until its own is compared with it
+        const e = mempoolEntry(row.raw, t.time);
+        e.dropRaw();
         if (!this.pool.add(e)) continue;
         e.rank = row.rank;
-        e.stored = Buffer.from(row.part);
+        e.stored = true;
         e.storedRank = row.rank;
+        e.loadedPart = Buffer.from(row.part);
         // whatever does not settle again leaves the stored snapshot
         this.pool.leaving.push(e);
         if (row.rank > this.pool.lastRank) this.pool.lastRank = row.rank;
@@ -242,9 +245,32 @@ class MempoolFollower {
     try {
       return await this._pollOnce();
     } finally {
-      // the entries take their bytes out of the poll's buffer, which goes then
+      // the entries not stored take their bytes out of the poll's buffer, which goes then
       for (const e of this.fetched) e.ownRaw();
       this.fetched = [];
+    }
+  }
+
+  /**
+   * The bytes of the entries a change is to write again (their part or place changed) or
+   * takes out of the snapshot while the pool keeps them, where the entry let them go when the
+   * store took them: read back from the store, at the place it holds them.
+   * @private
+   * @param {{removed: import('./entry').MempoolEntry[], upserts: import('./entry').MempoolEntry[]}} c
+   */
+  async _readRaws(c) {
+    const need = [];
+    for (const e of c.upserts) if (e.raw === null) need.push(e);
+    for (const e of c.removed) if (e.raw === null && e.alive) need.push(e);
+    if (!need.length) return;
+    const raws = await Promise.all(need.map((e) => this.store.getMempoolRaw(e.storedRank, e.txid)));
+    for (let k = 0; k < need.length; k++) {
+      const e = need[k];
+      if (raws[k] === null) {
+        throw new StoreError('ERR_MEMPOOL_SEQ', `the store no longer holds the bytes of mempool transaction ${e.id} at place ${e.storedRank}, ` +
+          'where this follower stored them: another follower wrote the snapshot');
+      }
+      e.setRaw(Buffer.from(raws[k]));
     }
   }
 
@@ -316,11 +342,15 @@ class MempoolFollower {
       const { count, vsize, fee } = this.pool.totals;
       // a row that moves leaves its stored place too
       const leave = c.moved.length ? c.removed.concat(c.moved) : c.removed;
+      await this._readRaws(c);
       const change = encodeChange({
         seq, prev: this.seq, tip: fromDisplayHex(tip.hash), count, vsize, fee, evicted: this.evictedTotal, reset: this.reset,
         removed: leave.map((e) => e.txid), removedRanks: leave.map((e) => e.storedRank),
         upserts: c.upserts.map((e) => ({ rank: e.rank, part: e.record, raw: e.raw })),
       });
+      // a part's row and its bytes' row (txid, bytes)
+      let rowBytes = 0;
+      for (const e of c.upserts) rowBytes += 2 * ROW_OVERHEAD + e.record.length + 32 + e.size;
       const stored = await this.store.putMempool(change);
       res.writeMs = performance.now() - t2;
       if (stored) {
@@ -331,9 +361,7 @@ class MempoolFollower {
         this.stats.writes++;
         res.outcome = 'written';
         res.bytes = change.length;
-        res.stored = change.length + HEAD_BYTES;
-        // a part's row and its bytes' row (txid, bytes)
-        for (const e of c.upserts) res.stored += 2 * ROW_OVERHEAD + e.record.length + 32 + e.raw.length;
+        res.stored = change.length + HEAD_BYTES + rowBytes;
         res.upserts = c.upserts.length;
         res.dropped = c.removed.length;
       } else {
@@ -554,8 +582,9 @@ class MempoolFollower {
  * each into a small buffer of Node's shared pool; 150,000 of those, let go as the poll went on,
  * lay between the entries' own buffers, and the allocator kept the pages they left (~100 MB of
  * the follower's memory after a first load of 150,000). Copied out at once, they leave their
- * pool buffers to the entries, and at the poll's end each entry copies its bytes out
- * (MempoolEntry#ownRaw), beside its part, and the one buffer goes whole.
+ * pool buffers to the entries. An entry the poll stored lets its bytes go (the store holds
+ * them); at the poll's end any other copies its own out (MempoolEntry#ownRaw), and the one
+ * buffer goes whole.
  * @param {Array<Buffer|null>} raws
  * @returns {Array<Buffer|null>}
  */

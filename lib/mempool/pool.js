@@ -141,7 +141,7 @@ class MempoolPool {
         this.spendSlots = slots;
       }
     }
-    const buf = e.raw;
+    const buf = e.mem;
     for (let i = 0; i < n; i++) {
       this.spendTags[this.spendLen] = spendTag(buf, e._outpointAt(i));
       this.spendSlots[this.spendLen++] = e.slot;
@@ -198,7 +198,7 @@ class MempoolPool {
       if ((seen[h >>> 5] & (1 << (h & 31))) === 0) continue;
       const e = this.index.get(spendSlots[j]);
       if (e === undefined || !e.alive) continue;
-      const buf = e.raw;
+      const buf = e.mem;
       for (let i = 0; i < e.n; i++) {
         const at = e._outpointAt(i);
         if (spent.has(buf.latin1Slice(at, at + 36))) {
@@ -281,7 +281,7 @@ class MempoolPool {
         break;
       }
       this.pending.add(e);
-      if (e.record === null) changed = true;
+      if (e.partChanged()) changed = true;
     }
     if (again) order = [];
     const settled = [];
@@ -320,7 +320,7 @@ class MempoolPool {
       for (const e of this.departed) addTotals(totals, e, -1);
       for (const e of settled) addTotals(totals, e);
     }
-    for (const e of settled) if (e.record === null) changed = true;
+    for (const e of settled) if (e.partChanged()) changed = true;
     this.order = order;
     this.waiting = unchecked.length ? unchecked.concat(waiting) : waiting;
     this.tip = tip;
@@ -484,14 +484,14 @@ class MempoolPool {
         this.pending.delete(e);
         continue;
       }
-      e.encoded();
-      if (e.stored === e.record && e.storedRank === e.rank) {
+      if (e.storedCurrent && e.storedRank === e.rank) {
         this.pending.delete(e);
         continue;
       }
+      e.encoded();
       // a loaded entry's part is compared once: the same bytes are the same row
-      if (e.stored && e.storedRank === e.rank && e.stored.equals(e.record)) {
-        e.stored = e.record;
+      if (e.loadedPart !== null && e.storedRank === e.rank && e.loadedPart.equals(e.record)) {
+        e.markStored();
         this.pending.delete(e);
         continue;
       }
@@ -516,13 +516,9 @@ class MempoolPool {
    * @param {{removed: import('./entry').MempoolEntry[], upserts: import('./entry').MempoolEntry[]}} c
    */
   markStored(c) {
-    for (const e of c.removed) {
-      e.stored = null;
-      e.storedRank = 0;
-    }
+    for (const e of c.removed) e.markUnstored();
     for (const e of c.upserts) {
-      e.stored = e.record;
-      e.storedRank = e.rank;
+      e.markStored();
       this.pending.delete(e);
     }
     this.leaving = [];

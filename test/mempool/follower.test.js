@@ -268,7 +268,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
     assert.equal((await step()).view.txs.length, 0);
   });
 
-  it('a reorg made on a second node: while the index lags the node the stored pair stays; then the orphaned payment is back in the snapshot', async () => {
+  it('a reorg made on a second node: while the index lags the node the stored pair stays; then the orphaned payment is back in the snapshot, and its spender, stored before, is written again with the bytes the store held', async () => {
     await syncB();
     const fork = (await a.tip()).height;
     const orphan = wallet.pay([coins[3]], [{ kind: 'p2wsh', label: 'o-pay', satoshis: 3e7 }, { kind: 'p2pkh', label: 'miner-a' }], { fee: 2500 });
@@ -278,6 +278,12 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
     assert.equal(s.tip.hash, onA);
     assert.equal(s.view.txs.length, 0);
     for (const lane of lanes) assert.equal((await lane.store.getSummary(sh(addr('p2wsh', 'o-pay')))).txCount, 1);
+    // spends the payment's change while it is confirmed
+    const kid = wallet.pay([orphan.coins[1]], [{ kind: 'p2wpkh', label: 'o-kid' }], { fee: 1500 });
+    await a.sendTx(kid.hex);
+    s = await step();
+    assert.deepEqual((await checkedTx(s.view, kid)).inputs.map((i) => i.unconfirmed), [false]);
+    for (const lane of lanes) assert.equal(lane.follower.pool.get(kid.txid).raw, null, `${lane.kind}: the follower let the stored bytes go`);
 
     const onB = await b.generate(2);
     await a.submitBlocks(await b.rawBlocks(fork + 1));
@@ -297,6 +303,11 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
     assert.equal(s.tip.hash, onB[1]);
     const t = await checkedTx(s.view, orphan);
     assert.deepEqual(t.inputs.map((i) => i.unconfirmed), [false]);
+    // its part changed (it spends a mempool output now) and its place (after its parent's): its
+    // bytes, which the follower no longer held, were read back from the store and written again
+    const k = await checkedTx(s.view, kid);
+    assert.deepEqual(k.inputs.map((i) => i.unconfirmed), [true]);
+    assert.deepEqual(s.view.txs.map((x) => toDisplayHex(x.txid)), [orphan.txid, kid.txid]);
     assert.equal(s.view.summary(sh(addr('p2wsh', 'o-pay'))).balance, 3e7);
     for (const lane of lanes) assert.equal(await lane.store.getSummary(sh(addr('p2wsh', 'o-pay'))), null, `${lane.kind}: reverted`);
     await a.generate(1);
