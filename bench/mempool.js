@@ -235,7 +235,8 @@ async function phaseRun() {
   const client = NodeClient.fromEndpoint(endpoint);
   const out = { store: args.store, sync: { ms: msSince(t0), txs: synced.txs, height: synced.height } };
   try {
-    const sync = async () => new SyncService({ source, store, network: 'regtest', threads: 1 }).run();
+    // as sync --follow runs them: the sync hands the blocks it applies to the follower
+    const sync = async () => new SyncService({ source, store, network: 'regtest', threads: 1, onBlock: (hash, raw) => follower.offerBlock(hash, raw) }).run();
 
     const follower = new MempoolFollower({ store, client, network: 'regtest', tipGraceMs: 0 });
     // a serve worker's side of each poll, in a process of its own that reads the store as a

@@ -61,6 +61,7 @@ async function startFollower({ config: o, network, resolve, log, onError, onMemp
   const sync = new SyncService({
     source, store, network, threads: o.threads, pollMs: o.followPollMs, onProgress: mempool ? (p) => mempool.update(p) : undefined,
     beforeReorgCommit: mempool ? () => mempool.beforeReorgCommit() : undefined,
+    onBlock: mempool ? (hash, raw) => mempool.onBlock(hash, raw) : undefined,
   });
   const running = sync.run({ follow: true, signal: controller.signal }).catch((err) => {
     if (!controller.signal.aborted) onError(err);

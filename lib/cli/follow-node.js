@@ -61,6 +61,7 @@ async function followNode({ store, node, blocksDir, network, mempoolPollMs, memp
   });
   const sync = new SyncService({
     beforeReorgCommit: () => mempool.beforeReorgCommit(),
+    onBlock: (hash, raw) => mempool.onBlock(hash, raw),
     source, store, network,
     onProgress: (p) => {
       log.update(p);

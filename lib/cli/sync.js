@@ -219,6 +219,7 @@ async function sync(positionals, values, io, logger) {
       bulkBytes,
       onProgress: (p) => { for (const o of observers) o.update(p); },
       beforeReorgCommit: mempool ? () => mempool.beforeReorgCommit() : undefined,
+      onBlock: mempool ? (hash, raw) => mempool.onBlock(hash, raw) : undefined,
       onFirstCatchUp: values['no-compact'] ? undefined : (run) => compactAfterCatchUp(store, run, { say, logger }),
     });
     const summary = await service.run({ follow: values.follow, signal: controller.signal });

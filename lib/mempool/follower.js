@@ -104,8 +104,8 @@ class MempoolFollower {
    *   (--mempool-max-mb); past it the lowest fee-rate packages are evicted as Bitcoin Core
    *   evicts them (MempoolPool#trim), and not fetched again while the node lists them
    * @param {number} [opts.blockStepMax=6] a poll that finds at most this many blocks connected
-   *   on the last poll's tip takes them from the node (getblock) instead of listing the whole
-   *   mempool; 0: always list
+   *   on the last poll's tip takes them (from the sync beside it, offerBlock, else from the
+   *   node: getblock) instead of listing the whole mempool; 0: always list
    */
   constructor(opts) {
     if (!opts || !opts.store || !opts.client) throw new TypeError('MempoolFollower needs a store and a node client');
@@ -119,6 +119,8 @@ class MempoolFollower {
     this.now = opts.now || Date.now;
     this.maxBytes = opts.maxBytes === undefined ? 300e6 : opts.maxBytes;
     this.blockStepMax = opts.blockStepMax === undefined ? 6 : opts.blockStepMax;
+    /** @type {Map<string, Buffer>} the last blocks the sync handed over, by hash (offerBlock) */
+    this.offered = new Map();
     this.pool = new MempoolPool();
     /** the node's list matched in its own order against the last poll's (list-match.js) */
     this.listMatch = new ListMatch(this.pool.index);
@@ -164,6 +166,21 @@ class MempoolFollower {
     /** settles when the loop ends: after stop(), or with the error that stopped it */
     this.stopped = this._loop;
     this.stopped.catch(() => {});
+  }
+
+  /**
+   * A block the sync beside this follower is about to apply: a poll that finds it connected
+   * takes it from here rather than from the node (a block of 3,000 transactions is ~1.5 MB of
+   * hex over JSON-RPC). It is checked as the node's would be (its hash, the index's chain).
+   * The last blockStepMax are kept.
+   * @param {string} hash
+   * @param {Buffer} raw not changed by the follower
+   */
+  offerBlock(hash, raw) {
+    if (this.blockStepMax < 1) return;
+    this.offered.delete(hash);
+    this.offered.set(hash, raw);
+    if (this.offered.size > this.blockStepMax) this.offered.delete(this.offered.keys().next().value);
   }
 
   /** Polls at once (the sync committed a block, say), or right after the poll under way. */
@@ -487,9 +504,15 @@ class MempoolFollower {
     const hashes = [];
     for (let h = last.height; h <= tip.height; h++) hashes.push(await this.store.getBlockHash(h));
     if (hashes[0] !== last.hash || hashes[k] !== tip.hash) return null;
-    const asked = performance.now();
-    const answers = await this.client.getRawBlocks(hashes.slice(1));
-    res.listMs = performance.now() - asked;
+    // the blocks the sync beside this follower handed over (offerBlock), the others from the node
+    const answers = hashes.slice(1).map((h) => (this.offered.has(h) ? { raw: this.offered.get(h), offered: true } : null));
+    const ask = hashes.slice(1).filter((h, j) => answers[j] === null);
+    if (ask.length) {
+      const asked = performance.now();
+      const fetched = await this.client.getRawBlocks(ask);
+      res.listMs = performance.now() - asked;
+      for (let j = 0, f = 0; j < k; j++) if (answers[j] === null) answers[j] = fetched[f++];
+    }
     const blocks = [];
     for (let j = 0; j < k; j++) {
       const a = answers[j];
@@ -505,7 +528,8 @@ class MempoolFollower {
         }
       } catch (err) {
         if (!(err instanceof ParseError) && !(err instanceof NodeError)) throw err;
-        this.onError(new NodeError('ERR_NODE_PROTOCOL', `getblock ${hashes[j + 1]} from ${this.client.display}: ${err.message}; the mempool is listed instead`), false);
+        const from = a.offered ? `block ${hashes[j + 1]} as the sync gave it` : `getblock ${hashes[j + 1]} from ${this.client.display}`;
+        this.onError(new NodeError('ERR_NODE_PROTOCOL', `${from}: ${err.message}; the mempool is listed instead`), false);
         return null;
       }
       blocks.push(block);

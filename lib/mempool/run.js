@@ -22,10 +22,11 @@ const SAY_EVERY_MS = 10000;
  * @param {(line: string) => void} [opts.say] a line on stderr
  * @param {(err: Error) => void} [opts.onFatal] the follower stopped on an error it cannot pass
  * @returns {{follower: MempoolFollower, update: (p: import('../sync/service').SyncProgress) => void,
- *   beforeReorgCommit: () => Promise<void>, stop: () => Promise<void>}}
- *   update: a SyncService progress observer; beforeReorgCommit: SyncService's hook of that
- *   name (a poll against the reorg's new tip, stored in the reorg's commit); stop: ends the
- *   follower and rejects with the error that stopped it, if one did
+ *   beforeReorgCommit: () => Promise<void>, onBlock: (hash: string, raw: Buffer) => void, stop: () => Promise<void>}}
+ *   update: a SyncService progress observer; beforeReorgCommit, onBlock: SyncService's hooks
+ *   of those names (a poll against the reorg's new tip, stored in the reorg's commit; the
+ *   blocks the sync applies once the follower runs, which it then need not ask the node for);
+ *   stop: ends the follower and rejects with the error that stopped it, if one did
  */
 function followMempool({ store, client, network, pollMs, maxBytes, metrics = null, logger = null, say = () => {}, onFatal = () => {} }) {
   let failure = null;
@@ -84,6 +85,10 @@ function followMempool({ store, client, network, pollMs, maxBytes, metrics = nul
         tipHash = p.hash;
         follower.wake();
       }
+    },
+    onBlock(hash, raw) {
+      // not while the sync catches up: the follower starts at its end
+      if (starting) follower.offerBlock(hash, raw);
     },
     async beforeReorgCommit() {
       if (!starting || failure) return;

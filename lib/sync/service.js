@@ -81,6 +81,9 @@ class SyncService {
    *   MongoDB, and LevelDB, whose only readers are the writer's own process). This is awaited after the branch is applied and before that commit; what it
    *   writes joins the commit (sync --follow stores the new tip's mempool there, as Bitcoin
    *   Core returns the disconnected blocks' transactions to its mempool in the same step).
+   * @param {(hash: string, raw: Buffer) => void} [opts.onBlock] each block as the source gives
+   *   it, before it is applied (sync --follow's mempool follower takes the blocks the index
+   *   connects from here rather than asking the node for them again); `raw` is not to be changed
    */
   constructor(opts) {
     if (!opts || !opts.source || !opts.store) throw new TypeError('SyncService needs a source and a store');
@@ -102,6 +105,7 @@ class SyncService {
     this.bulkBatches = opts.bulkBatches === undefined ? 1 : opts.bulkBatches;
     this.onFirstCatchUp = opts.onFirstCatchUp;
     this.beforeReorgCommit = opts.beforeReorgCommit || null;
+    this.onBlock = opts.onBlock || null;
     /** a reorg's group is open (the catch-up opens and ends none of its own meanwhile) */
     this.reorgGroup = false;
     if (!((Number.isInteger(this.bulkBatches) || this.bulkBatches === Infinity) && this.bulkBatches >= 1)) {
@@ -381,6 +385,7 @@ class SyncService {
             break;
           }
           const rec = next.value;
+          if (this.onBlock) this.onBlock(rec.hash, rec.raw);
           const parsed = pool.parse(rec.raw); // copies the bytes: rec.raw is not kept
           parsed.catch(() => {}); // observed when its turn comes
           // an index that keeps transactions (--txstore) stores the block's bytes too

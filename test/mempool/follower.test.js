@@ -66,11 +66,13 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
   /**
    * Every store's index catches up with A (SyncService over RPC), then its follower polls once.
    * The stored snapshots must be the same bytes and each must name its index's tip.
+   * `offer`: the first lane's sync hands its blocks to its follower, as sync --follow does.
    */
-  async function step() {
+  async function step({ offer = false } = {}) {
     const polls = [];
     for (const lane of lanes) {
-      await new SyncService({ source: lane.source, store: lane.store, network: 'regtest', threads: 0 }).run();
+      const onBlock = offer && lane === lanes[0] ? (hash, raw) => lane.follower.offerBlock(hash, raw) : undefined;
+      await new SyncService({ source: lane.source, store: lane.store, network: 'regtest', threads: 0, onBlock }).run();
       polls.push(await lane.follower.poll());
     }
     const stored = [];
@@ -314,7 +316,7 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
     assert.equal((await step()).view.txs.length, 0);
   });
 
-  it('a block the index connected is taken from the node (getblock), not its list: what it confirms leaves, and a conflict with its descendants; the list that follows changes nothing', async () => {
+  it('a block the index connected is taken from the sync that applied it, else from the node (getblock), not its list: what it confirms leaves, and a conflict with its descendants; the list that follows changes nothing', async () => {
     await syncB();
     // on A: a payment and its child, and a parent with its child; B mines a double spend of
     // the payment's coin beside the parent
@@ -332,7 +334,19 @@ describe('the mempool follower against btcd, into every store (lib/mempool)', fu
     await a.submitBlocks(await b.rawBlocks((await b.tip()).height));
     assert.deepEqual((await a.call('getrawmempool')).sort(), [kid.txid], 'btcd dropped the confirmed parent and the double spend\'s conflicts');
 
-    s = await step();
+    // the first lane's follower is handed the block by its sync; the others ask the node
+    const asked = [];
+    const ask = lanes[0].client.getRawBlocks;
+    lanes[0].client.getRawBlocks = (hashes) => {
+      asked.push(...hashes);
+      return ask.call(lanes[0].client, hashes);
+    };
+    try {
+      s = await step({ offer: true });
+    } finally {
+      lanes[0].client.getRawBlocks = ask;
+    }
+    assert.deepEqual(asked, [], 'the block the sync applied is not asked of the node');
     assert.equal(s.tip.hash, onB);
     for (const p of s.polls) {
       assert.deepEqual([p.outcome, p.blocks, p.listed, p.removed, p.conflicts, p.added, p.asked, p.txs], ['written', 1, 0, 3, 2, 0, 0, 1]);
