@@ -3,6 +3,10 @@
 const { decodeWhole, decodeChange, decodeMempoolTx, CHANGE_VERSION } = require('../codec/mempool');
 const { MempoolView, ViewTx } = require('../core/mempool');
 const { RANK } = require('../core/mempool-tx');
+const { MemoryReturn } = require('../ops/free-memory');
+
+/** A whole read of this many transactions frees enough to give back (MemoryReturn). */
+const LARGE_VIEW_TXS = 10000;
 
 /**
  * The stored mempool snapshot of one process, decoded and indexed (lib/core/mempool.js): every
@@ -27,6 +31,8 @@ class MempoolCache {
     this.loading = null;
     /** what the last reads did (the bench and the tests read it) */
     this.stats = { full: 0, derived: 0, decoded: 0, changes: 0 };
+    /** the allocator's free pages given back after a whole read (the whole, decoded, goes) */
+    this.memoryReturn = new MemoryReturn();
   }
 
   /**
@@ -54,6 +60,7 @@ class MempoolCache {
       const view = changes && this.derive(cur, changes);
       if (view) {
         this.current = view;
+        this.memoryReturn.afterStep();
         return view;
       }
     }
@@ -67,6 +74,7 @@ class MempoolCache {
     this.stats.full++;
     this.stats.decoded += view.txs.length;
     this.current = view;
+    if (view.txs.length >= LARGE_VIEW_TXS) this.memoryReturn.afterLarge();
     return view;
   }
 

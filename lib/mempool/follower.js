@@ -9,6 +9,7 @@ const { MempoolPool } = require('./pool');
 const { ListMatch } = require('./list-match');
 const { mempoolEntry } = require('./entry');
 const { parseBlock } = require('../chain/block');
+const { MemoryReturn } = require('../ops/free-memory');
 
 /**
  * @typedef {object} MempoolPoll  what one poll did
@@ -121,6 +122,8 @@ class MempoolFollower {
     this.blockStepMax = opts.blockStepMax === undefined ? 6 : opts.blockStepMax;
     /** @type {Map<string, Buffer>} the last blocks the sync handed over, by hash (offerBlock) */
     this.offered = new Map();
+    /** the allocator's free pages given back after a poll that took or let go of many */
+    this.memoryReturn = new MemoryReturn();
     this.pool = new MempoolPool();
     /** the node's list matched in its own order against the last poll's (list-match.js) */
     this.listMatch = new ListMatch(this.pool.index);
@@ -259,12 +262,17 @@ class MempoolFollower {
   async _poll() {
     /** @type {import('./entry').MempoolEntry[]} the entries this poll fetched (their bytes share one buffer: packed()) */
     this.fetched = [];
+    let res = null;
     try {
-      return await this._pollOnce();
+      res = await this._pollOnce();
+      return res;
     } finally {
       // the entries not stored take their bytes out of the poll's buffer, which goes then
       for (const e of this.fetched) e.ownRaw();
       this.fetched = [];
+      // a first load, a reorg's list: what it fetched, encoded and wrote is freed now
+      if (res && res.added + res.removed >= LARGE_POLL_TXS) this.memoryReturn.afterLarge();
+      else this.memoryReturn.afterStep();
     }
   }
 
@@ -624,6 +632,9 @@ function packed(raws) {
     return all.subarray(at - r.length, at);
   });
 }
+
+/** A poll that takes or lets go of this many transactions frees enough to give back (MemoryReturn). */
+const LARGE_POLL_TXS = 10000;
 
 /** A transaction row's key (docs/FORMAT.md, `M 04`: its value is the part), and the head with its key: MempoolPoll#stored. */
 const ROW_OVERHEAD = 8;
