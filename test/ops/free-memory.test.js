@@ -22,7 +22,7 @@ const anon = () => Number(require('fs').readFileSync('/proc/self/status', 'utf8'
     await new Promise((r) => setTimeout(r, 100));
   }
   const before = anon();
-  const asked = returnFreeMemory();
+  const asked = await returnFreeMemory();
   console.log(JSON.stringify({ before, after: anon(), asked, kept: kept.length }));
 })();
 `;
