@@ -5,9 +5,6 @@ const { MempoolView, ViewTx } = require('../core/mempool');
 const { RANK } = require('../core/mempool-tx');
 const { MemoryReturn } = require('../ops/free-memory');
 
-/** A whole read of this many transactions frees enough to give back (MemoryReturn). */
-const LARGE_VIEW_TXS = 10000;
-
 /**
  * The stored mempool snapshot of one process, decoded and indexed (lib/core/mempool.js): every
  * request reads only the snapshot's small head, and a new seq is read once, shared by every
@@ -60,7 +57,7 @@ class MempoolCache {
       const view = changes && this.derive(cur, changes);
       if (view) {
         this.current = view;
-        this.memoryReturn.afterStep();
+        this.memoryReturn.after(0);
         return view;
       }
     }
@@ -74,7 +71,7 @@ class MempoolCache {
     this.stats.full++;
     this.stats.decoded += view.txs.length;
     this.current = view;
-    if (view.txs.length >= LARGE_VIEW_TXS) this.memoryReturn.afterLarge();
+    this.memoryReturn.after(view.txs.length);
     return view;
   }
 

@@ -29,7 +29,7 @@ const UNSPENDABLE = 4; // an output its held parent lacks, or an OP_RETURN one
  * [output values × m | values of the outputs the inputs spend × n] (f64), [output flags × m |
  * input flags × n | input state × n] (u8).
  *
- * The bytes (`raw`) go once the store holds them (dropRaw): a mempool's bytes are ~60 MB at
+ * The bytes (`raw`) go once the store holds them (markStored): a mempool's bytes are ~60 MB at
  * 150,000 transactions, and the follower needs them again only to write the transaction
  * again (its part changed, or its place), when it reads them back from the store.
  */
@@ -121,7 +121,7 @@ class MempoolEntry {
     this._kids = null;
   }
 
-  /** @returns {Buffer|null} the transaction as the node serializes it; null once the store holds it (dropRaw) */
+  /** @returns {Buffer|null} the transaction as the node serializes it; null once the store holds it (markStored) */
   get raw() {
     return this._raw;
   }
@@ -129,11 +129,6 @@ class MempoolEntry {
   /** Its bytes copied out of the buffer they were fetched in (shared with other transactions), if still held. */
   ownRaw() {
     if (this._raw !== null) this._raw = Buffer.from(this._raw);
-  }
-
-  /** The store holds its bytes: they go. */
-  dropRaw() {
-    this._raw = null;
   }
 
   /** @param {Buffer} raw its bytes, read back from the store (checked by the caller) */
@@ -243,6 +238,21 @@ class MempoolEntry {
     this.storedCurrent = true;
     this.loadedPart = null;
     this.record = null;
+    this._raw = null;
+  }
+
+  /**
+   * Taken from the stored snapshot when the follower starts again: the store holds its bytes
+   * (they go) and `part` at `rank`, which pool.changes() compares once with its own part.
+   * @param {number} rank
+   * @param {Uint8Array} part a view of the read (copied)
+   */
+  markLoaded(rank, part) {
+    this.rank = rank;
+    this.stored = true;
+    this.storedRank = rank;
+    this.storedCurrent = false;
+    this.loadedPart = Buffer.from(part);
     this._raw = null;
   }
 

@@ -229,12 +229,8 @@ class MempoolFollower {
         // the entry keeps none of the bytes (the store holds them), and a copy of the part
         // until its own is compared with it
         const e = mempoolEntry(row.raw, t.time);
-        e.dropRaw();
         if (!this.pool.add(e)) continue;
-        e.rank = row.rank;
-        e.stored = true;
-        e.storedRank = row.rank;
-        e.loadedPart = Buffer.from(row.part);
+        e.markLoaded(row.rank, row.part);
         // whatever does not settle again leaves the stored snapshot
         this.pool.leaving.push(e);
         if (row.rank > this.pool.lastRank) this.pool.lastRank = row.rank;
@@ -271,8 +267,7 @@ class MempoolFollower {
       for (const e of this.fetched) e.ownRaw();
       this.fetched = [];
       // a first load, a reorg's list: what it fetched, encoded and wrote is freed now
-      if (res && res.added + res.removed >= LARGE_POLL_TXS) this.memoryReturn.afterLarge();
-      else this.memoryReturn.afterStep();
+      this.memoryReturn.after(res ? res.added + res.removed : 0);
     }
   }
 
@@ -295,7 +290,8 @@ class MempoolFollower {
         throw new StoreError('ERR_MEMPOOL_SEQ', `the store no longer holds the bytes of mempool transaction ${e.id} at place ${e.storedRank}, ` +
           'where this follower stored them: another follower wrote the snapshot');
       }
-      e.setRaw(Buffer.from(raws[k]));
+      // the read's own copy (KvStore, MongoStore): kept as it is
+      e.setRaw(raws[k]);
     }
   }
 
@@ -513,8 +509,9 @@ class MempoolFollower {
     for (let h = last.height; h <= tip.height; h++) hashes.push(await this.store.getBlockHash(h));
     if (hashes[0] !== last.hash || hashes[k] !== tip.hash) return null;
     // the blocks the sync beside this follower handed over (offerBlock), the others from the node
-    const answers = hashes.slice(1).map((h) => (this.offered.has(h) ? { raw: this.offered.get(h), offered: true } : null));
-    const ask = hashes.slice(1).filter((h, j) => answers[j] === null);
+    const want = hashes.slice(1);
+    const answers = want.map((h) => (this.offered.has(h) ? { raw: this.offered.get(h), offered: true } : null));
+    const ask = want.filter((h, j) => answers[j] === null);
     if (ask.length) {
       const asked = performance.now();
       const fetched = await this.client.getRawBlocks(ask);
@@ -632,9 +629,6 @@ function packed(raws) {
     return all.subarray(at - r.length, at);
   });
 }
-
-/** A poll that takes or lets go of this many transactions frees enough to give back (MemoryReturn). */
-const LARGE_POLL_TXS = 10000;
 
 /** A transaction row's key (docs/FORMAT.md, `M 04`: its value is the part), and the head with its key: MempoolPoll#stored. */
 const ROW_OVERHEAD = 8;

@@ -41,25 +41,25 @@ function returnFreeMemory() {
 }
 
 /**
- * What a large step freed reaches the allocator only as V8 collects it: after one, the free
- * pages go back now and again after each of the next few steps (a follower's polls, a
- * reader's views), by when the collector has run.
+ * Returns the free pages after a large step of a loop (a follower's poll, a reader's view):
+ * what the step freed reaches the allocator only as V8 collects it, so they go back then and
+ * again after each of the next few steps, by when the collector has run.
  */
 class MemoryReturn {
-  /** @param {number} [steps=3] the calls that return the free pages after a large step */
-  constructor(steps = 3) {
+  /**
+   * @param {number} [largeAt=10000] the items (mempool transactions) a step takes or lets go of
+   *   to count as large: a first load, a reorg's list; not a poll of a few hundred, nor a block
+   * @param {number} [steps=3] the calls that return the free pages after a large step
+   */
+  constructor(largeAt = 10000, steps = 3) {
+    this.largeAt = largeAt;
     this.steps = steps;
     this.left = 0;
   }
 
-  /** A large step is done. */
-  afterLarge() {
-    this.left = this.steps;
-    this.afterStep();
-  }
-
-  /** Any step is done. */
-  afterStep() {
+  /** @param {number} items what the step just done took or let go of */
+  after(items) {
+    if (items >= this.largeAt) this.left = this.steps;
     if (this.left === 0) return;
     this.left--;
     returnFreeMemory();
