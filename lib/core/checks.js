@@ -324,7 +324,8 @@ function checkExtends(tip, blocks, where) {
  */
 function undoMissing(where, { height, missing, tip, undoDepth }) {
   return new StoreError('ERR_UNDO_MISSING', `cannot revert ${where} to height ${height}: undo data for ` +
-    `block ${missing} is no longer kept (undo is kept for the last ${undoDepth} blocks below the tip, ${tip}). ` +
+    `block ${missing} is not kept (undo is kept for the last ${undoDepth} blocks below the tip, ${tip}, ` +
+    `and only for blocks within ${undoDepth} of the best chain known when they were indexed). ` +
     'Re-sync into a new location, or sync with a larger --undo-depth to follow reorgs this deep',
   { height, missing, tip, undoDepth });
 }

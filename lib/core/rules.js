@@ -51,7 +51,24 @@ function countersHold(a) {
   return a.sent >= 0 && a.spentCount >= 0 && a.sent <= a.received && a.spentCount <= a.fundedCount;
 }
 
+/**
+ * The lowest height whose undo a commit writes: undoDepth blocks below the higher of the new
+ * tip and the best chain's height as the writer knows it. A block further below the chain
+ * than that can only be reverted by a reorg deeper than undoDepth, which is refused anyway
+ * (ERR_REORG_TOO_DEEP), so a catch-up far behind its source writes no undo that the next
+ * batches would delete unread (as ElectrumX keeps undo only within its reorg limit of the
+ * daemon's height). Which rows leave still follows the tip alone: once caught up, the index
+ * holds undo for exactly its last undoDepth blocks, however it got there.
+ * @param {number} tipHeight the height of the commit's last block
+ * @param {number|undefined} chainHeight the source's best height, when the writer knows it
+ * @param {number} undoDepth
+ */
+function undoFloor(tipHeight, chainHeight, undoDepth) {
+  const top = Number.isSafeInteger(chainHeight) && chainHeight > tipHeight ? chainHeight : tipHeight;
+  return top - undoDepth + 1;
+}
+
 module.exports = {
   FUNDED, SPENT, PAGE_ENTRIES, INLINE_UTXOS, MAX_TXNUM, DEFAULT_UNDO_DEPTH, DEFAULT_MAX_PROBLEMS,
-  sealedCount, utxosInline, countersHold,
+  sealedCount, utxosInline, countersHold, undoFloor,
 };

@@ -269,11 +269,15 @@ class AbstractStore {
    * Applies blocks in order, in one atomic commit that also moves the tip to the last one:
    * after a crash the store holds all of them or none. Each block must extend the tip
    * (prev = tip hash, height = tip height + 1, firstTxNum = tip nextTxNum), else StoreError
-   * ERR_NOT_EXTENDING and nothing is written. Keeps undo data for the last `undoDepth` blocks.
+   * ERR_NOT_EXTENDING and nothing is written. Keeps undo data for the last `undoDepth` blocks;
+   * given the source's best height, may write none for blocks further than `undoDepth` below
+   * it (lib/core/rules.js undoFloor: the key-value stores do; MongoDB's writer needs its undo
+   * documents to finish an interrupted apply and writes them all).
    * @param {BlockDelta[]} blocks
+   * @param {{chainHeight?: number}} [opts] chainHeight: the best chain's height, as the source said
    * @returns {Promise<void>}
    */
-  async apply(blocks) { throw new Error('Abstract method.'); }
+  async apply(blocks, opts) { throw new Error('Abstract method.'); }
 
   /**
    * A hint from a writer with no readers in its own process: the applies until endBulk() may

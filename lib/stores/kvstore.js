@@ -311,7 +311,7 @@ class KvStore extends AbstractStore {
   // apply and revert: twins. Each gathers its whole effect per script hash (Changes), reads
   // the account rows once, hands them to updateAccounts, and writes one batch with the tip.
 
-  async apply(blocks) {
+  async apply(blocks, opts = {}) {
     this.assertWritable();
     if (C.checkBlocks(blocks).length === 0) return;
     const v = await this.view();
@@ -319,7 +319,7 @@ class KvStore extends AbstractStore {
       const tip = v.tip && { height: v.tip.height, hash: toDisplayHex(v.tip.hash), nextTxNum: v.tip.nextTxNum };
       C.checkExtends(tip, blocks, this.describe());
       const batch = new WriteBatch();
-      await applyBlocks(this, v, blocks, batch, new Writer());
+      await applyBlocks(this, v, blocks, batch, new Writer(), opts.chainHeight);
       await this.commit(batch, v.tipRaw);
     } finally {
       v.snap.release();

@@ -8,6 +8,7 @@ const {
 } = require('../codec/records');
 const { applyEffect, revertEffect, touchedBy } = require('../core/effect');
 const { undoMissing, corrupt } = require('../core/checks');
+const { undoFloor } = require('../core/rules');
 const { updateAccounts, decodeRow } = require('./accounts');
 const { readTxids, eachValue } = require('./query');
 
@@ -27,8 +28,9 @@ const { TIP_KEY } = layout;
  * @param {import('./abstract').BlockDelta[]} blocks already checked to extend v.tip
  * @param {import('./kvstore').WriteBatch} batch
  * @param {import('../codec/io').Writer} w
+ * @param {number} [chainHeight] the source's best height (rules.js undoFloor)
  */
-async function applyBlocks(store, v, blocks, batch, w) {
+async function applyBlocks(store, v, blocks, batch, w, chainHeight) {
   const { snap } = v;
   const { sources, reused } = await readSources(store, v, blocks);
   const e = applyEffect(blocks, reused, { keyBytes: layout.HASHX_LEN });
@@ -93,8 +95,9 @@ async function applyBlocks(store, v, blocks, batch, w) {
     batch.put(layout.txidsKey(row), encodeTxids(w, row === firstRowStart ? prior : null, txids, 32 * (from - first), to - from, offsets, from - first));
   }
 
-  // blocks, undo (kept for the last undoDepth blocks: heights > tip - undoDepth), tip
+  // blocks, undo (written from undoFloor, kept for the last undoDepth blocks: heights > tip - undoDepth), tip
   const oldTop = v.tip ? v.tip.height : -1;
+  const undoFrom = undoFloor(topHeight, chainHeight, store.undoDepth);
   for (let b = 0; b < blocks.length; b++) {
     const { height, cols, firstTxNum, locator } = blocks[b];
     const hash = fromDisplayHex(cols.hash);
@@ -105,7 +108,7 @@ async function applyBlocks(store, v, blocks, batch, w) {
       if (!blocks[b].raw) throw corrupt(`block ${height} came without its bytes, which this index keeps (--txstore)`);
       batch.put(layout.bodyKey(height), encodeBody(w, blocks[b].raw));
     }
-    if (height > topHeight - store.undoDepth) {
+    if (height >= undoFrom) {
       const u = e.undo[b];
       batch.put(layout.undoKey(height), encodeUndo(w, u.count, u.txNums, u.vouts, u.values, u.shs, 0, u.dups, u.p2pk));
       batch.put(layout.touchedKey(height), encodeTouched(w, touchedBy(blocks[b], u)));

@@ -307,7 +307,7 @@ class SyncService {
         // a write that fails half way marks the open group failed, and the store then discards
         // it whole at endBulk (below, in finally); a failure before any write keeps the batches
         // before it, like any stop
-        await this.store.apply(deltas);
+        await this.store.apply(deltas, { chainHeight: to });
         groupBytes += batch.bytes;
         // a group ends at its size, and always with the catch-up's last batch, so commits stay
         // a function of the chain and the limits (and a caught-up index is committed)

@@ -56,14 +56,15 @@ function generatedChain({ seed = 11, blocks = 60, txsPerBlock = 60 } = {}) {
  * @param {number} from
  * @param {number} to inclusive
  * @param {number[]} [sizes=[25]]
+ * @param {{chainHeight?: number}} [opts] given to every apply
  */
-async function syncBlocks(store, blocks, from, to, sizes = [25]) {
+async function syncBlocks(store, blocks, from, to, sizes = [25], opts = undefined) {
   let k = 0;
   for (let h = from; h <= to;) {
     const n = Math.min(sizes[k++ % sizes.length], to - h + 1);
     const tip = await store.getTip();
     const deltas = await buildDeltas(blocks.slice(h, h + n), store, tip ? tip.nextTxNum : 0);
-    await store.apply(deltas);
+    await store.apply(deltas, opts);
     h += n;
   }
 }

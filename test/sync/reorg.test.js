@@ -87,6 +87,32 @@ describe('sync: generated chains, stale branches and live reorgs', function () {
     }
   });
 
+  it('a catch-up keeps no undo for blocks deeper than undoDepth below the source\'s tip; caught up, the index is a fresh sync\'s', async () => {
+    const chain = await makeChain({ seed: 'undo-floor', blocks: 130, txsPerBlock: 10 });
+    const datadir = path.join(tempDir('floor'), 'index');
+    const store = await openIndex(datadir, { undoDepth: 100 });
+    try {
+      // stop after the first batch (blocks 0..15): the source's tip is 130, so only blocks
+      // above 30 may ever need their undo
+      const stop = new AbortController();
+      await syncInto(chain.dir, store, {
+        undoDepth: 100, batch: { maxBlocks: 16 }, signal: stop.signal,
+        onProgress: (p) => { if (p.phase === 'batch') stop.abort(); },
+      });
+      const tip = await store.getTip();
+      assert.equal(tip.height, 15);
+      assert.equal(await store.getTouched(15), null);
+      await assert.rejects(store.revert(14), (err) => err.code === 'ERR_UNDO_MISSING');
+      assert.deepEqual(await store.getTip(), tip);
+      await syncInto(chain.dir, store, { undoDepth: 100, batch: { maxBlocks: 16 } });
+      assert.notEqual(await store.getTouched(31), null);
+      assert.equal((await store.getTip()).height, 130);
+      assert.equal(await store.digest(), (await freshDigest(chain.dir, { undoDepth: 100 })).digest);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a reorg one block deeper than the undo kept stops with ERR_REORG_TOO_DEEP and changes nothing', async () => {
     const seed = 'reorg-deep';
     const chain = await makeChain({ seed, blocks: 130, txsPerBlock: 10 });
