@@ -125,12 +125,15 @@ async function openShared(dir) {
     valueEncoding: 'buffer',
     // a batch commits a few hundred thousand rows: a larger memtable flushes less often
     writeBufferSize: 32 * 1024 * 1024,
-    cacheSize: 64 * 1024 * 1024,
     // No Snappy: the rows are hashes, varints and already-compressed values, which it shrank by
     // ~6 % for ~15 % of the sync's CPU (every compaction compresses what it writes and
     // decompresses what it reads; docs/SCALING.md). LevelDB flags each block, so files written
     // compressed before still read.
     compression: false,
+    // Uncompressed, a cached block is the same bytes as the file's page in the page cache:
+    // LevelDB's default 8 MiB block cache, not 64, leaves the rest to the page cache, which
+    // holds more of the files (the 5M chain in 1 GiB: 1.09-1.18x the rate, ~10 % less CPU)
+    cacheSize: 8 * 1024 * 1024,
     maxOpenFiles: 2000,
   });
   try {
