@@ -75,7 +75,7 @@ const { p2pkOf } = require('../chain/columns');
  * @property {Map<number, Spends>} spends  every transaction the batch spends from, by TxNum
  *   (those of the batch itself included: TxNum >= first)
  * @property {Array<{txid: Buffer, txNum: number}>} txidsTaken  index txids a coinbase of the batch took, with the TxNum they leave
- * @property {BlockUndo[]} undo         one per block
+ * @property {Array<BlockUndo|null>} undo one per block; null below `undoFrom` (not built)
  */
 
 /**
@@ -105,10 +105,12 @@ const { p2pkOf } = require('../chain/columns');
  * The effect of applying blocks to an index.
  * @param {import('../stores/abstract').BlockDelta[]} blocks consecutive, checked to extend the tip
  * @param {Map<string, ReusedTx>} reused  by latin1 txid: the coinbase txids of the batch the index already has
- * @param {{keyBytes?: number}} [opts] bytes of a script hash that name an account (Changes)
+ * @param {{keyBytes?: number, undoFrom?: number}} [opts] keyBytes: bytes of a script hash that
+ *   name an account (Changes); undoFrom: the lowest height whose undo record the caller keeps
+ *   (rules.js undoFloor), the blocks below get none
  * @returns {ApplyEffect}
  */
-function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
+function applyEffect(blocks, reused, { keyBytes = 32, undoFrom = -1 } = {}) {
   const first = blocks[0].firstTxNum;
   let T = 0;
   let O = 0;
@@ -253,7 +255,7 @@ function applyEffect(blocks, reused, { keyBytes = 32 } = {}) {
       }
       if (mixing) mix.end(txNum);
     }
-    undo[b] = u.finish(blocks[b]);
+    undo[b] = height >= undoFrom ? u.finish(blocks[b]) : null;
     out += outStart[cols.txCount];
   }
   outBase[T] = out;

@@ -64,8 +64,7 @@ function countersHold(a) {
  * @param {number} undoDepth
  */
 function undoFloor(tipHeight, chainHeight, undoDepth) {
-  const top = Number.isSafeInteger(chainHeight) && chainHeight > tipHeight ? chainHeight : tipHeight;
-  return top - undoDepth + 1;
+  return Math.max(tipHeight, chainHeight ?? tipHeight) - undoDepth + 1;
 }
 
 module.exports = {

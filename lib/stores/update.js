@@ -33,9 +33,11 @@ const { TIP_KEY } = layout;
 async function applyBlocks(store, v, blocks, batch, w, chainHeight) {
   const { snap } = v;
   const { sources, reused } = await readSources(store, v, blocks);
-  const e = applyEffect(blocks, reused, { keyBytes: layout.HASHX_LEN });
-  const { first, end } = e;
   const topHeight = blocks[blocks.length - 1].height;
+  // undo (and the touched sets beside it) is written from here up, and built only for those blocks
+  const undoFrom = undoFloor(topHeight, chainHeight, store.undoDepth);
+  const e = applyEffect(blocks, reused, { keyBytes: layout.HASHX_LEN, undoFrom });
+  const { first, end } = e;
 
   // tx rows: txid -> TxNum (txids a coinbase took leave their earlier TxNum's row)
   const txRows = new TxRows();
@@ -95,9 +97,8 @@ async function applyBlocks(store, v, blocks, batch, w, chainHeight) {
     batch.put(layout.txidsKey(row), encodeTxids(w, row === firstRowStart ? prior : null, txids, 32 * (from - first), to - from, offsets, from - first));
   }
 
-  // blocks, undo (written from undoFloor, kept for the last undoDepth blocks: heights > tip - undoDepth), tip
+  // blocks, undo (written from undoFrom, kept for the last undoDepth blocks: heights > tip - undoDepth), tip
   const oldTop = v.tip ? v.tip.height : -1;
-  const undoFrom = undoFloor(topHeight, chainHeight, store.undoDepth);
   for (let b = 0; b < blocks.length; b++) {
     const { height, cols, firstTxNum, locator } = blocks[b];
     const hash = fromDisplayHex(cols.hash);
