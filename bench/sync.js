@@ -142,8 +142,11 @@ async function phaseSync() {
   clearInterval(rssTimer);
   const ru = process.resourceUsage();
   const io = procIo();
-  const stats = await store.stats();
+  // The files as the sync leaves them, before the scan below: a LevelDB iterator holds the
+  // tables of its moment, so the compactions that go on while it reads every row would leave
+  // their inputs on disk until the next compaction or open (the 10M chain: 330 MB more).
   const synced = { fileBytes: fileBytes(args.datadir), diskBytes: diskUsage(args.datadir) };
+  const stats = await store.stats();
   let compacted = null;
   if (args.compact && store.compact) {
     const tc = process.hrtime.bigint();
