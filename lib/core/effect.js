@@ -133,10 +133,15 @@ function applyEffect(blocks, reused, { keyBytes = 32, undoFrom = -1 } = {}) {
   let mixing = false; // the tx being applied touches a P2PK script: its touches are noted
   const spend = (txNum, txid, vout, by, vin) => {
     let s = spends.get(txNum);
-    if (!s) spends.set(txNum, (s = { txid, vouts: [], by: [], vins: [], replaced: false }));
-    s.vouts.push(vout);
-    s.by.push(by);
-    s.vins.push(vin);
+    if (s) {
+      s.vouts.push(vout);
+      s.by.push(by);
+      s.vins.push(vin);
+    } else {
+      // lists of one to start: most transactions have one output spent per batch, and an empty
+      // list's first push takes room for 17
+      spends.set(txNum, (s = { txid, vouts: [vout], by: [by], vins: [vin], replaced: false }));
+    }
     return s;
   };
   // An output leaves its account, and its P2PK script's own when `own` is given: counters and

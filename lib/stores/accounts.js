@@ -58,7 +58,10 @@ async function updateAccounts(ctx, ch, rows, keys, cutoff) {
     if (cutoff === undefined) appendHistory(ctx, acc, ch, j);
     else await cutHistory(ctx, acc, ch, j, cutoff);
     acc.parts = cutoff === undefined ? addParts(acc.parts, ch.parts.get(j), ch.keyBytes) : cutParts(acc.parts, cutoff);
-    await updateUtxos(ctx, acc, ch, j, oldUtxos, work);
+    // a promise only when it must read the account's UTXO rows: an await per account would
+    // cost a microtask and its allocations for each of a batch's ~2 accounts per transaction
+    const reading = updateUtxos(ctx, acc, ch, j, oldUtxos, work);
+    if (reading) await reading;
     if (acc.txCount > 0) {
       batch.put(key, encodeAccount(writer, acc));
     } else {
@@ -126,8 +129,13 @@ async function cutHistory(ctx, acc, ch, j, cutoff) {
   }
 }
 
-/** Applies the UTXO adds and deletes, moving the set between inline and rows when its size crosses the limit. */
-async function updateUtxos(ctx, acc, ch, j, oldCount, work) {
+/**
+ * Applies the UTXO adds and deletes, moving the set between inline and rows when its size
+ * crosses the limit.
+ * @returns {Promise<void>|null} a promise when the set moves from its rows into the account
+ *   (the rows are read first); null when it is done
+ */
+function updateUtxos(ctx, acc, ch, j, oldCount, work) {
   const { batch, writer } = ctx;
   const at = 32 * j;
   const shs = ch.shs;
@@ -141,32 +149,48 @@ async function updateUtxos(ctx, acc, ch, j, oldCount, work) {
     for (let i = ch.addHead[j]; i >= 0; i = adds.next[i]) {
       if (!adds.dead[i]) batch.put(layout.utxoKey(shs, at, adds.num[i], adds.num2[i]), encodeUtxo(writer, adds.num3[i]));
     }
-    return;
+    return null;
   }
   work.clear();
   if (oldInline) {
     for (let i = 0; i < acc.utxoLen; i++) work.push(acc.utxoTx[i], acc.utxoVout[i], acc.utxoValue[i]);
-  } else {
+    mergeUtxos(ctx, acc, ch, j, work, newInline);
+    return null;
+  }
+  return (async () => {
     for await (const { key, value } of ctx.reader.range(layout.scan(layout.P.utxo, shs, at))) {
       const id = layout.parseUtxoKey(key);
       if (!id) throw corrupt(shs, at, `a malformed utxo key ${key.toString('hex')}`);
       work.push(id.txNum, id.vout, decodeRow(decodeUtxo, value, key));
       batch.del(key);
     }
-  }
+    mergeUtxos(ctx, acc, ch, j, work, newInline);
+  })();
+}
+
+/** The set held (in `work`) less the batch's deletes, plus its adds: into the account or its rows. */
+function mergeUtxos(ctx, acc, ch, j, work, newInline) {
+  const { batch, writer } = ctx;
+  const at = 32 * j;
+  const shs = ch.shs;
+  const adds = ch.adds;
+  const dels = ch.dels;
   if (ch.delHead[j] >= 0) {
     work.removeAll(dels, ch.delHead[j], () => corrupt(shs, at, 'a batch spends an output its UTXO set does not hold'));
   }
   for (let i = ch.addHead[j]; i >= 0; i = adds.next[i]) {
     if (!adds.dead[i]) work.push(adds.num[i], adds.num2[i], adds.num3[i]);
   }
-  if (work.n !== newCount) throw corrupt(shs, at, `it holds ${work.n} unspent outputs but counts ${newCount}`);
+  if (work.n !== acc.utxoCount) throw corrupt(shs, at, `it holds ${work.n} unspent outputs but counts ${acc.utxoCount}`);
   if (newInline) {
     work.sort();
     acc.reserveUtxos(work.n);
-    acc.utxoTx.set(work.tx.subarray(0, work.n));
-    acc.utxoVout.set(work.vout.subarray(0, work.n));
-    acc.utxoValue.set(work.value.subarray(0, work.n));
+    // at most 16: a loop, not three subarrays and sets
+    for (let i = 0; i < work.n; i++) {
+      acc.utxoTx[i] = work.tx[i];
+      acc.utxoVout[i] = work.vout[i];
+      acc.utxoValue[i] = work.value[i];
+    }
     acc.utxoLen = work.n;
   } else {
     for (let i = 0; i < work.n; i++) {

@@ -463,25 +463,31 @@ function sameTxid(a, i, b, j) {
  */
 class TxRows {
   constructor() {
-    this.rows = new Map(); // prefix as a number -> {key, add: [], remove: []}
+    // prefix as a number -> {key, add, remove}, each list null until it has a TxNum: most rows
+    // get one new TxNum and nothing else
+    this.rows = new Map();
   }
 
   /** @private */
   at(txids, at) {
     const p = ((txids[at] << 24) >>> 0) + (txids[at + 1] << 16) + (txids[at + 2] << 8) + txids[at + 3];
     let r = this.rows.get(p);
-    if (!r) this.rows.set(p, (r = { key: layout.txKey(txids, at), add: [], remove: [] }));
+    if (!r) this.rows.set(p, (r = { key: layout.txKey(txids, at), add: null, remove: null }));
     return r;
   }
 
   /** The txid at txids[at] gets TxNum txNum. */
   add(txids, at, txNum) {
-    this.at(txids, at).add.push(txNum);
+    const r = this.at(txids, at);
+    if (r.add) r.add.push(txNum);
+    else r.add = [txNum];
   }
 
   /** The txid at txids[at] no longer has TxNum txNum. */
   remove(txids, at, txNum) {
-    this.at(txids, at).remove.push(txNum);
+    const r = this.at(txids, at);
+    if (r.remove) r.remove.push(txNum);
+    else r.remove = [txNum];
   }
 
   /**
@@ -495,13 +501,16 @@ class TxRows {
     const rows = await snap.getMany(keys);
     for (let k = 0; k < keys.length; k++) {
       const { add, remove } = changes[k];
-      let list = rows[k] ? decodeRow(decodeTxNums, rows[k], keys[k]) : [];
-      if (remove.length) {
+      let list = rows[k] ? decodeRow(decodeTxNums, rows[k], keys[k]) : null;
+      if (remove && list) {
         const gone = new Set(remove);
         list = list.filter((t) => !gone.has(t));
       }
-      for (const t of add) list.push(t);
-      if (list.length === 0) {
+      if (add) {
+        if (list) for (const t of add) list.push(t);
+        else list = add;
+      }
+      if (!list || list.length === 0) {
         if (rows[k]) batch.del(keys[k]);
         continue;
       }
