@@ -33,12 +33,15 @@ const { noIndex, notAnIndex } = require('../core/checks');
  */
 class LevelStore extends KvStore {
   /**
-   * A 32nd of `--cache-mb`: every batch is a commit of its own here, and a LevelDB batch lands
-   * whole in its memory table, then again in the table being written out. On the 5M-tx chain in
-   * 1 GiB, batches of 32 MiB took the anonymous memory to 1,044 MB and the sync's last tenth to
-   * 2,194 tx/s; batches of 8 MiB, 549 MB and 8,074 tx/s (docs/SCALING.md, "LevelDB beyond RAM").
+   * A 16th of `--cache-mb` (16 MiB at its default): every batch is a commit of its own here,
+   * and a LevelDB batch lands whole in its memory table, then again in the table being written
+   * out. On the 5M-tx chain in 1 GiB, batches of 32 MiB took the anonymous memory to 1,044 MB
+   * (docs/SCALING.md, "LevelDB beyond RAM"). A larger batch writes less (a row two batches
+   * change is written once), which pays where its memory does not come out of the page cache:
+   * against 8 MiB, 16 MiB went 1.22-1.25x as fast on the 10M chain in 2 GiB and 0.96x on the 5M
+   * chain in 1 GiB (docs/SCALING.md, session 15).
    */
-  static catchUpBatchShare = 32;
+  static catchUpBatchShare = 16;
 
   /**
    * @param {object} opts see AbstractStore, plus

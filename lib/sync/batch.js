@@ -48,7 +48,7 @@ const DEFAULT_CACHE_MB = 256;
  * groups of 8) ran ~25 % faster than committing every 16 MiB batch (docs/SCALING.md).
  *
  * A store whose batches cannot wait for one another takes a smaller share: its class's
- * catchUpBatchShare (LevelDB's 32nd).
+ * catchUpBatchShare (LevelDB's 16th).
  * @param {number} [cacheMb] default DEFAULT_CACHE_MB
  * @param {number} [share] the store class's catchUpBatchShare
  * @returns {{bulkBytes: number, batchBytes: number}}

@@ -104,9 +104,9 @@ describe('sync batch limits', () => {
     const MiB = 1024 * 1024;
     assert.deepEqual(catchUpLimits(), { bulkBytes: 256 * MiB, batchBytes: 32 * MiB });
     const share = (store) => storeClass(store).catchUpBatchShare;
-    assert.deepEqual(catchUpLimits(256, share('level')), { bulkBytes: 256 * MiB, batchBytes: 8 * MiB });
+    assert.deepEqual(catchUpLimits(256, share('level')), { bulkBytes: 256 * MiB, batchBytes: 16 * MiB });
     assert.deepEqual(catchUpLimits(64, share('lmdb')), { bulkBytes: 64 * MiB, batchBytes: 8 * MiB });
-    assert.equal(catchUpLimits(64, share('level')).batchBytes, 4 * MiB, 'never under 4 MiB');
+    assert.equal(catchUpLimits(32, share('level')).batchBytes, 4 * MiB, 'never under 4 MiB');
     assert.equal(catchUpLimits(4096, share('level')).batchBytes, 32 * MiB, 'never over 32 MiB');
     assert.equal(catchUpLimits(256, share('mongo')).batchBytes, 32 * MiB);
   });
