@@ -38,8 +38,8 @@ class LevelStore extends KvStore {
    * out. On the 5M-tx chain in 1 GiB, batches of 32 MiB took the anonymous memory to 1,044 MB
    * (docs/SCALING.md, "LevelDB beyond RAM"). A larger batch writes less (a row two batches
    * change is written once), which pays where its memory does not come out of the page cache:
-   * against 8 MiB, 16 MiB went 1.22-1.25x as fast on the 10M chain in 2 GiB and 0.96x on the 5M
-   * chain in 1 GiB (docs/SCALING.md, session 15).
+   * against 8 MiB, 16 MiB went 1.22-1.25x as fast on the 10M chain in 2 GiB, and 0.96x and 1.16x
+   * in two pairs on the 5M chain in 1 GiB (docs/SCALING.md, session 15).
    */
   static catchUpBatchShare = 16;
 
