@@ -154,7 +154,7 @@ function updateUtxos(ctx, acc, ch, j, oldCount, work) {
   work.clear();
   if (oldInline) {
     for (let i = 0; i < acc.utxoLen; i++) work.push(acc.utxoTx[i], acc.utxoVout[i], acc.utxoValue[i]);
-    mergeUtxos(ctx, acc, ch, j, work, newInline);
+    mergeUtxos(ctx, acc, ch, j, work);
     return null;
   }
   return (async () => {
@@ -164,12 +164,12 @@ function updateUtxos(ctx, acc, ch, j, oldCount, work) {
       work.push(id.txNum, id.vout, decodeRow(decodeUtxo, value, key));
       batch.del(key);
     }
-    mergeUtxos(ctx, acc, ch, j, work, newInline);
+    mergeUtxos(ctx, acc, ch, j, work);
   })();
 }
 
 /** The set held (in `work`) less the batch's deletes, plus its adds: into the account or its rows. */
-function mergeUtxos(ctx, acc, ch, j, work, newInline) {
+function mergeUtxos(ctx, acc, ch, j, work) {
   const { batch, writer } = ctx;
   const at = 32 * j;
   const shs = ch.shs;
@@ -182,7 +182,7 @@ function mergeUtxos(ctx, acc, ch, j, work, newInline) {
     if (!adds.dead[i]) work.push(adds.num[i], adds.num2[i], adds.num3[i]);
   }
   if (work.n !== acc.utxoCount) throw corrupt(shs, at, `it holds ${work.n} unspent outputs but counts ${acc.utxoCount}`);
-  if (newInline) {
+  if (utxosInline(acc.utxoCount)) {
     work.sort();
     acc.reserveUtxos(work.n);
     // at most 16: a loop, not three subarrays and sets
