@@ -37,7 +37,7 @@ const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { printTable } = require('./lib/table');
 const { heightHolding, boundedSource } = require('./lib/prefix');
-const { diskUsage } = require('./lib/disk');
+const { diskUsage, statIfPresent } = require('./lib/disk');
 const { mainThreadCpuSec, msSince: ms, runPhase: runPhaseIn, runBench } = require('./lib/proc');
 const { tenths } = require('./lib/tenths');
 
@@ -388,7 +388,9 @@ function procStatus(name) {
 /** The files' lengths under dir (what `ls -l` shows; diskUsage is what they occupy). */
 function fileBytes(dir) {
   let total = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) if (e.isFile()) total += fs.statSync(path.join(dir, e.name)).size;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (e.isFile()) total += statIfPresent(path.join(dir, e.name))?.size ?? 0;
+  }
   return total;
 }
 

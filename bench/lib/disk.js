@@ -15,11 +15,26 @@ function diskUsage(dir) {
     const p = path.join(dir, entry.name);
     if (entry.isDirectory()) total += diskUsage(p);
     else if (entry.isFile()) {
-      const st = fs.statSync(p);
-      total += st.blocks !== undefined ? Math.min(st.size, st.blocks * 512) : st.size;
+      const st = statIfPresent(p);
+      if (st) total += st.blocks !== undefined ? Math.min(st.size, st.blocks * 512) : st.size;
     }
   }
   return total;
 }
 
-module.exports = { diskUsage };
+/**
+ * A file's stat, or null when it went away since the directory was listed: a store still
+ * compacting (LevelDB after the sync's last write) deletes the tables it replaced.
+ * @param {string} p
+ * @returns {fs.Stats|null}
+ */
+function statIfPresent(p) {
+  try {
+    return fs.statSync(p);
+  } catch (err) {
+    if (err.code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+module.exports = { diskUsage, statIfPresent };
