@@ -38,13 +38,13 @@ ${sourceUsage}  --datadir DIR        where the index lives (created when missing
                        is created
   --batch-blocks N     blocks per commit, at most (default ${BATCH_DEFAULTS.maxBlocks})
   --batch-mb N         raw block megabytes per batch, at most (default: an eighth of --cache-mb,
-                       a 16th with --store level, between 4 and 32)
+                       between 4 and 32)
   --batch-ms N         milliseconds a batch may collect blocks before it commits (default ${BATCH_DEFAULTS.maxMs})
   --threads N          parse worker threads (default: one per core but one; 0 parses on the main thread)
   --cache-mb N         the sync's memory while catching up (default ${DEFAULT_CACHE_MB}): batches commit together
                        until they hold N MiB of blocks (the index pages they read and write stay
                        in memory until then, as Bitcoin Core's dbcache), each batch an eighth of
-                       it (--store level: every batch its own commit, a 16th of it). A crash
+                       it (--store level: every batch its own commit). A crash
                        loses at most that much work, never part of a commit
   --bulk-batches N     while catching up, commit at the latest every N batches (1: every batch)
   --prefetch MODE      LMDB: read what the next batch needs ahead of the writer, many reads at a

@@ -33,15 +33,16 @@ const { noIndex, notAnIndex } = require('../core/checks');
  */
 class LevelStore extends KvStore {
   /**
-   * A 16th of `--cache-mb` (16 MiB at its default): every batch is a commit of its own here,
-   * and a LevelDB batch lands whole in its memory table, then again in the table being written
-   * out. On the 5M-tx chain in 1 GiB, batches of 32 MiB took the anonymous memory to 1,044 MB
-   * (docs/SCALING.md, "LevelDB beyond RAM"). A larger batch writes less (a row two batches
-   * change is written once), which pays where its memory does not come out of the page cache:
-   * against 8 MiB, 16 MiB went 1.22-1.25x as fast on the 10M chain in 2 GiB, and 0.96x and 1.16x
-   * in two pairs on the 5M chain in 1 GiB (docs/SCALING.md, session 15).
+   * An eighth of `--cache-mb` (32 MiB at its default), as on LMDB, though every batch is a
+   * commit of its own here: a LevelDB batch lands whole in its memory table, then again in the
+   * table being written out, so a batch holds more of the process's memory than its blocks. A
+   * larger batch writes less (a row two batches change is written once), which pays where its
+   * memory does not come out of the page cache. Since the sync hands the allocator's free pages
+   * back after each batch, 32 MiB against 16 went 19,300 against 18,498 tx/s on the 10M chain in
+   * 2 GiB and 17,309 against 15,158 on the 5M chain in 1 GiB (docs/SCALING.md, session 16);
+   * before that, 32 MiB ran slower in both.
    */
-  static catchUpBatchShare = 16;
+  static catchUpBatchShare = 8;
 
   /**
    * @param {object} opts see AbstractStore, plus

@@ -47,8 +47,8 @@ const DEFAULT_CACHE_MB = 256;
  * queued and applied). On the 5M-tx chain in a 1 GiB memory cgroup, 128 (batches of 16 MiB,
  * groups of 8) ran ~25 % faster than committing every 16 MiB batch (docs/SCALING.md).
  *
- * A store whose batches cannot wait for one another takes a smaller share: its class's
- * catchUpBatchShare (LevelDB's 16th).
+ * A store class may take another share: its catchUpBatchShare (every store's is an eighth
+ * today).
  * @param {number} [cacheMb] default DEFAULT_CACHE_MB
  * @param {number} [share] the store class's catchUpBatchShare
  * @returns {{bulkBytes: number, batchBytes: number}}

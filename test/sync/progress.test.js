@@ -100,13 +100,13 @@ describe('sync batch limits', () => {
     assert.equal(byTime.full(), true);
   });
 
-  it('turns --cache-mb into a group and a batch, a smaller batch for LevelDB, which commits each alone', () => {
+  it('turns --cache-mb into a group and a batch, the same batch for LevelDB, which commits each alone', () => {
     const MiB = 1024 * 1024;
     assert.deepEqual(catchUpLimits(), { bulkBytes: 256 * MiB, batchBytes: 32 * MiB });
     const share = (store) => storeClass(store).catchUpBatchShare;
-    assert.deepEqual(catchUpLimits(256, share('level')), { bulkBytes: 256 * MiB, batchBytes: 16 * MiB });
+    assert.deepEqual(catchUpLimits(256, share('level')), { bulkBytes: 256 * MiB, batchBytes: 32 * MiB });
     assert.deepEqual(catchUpLimits(64, share('lmdb')), { bulkBytes: 64 * MiB, batchBytes: 8 * MiB });
-    assert.equal(catchUpLimits(32, share('level')).batchBytes, 4 * MiB, 'never under 4 MiB');
+    assert.equal(catchUpLimits(16, share('level')).batchBytes, 4 * MiB, 'never under 4 MiB');
     assert.equal(catchUpLimits(4096, share('level')).batchBytes, 32 * MiB, 'never over 32 MiB');
     assert.equal(catchUpLimits(256, share('mongo')).batchBytes, 32 * MiB);
   });
