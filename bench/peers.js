@@ -82,7 +82,7 @@ const readline = require('node:readline');
 const { parseArgs } = require('node:util');
 const { spawn, execFileSync } = require('node:child_process');
 const { printTable } = require('./lib/table');
-const { diskUsage, statIfPresent } = require('./lib/disk');
+const { diskUsage, allocatedBytes } = require('./lib/disk');
 const { msSince, runPhase: runPhaseIn, runBench } = require('./lib/proc');
 const { startRpcFixture } = require('./lib/rpc-fixture-process');
 const { tenths } = require('./lib/tenths');
@@ -601,19 +601,14 @@ function diskByEntry(dir) {
   const out = {};
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
-    out[e.name] = e.isDirectory() ? diskUsage(p) : e.isFile() ? allocated(p) : 0;
+    out[e.name] = e.isDirectory() ? diskUsage(p) : e.isFile() ? allocatedBytes(p) : 0;
   }
   const meta = path.join(dir, 'meta');
   if (fs.existsSync(meta)) {
     out['meta/block* (raw blocks)'] = fs.readdirSync(meta).filter((f) => /^block\d+$/.test(f))
-      .reduce((n, f) => n + allocated(path.join(meta, f)), 0);
+      .reduce((n, f) => n + allocatedBytes(path.join(meta, f)), 0);
   }
   return out;
-}
-
-function allocated(p) {
-  const st = statIfPresent(p);
-  return st ? Math.min(st.size, st.blocks * 512) : 0;
 }
 
 async function measure(name, sys, ctx) {

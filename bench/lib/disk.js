@@ -14,12 +14,20 @@ function diskUsage(dir) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, entry.name);
     if (entry.isDirectory()) total += diskUsage(p);
-    else if (entry.isFile()) {
-      const st = statIfPresent(p);
-      if (st) total += st.blocks !== undefined ? Math.min(st.size, st.blocks * 512) : st.size;
-    }
+    else if (entry.isFile()) total += allocatedBytes(p);
   }
   return total;
+}
+
+/**
+ * Bytes one file takes on disk; 0 when it went away since its directory was listed.
+ * @param {string} p
+ * @returns {number}
+ */
+function allocatedBytes(p) {
+  const st = statIfPresent(p);
+  if (!st) return 0;
+  return st.blocks !== undefined ? Math.min(st.size, st.blocks * 512) : st.size;
 }
 
 /**
@@ -37,4 +45,4 @@ function statIfPresent(p) {
   }
 }
 
-module.exports = { diskUsage, statIfPresent };
+module.exports = { diskUsage, allocatedBytes, statIfPresent };

@@ -137,7 +137,13 @@ const { storeOptions } = require('../core/checks');
 class AbstractStore {
   /**
    * The share of `--cache-mb` one batch holds while the sync catches up (catchUpLimits): an
-   * eighth where a group of batches commits together and its pages are the cache.
+   * eighth, where a group of batches commits together and its pages are the cache, and on
+   * LevelDB, where every batch is a commit of its own and lands whole in its memory table. A
+   * larger LevelDB batch writes less (a row two batches change is written once) but holds
+   * more of the process's memory; since the sync hands the allocator's free pages back after
+   * each batch, 32 MiB against 16 went 17,244-17,309 against 15,158 tx/s on the 5M chain in
+   * 1 GiB, and 17,352-19,300 against 18,498 on the 10M chain in 2 GiB, within the noise
+   * (docs/SCALING.md, session 16); before that, 32 MiB ran slower in both.
    */
   static catchUpBatchShare = 8;
 

@@ -33,18 +33,6 @@ const { noIndex, notAnIndex } = require('../core/checks');
  */
 class LevelStore extends KvStore {
   /**
-   * An eighth of `--cache-mb` (32 MiB at its default), as on LMDB, though every batch is a
-   * commit of its own here: a LevelDB batch lands whole in its memory table, then again in the
-   * table being written out, so a batch holds more of the process's memory than its blocks. A
-   * larger batch writes less (a row two batches change is written once), which pays where its
-   * memory does not come out of the page cache. Since the sync hands the allocator's free pages
-   * back after each batch, 32 MiB against 16 went 17,244-17,309 against 15,158 tx/s on the 5M
-   * chain in 1 GiB, and 17,352-19,300 against 18,498 on the 10M chain in 2 GiB, within the
-   * noise (docs/SCALING.md, session 16); before that, 32 MiB ran slower in both.
-   */
-  static catchUpBatchShare = 8;
-
-  /**
    * @param {object} opts see AbstractStore, plus
    * @param {string} opts.datadir directory of the LevelDB database (created when writable)
    */
