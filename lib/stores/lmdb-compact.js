@@ -40,21 +40,29 @@ async function compactEnv(db, dir, { pageSize, mapSize }) {
   const out = open({ path: tmp, encoding: 'binary', keyEncoding: 'binary', pageSize, useWritemap: true, mapSize });
   let rows = 0;
   try {
-    // in key order, appended: each page filled before the next is started
+    // in key order, appended: each page filled before the next is started. A range yields
+    // its keys and values as copies of its own, so they go into the copy's write transaction
+    // as they come, a chunk of rows per commit (one commit of millions of rows would hold
+    // every dirty page of the copy in its transaction)
     const CHUNK = 100000;
-    let chunk = [];
-    const flush = () => {
-      out.transactionSync(() => {
-        for (const [k, v] of chunk) out.putSync(k, v, { append: true });
-      });
-      rows += chunk.length;
-      chunk = [];
-    };
-    for (const { key, value } of db.getRange({})) {
-      chunk.push([Buffer.from(key), Buffer.from(value)]);
-      if (chunk.length === CHUNK) flush();
+    const it = db.getRange({})[Symbol.iterator]();
+    try {
+      for (let done = false; !done;) {
+        out.transactionSync(() => {
+          for (let n = 0; n < CHUNK; n++) {
+            const next = it.next();
+            if (next.done) {
+              done = true;
+              return;
+            }
+            out.putSync(next.value.key, next.value.value, { append: true });
+            rows++;
+          }
+        });
+      }
+    } finally {
+      it.return(); // ends the range's cursor should a write have thrown
     }
-    if (chunk.length) flush();
     const copied = out.getStats().entryCount;
     const had = db.getStats().entryCount;
     if (copied !== had) throw new StoreError('ERR_COMPACT', `the compacted copy holds ${copied} rows, the index ${had}: nothing replaced`);
