@@ -2,7 +2,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { open } = require('lmdb');
+const { Worker } = require('node:worker_threads');
 const { StoreError } = require('../errors');
 
 /**
@@ -37,47 +37,109 @@ async function compactEnv(db, dir, { pageSize, mapSize }) {
     fs.rmSync(tmp, { recursive: true, force: true });
     throw new StoreError('ERR_IN_USE', `datadir ${dir} is open in process ${[...new Set(others)].join(', ')}: stop it before compacting`);
   }
-  const out = open({ path: tmp, encoding: 'binary', keyEncoding: 'binary', pageSize, useWritemap: true, mapSize });
-  let rows = 0;
+  let rows;
   try {
-    // in key order, appended: each page filled before the next is started. A range yields
-    // its keys and values as copies of its own, so they go into the copy's write transaction
-    // as they come, a chunk of rows per commit (one commit of millions of rows would hold
-    // every dirty page of the copy in its transaction)
-    const CHUNK = 100000;
-    const it = db.getRange({})[Symbol.iterator]();
-    try {
-      for (let done = false; !done;) {
-        out.transactionSync(() => {
-          for (let n = 0; n < CHUNK; n++) {
-            const next = it.next();
-            if (next.done) {
-              done = true;
-              return;
-            }
-            out.putSync(next.value.key, next.value.value, { append: true });
-            rows++;
-          }
-        });
-      }
-    } finally {
-      it.return(); // ends the range's cursor should a write have thrown
-    }
-    const copied = out.getStats().entryCount;
+    const copy = await copyRows(db, { path: tmp, pageSize, mapSize });
+    rows = copy.rows;
     const had = db.getStats().entryCount;
-    if (copied !== had) throw new StoreError('ERR_COMPACT', `the compacted copy holds ${copied} rows, the index ${had}: nothing replaced`);
+    if (copy.entries !== had || rows !== had) {
+      throw new StoreError('ERR_COMPACT', `the compacted copy holds ${copy.entries} rows, the index ${had}: nothing replaced`);
+    }
   } catch (err) {
-    await out.close();
     fs.rmSync(tmp, { recursive: true, force: true });
     throw err;
   }
-  await out.close();
   await db.close();
   // the copy takes the file's place in one rename; the lock file is rebuilt by the next open
   fs.renameSync(path.join(tmp, 'data.mdb'), file);
   fs.rmSync(path.join(dir, 'lock.mdb'), { force: true });
   fs.rmSync(tmp, { recursive: true, force: true });
   return { before, after: allocated(fs.statSync(file)), rows };
+}
+
+/** A chunk of packed rows (lmdb-compact-worker.js): a write transaction of the copy each. */
+const CHUNK_BYTES = 8 * 2 ** 20;
+
+/**
+ * Every row of `db`, in key order, appended to a new environment at `to.path` by the writer
+ * thread, while this one reads the next: the two halves of a copy take about as long each, so
+ * on two cores it takes about half. Two chunks go back and forth between the threads.
+ * @param {object} db
+ * @param {{path: string, pageSize: number, mapSize: number}} to
+ * @returns {Promise<{rows: number, entries: number}>} the rows sent; the rows the copy holds
+ */
+async function copyRows(db, to) {
+  const worker = new Worker(path.join(__dirname, 'lmdb-compact-worker.js'), { workerData: to });
+  const next = replies(worker);
+  const free = [Buffer.allocUnsafeSlow(CHUNK_BYTES), Buffer.allocUnsafeSlow(CHUNK_BYTES)];
+  let chunk = free.pop();
+  let at = 0;
+  let n = 0;
+  let rows = 0;
+  const send = async () => {
+    worker.postMessage({ chunk, rows: n, first: rows }, [chunk.buffer]);
+    rows += n;
+    n = 0;
+    at = 0;
+    if (free.length === 0) {
+      const back = (await next()).chunk;
+      free.push(Buffer.from(back.buffer, back.byteOffset, back.byteLength));
+    }
+    chunk = free.pop();
+  };
+  try {
+    // the range keeps its read transaction (a snapshot) across the waits for the writer
+    for (const { key, value } of db.getRange({})) {
+      const size = 6 + key.length + value.length;
+      if (at + size > chunk.length && n > 0) await send();
+      // a row larger than a chunk travels in one of its own size, which stays in use after
+      if (size > chunk.length) chunk = Buffer.allocUnsafeSlow(size);
+      chunk.writeUInt16LE(key.length, at);
+      chunk.writeUInt32LE(value.length, at + 2);
+      chunk.set(key, at + 6);
+      chunk.set(value, at + 6 + key.length);
+      at += size;
+      n++;
+    }
+    if (n > 0) await send();
+    worker.postMessage({ end: true });
+    // the chunks still in flight come back before the end's answer
+    for (;;) {
+      const m = await next();
+      if (m.closed) return { rows, entries: m.entries };
+    }
+  } finally {
+    await worker.terminate();
+  }
+}
+
+/**
+ * The writer's answers in order: the next, or the failure that ends it (its error, an error it
+ * reported, or an exit before it closed the copy).
+ * @param {Worker} worker
+ * @returns {() => Promise<{chunk?: Uint8Array, closed?: boolean, entries?: number}>}
+ */
+function replies(worker) {
+  const queued = [];
+  const waiting = [];
+  let failed = null;
+  const fail = (err) => {
+    failed = failed || err;
+    for (const w of waiting.splice(0)) w.reject(failed);
+  };
+  worker.on('message', (m) => {
+    if (m.error) return fail(new StoreError('ERR_COMPACT', `writing the compacted copy failed: ${m.error.message}`));
+    const w = waiting.shift();
+    if (w) w.resolve(m);
+    else queued.push(m);
+  });
+  worker.on('error', fail);
+  worker.on('exit', (code) => fail(new StoreError('ERR_COMPACT', `the compaction's writer thread exited (code ${code})`)));
+  return () => {
+    if (queued.length) return Promise.resolve(queued.shift());
+    if (failed) return Promise.reject(failed);
+    return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+  };
 }
 
 /**
@@ -152,4 +214,4 @@ function allocated(st) {
   return Math.min(st.size, st.blocks * 512);
 }
 
-module.exports = { COMPACTING, compactEnv, compactingOwner, untilCompacted, lockHolders };
+module.exports = { COMPACTING, compactEnv, copyRows, compactingOwner, untilCompacted, lockHolders };
