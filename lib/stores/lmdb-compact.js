@@ -114,8 +114,8 @@ async function copyRows(db, to) {
 }
 
 /**
- * The writer's answers in order: the next, or the failure that ends it (its error, an error it
- * reported, or an exit before it closed the copy).
+ * The writer's answers in order, until a failure ends them (its error, an error it reported,
+ * or an exit before it closed the copy).
  * @param {Worker} worker
  * @returns {() => Promise<{chunk?: Uint8Array, closed?: boolean, entries?: number}>}
  */
@@ -136,8 +136,10 @@ function replies(worker) {
   worker.on('error', fail);
   worker.on('exit', (code) => fail(new StoreError('ERR_COMPACT', `the compaction's writer thread exited (code ${code})`)));
   return () => {
-    if (queued.length) return Promise.resolve(queued.shift());
+    // a failure first: the writer goes on with the chunks after a failed one, and its answers
+    // to them must not hide it
     if (failed) return Promise.reject(failed);
+    if (queued.length) return Promise.resolve(queued.shift());
     return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
   };
 }
