@@ -70,7 +70,9 @@ const CHUNK_BYTES = 8 * 2 ** 20;
  */
 async function copyRows(db, to) {
   const worker = new Worker(path.join(__dirname, 'lmdb-compact-worker.js'), { workerData: to });
+  const exited = new Promise((resolve) => worker.once('exit', resolve));
   const next = replies(worker);
+  let ended = false;
   const free = [Buffer.allocUnsafeSlow(CHUNK_BYTES), Buffer.allocUnsafeSlow(CHUNK_BYTES)];
   let chunk = free.pop();
   let at = 0;
@@ -103,13 +105,17 @@ async function copyRows(db, to) {
     }
     if (n > 0) await send();
     worker.postMessage({ end: true });
+    ended = true;
     // the chunks still in flight come back before the end's answer
     for (;;) {
       const m = await next();
       if (m.closed) return { rows, entries: m.entries };
     }
   } finally {
-    await worker.terminate();
+    // never terminated: a worker stopped inside lmdb-js aborts the process. Told to end, it
+    // closes the copy after the chunk it is on and exits.
+    if (!ended) worker.postMessage({ end: true });
+    await exited;
   }
 }
 
@@ -123,6 +129,7 @@ function replies(worker) {
   const queued = [];
   const waiting = [];
   let failed = null;
+  let gone = null;
   const fail = (err) => {
     failed = failed || err;
     for (const w of waiting.splice(0)) w.reject(failed);
@@ -134,12 +141,17 @@ function replies(worker) {
     else queued.push(m);
   });
   worker.on('error', fail);
-  worker.on('exit', (code) => fail(new StoreError('ERR_COMPACT', `the compaction's writer thread exited (code ${code})`)));
+  // its messages are all delivered before its exit: after them, an exit is the end of answers
+  worker.on('exit', (code) => {
+    gone = new StoreError('ERR_COMPACT', `the compaction's writer thread exited (code ${code})`);
+    for (const w of waiting.splice(0)) w.reject(gone);
+  });
   return () => {
     // a failure first: the writer goes on with the chunks after a failed one, and its answers
     // to them must not hide it
     if (failed) return Promise.reject(failed);
     if (queued.length) return Promise.resolve(queued.shift());
+    if (gone) return Promise.reject(gone);
     return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
   };
 }
