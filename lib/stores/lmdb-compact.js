@@ -147,8 +147,7 @@ function replies(worker) {
     for (const w of waiting.splice(0)) w.reject(gone);
   });
   return () => {
-    // a failure first: the writer goes on with the chunks after a failed one, and its answers
-    // to them must not hide it
+    // a failure first: answers queued before it (chunks written, the end's) must not hide it
     if (failed) return Promise.reject(failed);
     if (queued.length) return Promise.resolve(queued.shift());
     if (gone) return Promise.reject(gone);

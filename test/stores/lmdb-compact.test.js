@@ -48,7 +48,7 @@ describe('lmdb compaction: the copy written on a thread of its own', () => {
 
   it('fails with ERR_COMPACT, naming the row, when a row would not append (out of key order)', async () => {
     const rows = [{ key: Buffer.from('a'), value: Buffer.from('1') }, { key: Buffer.from('c'), value: Buffer.from('2') }, { key: Buffer.from('b'), value: Buffer.from('3') }];
-    // chunks after the failed one, which the writer appends: its answers to them must not hide the failure
+    // chunks after the failed one, sent while the writer answers the ones before: the failure is what comes back
     const filler = Buffer.alloc(3 * 2 ** 20, 1);
     for (const k of 'defghijk') rows.push({ key: Buffer.from(k), value: filler });
     const to = path.join(tempDir('compact-bad'), 'copy');
