@@ -188,12 +188,15 @@ function pick(p) {
   return Object.fromEntries(keys.map((k) => [k, p[k]]));
 }
 
-/** The store a run phase writes (MongoDB: the database `dbName` on --mongodb-url). */
+/**
+ * The store a run phase writes (MongoDB: the database `dbName` on --mongodb-url); LMDB with the
+ * map room `sync --follow` gives the mempool's rows.
+ */
 async function openRunStore(kind, dbName) {
   const { openStore } = require('../lib/stores');
-  return kind === 'mongo'
-    ? require('../lib/stores/mongo').MongoStore.open({ url: args['mongodb-url'], dbName, network: 'regtest' })
-    : openStore({ store: kind, datadir: args.datadir, network: 'regtest', readOnly: false });
+  const { DEFAULT_MAX_BYTES } = require('../lib/mempool/follower');
+  if (kind === 'mongo') return require('../lib/stores/mongo').MongoStore.open({ url: args['mongodb-url'], dbName, network: 'regtest' });
+  return openStore({ store: kind, datadir: args.datadir, network: 'regtest', readOnly: false, ...(kind === 'lmdb' ? { mapRoom: DEFAULT_MAX_BYTES } : {}) });
 }
 
 /** The chain synced from the node at --rpc-url into the run's store, which is closed after. */

@@ -5,6 +5,7 @@ const { UsageError } = require('../errors');
 const { BATCH_DEFAULTS, CATCH_UP_BULK, DEFAULT_CACHE_MB, batchLimits, catchUpLimits } = require('../sync/batch');
 const { intOption, indexLocation, resolveNetwork, storeOptions } = require('./datadir');
 const { openIndex, storeClass } = require('../stores');
+const { DEFAULT_MAX_BYTES } = require('../mempool/follower');
 const { poolForPrefetch } = require('../stores/prefetcher');
 const { sourceOptions, sourceUsage, openSource } = require('./source');
 const { logOptions, logUsage, logSettings, errorFields } = require('../ops/log');
@@ -177,8 +178,12 @@ async function sync(positionals, values, io, logger) {
       if (controller.signal.aborted && err.code === 'ERR_ABORTED') return 0; // stopped while waiting for the node
       throw err;
     }
+    const followsMempool = Boolean(values.follow && source.client && mempoolPollMs !== 0);
+    const mempoolMaxBytes = mempoolMaxMb === undefined ? undefined : mempoolMaxMb * 1e6;
     store = await openIndex({
       ...location, network, undoDepth, readOnly: false, txstore: values.txstore, prefetch: values.prefetch,
+      // the mempool's rows get room in LMDB's map (lmdb.js writerMapSize)
+      mapRoom: followsMempool ? (mempoolMaxBytes === undefined ? DEFAULT_MAX_BYTES : mempoolMaxBytes) : undefined,
     });
     // a server started later reads blocks and transactions from the same place; of a node,
     // only its URL as printed (the password stays out of the index)
@@ -201,10 +206,10 @@ async function sync(positionals, values, io, logger) {
       watchIndex(metrics, store, fed.nodeTip);
       observers.push(fed);
     }
-    if (values.follow && source.client && mempoolPollMs !== 0) {
+    if (followsMempool) {
       const { followMempool } = require('../mempool/run');
       mempool = followMempool({
-        store, client: source.client, network, pollMs: mempoolPollMs, maxBytes: mempoolMaxMb === undefined ? undefined : mempoolMaxMb * 1e6, metrics, logger, say,
+        store, client: source.client, network, pollMs: mempoolPollMs, maxBytes: mempoolMaxBytes, metrics, logger, say,
         // a follower that cannot go on stops the sync, with its error
         onFatal: () => controller.abort(),
       });

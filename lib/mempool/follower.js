@@ -118,7 +118,7 @@ class MempoolFollower {
     this.onPoll = opts.onPoll || (() => {});
     this.onError = opts.onError || (() => {});
     this.now = opts.now || Date.now;
-    this.maxBytes = opts.maxBytes === undefined ? 300e6 : opts.maxBytes;
+    this.maxBytes = opts.maxBytes === undefined ? DEFAULT_MAX_BYTES : opts.maxBytes;
     this.blockStepMax = opts.blockStepMax === undefined ? 6 : opts.blockStepMax;
     /** @type {Map<string, Buffer>} the last blocks the sync handed over, by hash (offerBlock) */
     this.offered = new Map();
@@ -643,4 +643,7 @@ function passing(err) {
   return err instanceof NodeError && (err.code === 'ERR_NODE_UNAVAILABLE' || err.code === 'ERR_NODE_RPC' || err.code === 'ERR_NODE_PROTOCOL');
 }
 
-module.exports = { MempoolFollower };
+/** --mempool-max-mb's default, Bitcoin Core's `maxmempool` (MB) */
+const DEFAULT_MAX_BYTES = 300e6;
+
+module.exports = { MempoolFollower, DEFAULT_MAX_BYTES };

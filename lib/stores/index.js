@@ -45,11 +45,14 @@ async function openStore({ store = 'lmdb', datadir, network, undoDepth = 100, re
  * so a reader need not know it. With `network` given, an index of another network is refused
  * (StoreError ERR_WRONG_NETWORK).
  * @param {{store?: string, datadir?: string, mongodbUrl?: string, retryTimeoutMs?: number, network?: string,
- *   undoDepth?: number, readOnly?: boolean, txstore?: boolean, prefetch?: string}} opts
+ *   undoDepth?: number, readOnly?: boolean, txstore?: boolean, prefetch?: string, mapRoom?: number}} opts
+ *   (`prefetch`, `mapRoom`: LMDB's, lmdb.js)
  * @returns {Promise<import('./abstract').AbstractStore>}
  */
-async function openIndex({ store = 'lmdb', datadir, mongodbUrl, retryTimeoutMs, network, undoDepth, readOnly = true, txstore, prefetch } = {}) {
-  const extra = store === 'lmdb' && prefetch !== undefined ? { prefetch } : {};
+async function openIndex({ store = 'lmdb', datadir, mongodbUrl, retryTimeoutMs, network, undoDepth, readOnly = true, txstore, prefetch, mapRoom } = {}) {
+  const extra = {};
+  if (store === 'lmdb' && prefetch !== undefined) extra.prefetch = prefetch;
+  if (store === 'lmdb' && mapRoom !== undefined) extra.mapRoom = mapRoom;
   const open = (net) => openStore({ store, datadir, url: mongodbUrl, retryTimeoutMs, network: net, undoDepth, readOnly, txstore, ...extra });
   if (network) return open(getNetwork(network).name);
   // the store checks the meta record on open and names the network it found when it is not

@@ -68,6 +68,9 @@ class LmdbStore extends KvStore {
    *   without them (docs/SCALING.md)
    * @param {(pid: number) => void} [opts.onCompactionWait] a reader opening while process
    *   `pid` compacts the datadir waits for it; told once
+   * @param {number} [opts.mapRoom=0] bytes the writer's map leaves free beyond the data at
+   *   least (writerMapSize): a process that will also write a mempool snapshot asks for room
+   *   for it, so that the snapshot's rows do not make lmdb-js map the file again
    */
   constructor(opts) {
     super(opts);
@@ -79,6 +82,9 @@ class LmdbStore extends KvStore {
     this.datadir = opts.datadir;
     this.prefetcher = this.readOnly ? null : new Prefetcher({ datadir: this.datadir, mode });
     this.onCompactionWait = opts.onCompactionWait;
+    const room = opts.mapRoom === undefined ? 0 : opts.mapRoom;
+    if (!Number.isSafeInteger(room) || room < 0) throw new UsageError('ERR_USAGE', `mapRoom is a count of bytes, got ${opts.mapRoom}`);
+    this.mapRoom = room;
   }
 
   prefetch(blocks) {
@@ -138,7 +144,7 @@ class LmdbStore extends KvStore {
       throw notAnIndex(this.describe(), UNOPENABLE[head.state](head));
     }
     const st = statOrNull(file);
-    const mapSize = this.readOnly ? READER_MAP_SIZE : writerMapSize(st);
+    const mapSize = this.readOnly ? READER_MAP_SIZE : writerMapSize(st, this.mapRoom);
     const room = mapFits(mapSize);
     if (!room.fits) {
       throw new StoreError('ERR_OPEN', `cannot open ${this.describe()}: LMDB maps ${mapSize} bytes, and this process's address space is limited to ` +
@@ -172,13 +178,21 @@ class LmdbStore extends KvStore {
 
 /**
  * The writer's map: 1.25 times the bytes the file has allocated (its data: the tail beyond is
- * sparse), at least MIN_WRITER_MAP. LMDB raises a map below the data's end to that end.
+ * sparse), or those bytes and `room` if more, at least MIN_WRITER_MAP. LMDB raises a map below
+ * the data's end to that end.
+ *
+ * The room is for what a process knows it will write beyond the sync's own growth: a mempool
+ * follower's rows (at 150,000 transactions the file grew by ~140 MB). When a write finds the
+ * map full, lmdb-js maps the file again at twice its data and keeps the old mapping until the
+ * environment closes, with every page it had touched resident: a page in both counts twice in
+ * the process's RSS (the follower of bench/mempool.js on a 58 MB index: 48 MB counted twice).
  * @param {fs.Stats|null} st
+ * @param {number} [room=0]
  */
-function writerMapSize(st) {
+function writerMapSize(st, room = 0) {
   const used = st ? allocated(st) : 0;
   const step = 2 ** 26; // 64 MiB
-  return Math.max(MIN_WRITER_MAP, Math.ceil((1.25 * used) / step) * step);
+  return Math.max(MIN_WRITER_MAP, Math.ceil(Math.max(1.25 * used, used + room) / step) * step);
 }
 
 /** The bytes a file occupies (its tail past the data is sparse under MDB_WRITEMAP). */

@@ -79,6 +79,34 @@ describe('LMDB store specifics', () => {
   });
 
 
+  it('the writer\'s map leaves the room asked for: rows that fit in it are written without lmdb-js mapping the file again', async () => {
+    // lmdb-js keeps every old mapping of the file open until the environment closes (its
+    // pages counted again in the process's RSS): the room given to a mempool follower's store
+    const mappings = (file) => fs.readFileSync('/proc/self/smaps', 'utf8').split('\n').filter((l) => /^[0-9a-f]+-[0-9a-f]+ /.test(l) && l.endsWith(` ${file}`)).length;
+    const fill = (s) => {
+      const value = Buffer.alloc(1000, 7);
+      s.kv.db.transactionSync(() => {
+        for (let i = 0; i < 90000; i++) s.kv.db.putSync(Buffer.from(`Z${String(i).padStart(8, '0')}`), value);
+      });
+    };
+    const room = 160 * 2 ** 20;
+    for (const mapRoom of [undefined, room]) {
+      const dir = tmp();
+      const file = fs.realpathSync(dir) + '/data.mdb';
+      const s = await open(dir, { network: 'main', ...(mapRoom === undefined ? {} : { mapRoom }) });
+      // the file's length is the writer's map (MDB_WRITEMAP)
+      const length = fs.statSync(file).size;
+      if (mapRoom === undefined) assert.equal(length, 2 ** 26, 'no room asked: the least map');
+      else assert.ok(length >= room && length < room + 2 ** 27, `room asked: a map of ${length}`);
+      assert.equal(mappings(file), 1);
+      fill(s);
+      assert.equal(mappings(file), mapRoom === undefined ? 2 : 1, '90 MB of rows in a 64 MiB map make a second mapping, in the room none');
+      await s.close();
+      assert.equal(mappings(file), 0);
+    }
+    await assert.rejects(open(tmp(), { network: 'main', mapRoom: -1 }), (err) => err instanceof UsageError && err.code === 'ERR_USAGE');
+  });
+
   it('prevout lookups: a sync\'s (indexed) kept for its apply, anyone else\'s (a mempool follower\'s, poll after poll at one tip) not kept', async () => {
     const s = await open(tmp(), { network: 'main' });
     await syncBlocks(s, mainnetChain().blocks, 0, 200, [200]);
