@@ -6,6 +6,14 @@ const { toDisplayHex } = require('../chain/hash');
 const { classify, writeOutputScripthash, p2pkScripthash } = require('../chain/script');
 const { encodeMempoolTx } = require('../codec/mempool');
 
+/** MempoolEntry#bits */
+const INCLUDED = 1;
+const ALIVE = 2;
+const STORED = 4;
+const STORED_CURRENT = 8;
+const ARRIVED = 16;
+const EMPTY = Buffer.alloc(0);
+
 /** Input and output flags, as the snapshot stores them (docs/FORMAT.md, `M` rows). */
 const INDEXED = 1;
 const UNCONFIRMED = 2;
@@ -21,10 +29,13 @@ const UNSPENDABLE = 4; // an output its held parent lacks, or an OP_RETURN one
  * One transaction of the node's mempool as the follower holds it: what it pays (parsed once,
  * when it arrives), what each input spends as last resolved, and its bytes until the store
  * holds them. A mempool holds 150,000 of these and every poll looks at them, so each keeps
- * one buffer of flat fields (`mem`), rather than an object, or a typed array, per field,
- * input or output: a typed array's objects alone take ~180 bytes.
+ * its flat fields in a run of bytes of a shared slab (`mem` from `at`), rather than an object,
+ * or a typed array, per field, input or output: a typed array's objects alone take ~180 bytes,
+ * and a Buffer view of its own ~100 (bench/mempool.js at 150,000: 14 MB of them). Its flags
+ * share one number (`bits`) and what its fields imply (the offsets past the outpoints, the
+ * outputs' total, its weight toward --mempool-max-mb) is computed when asked.
  *
- * `mem`: [txid | output script hashes × m | script hashes of what the inputs spend × n]
+ * `mem` from `at`: [txid | output script hashes × m | script hashes of what the inputs spend × n]
  * (32 bytes each), [the inputs' outpoints × n] (36 bytes each: txid, vout LE, as serialized),
  * [output values × m | values of the outputs the inputs spend × n] (f64), [output flags × m |
  * input flags × n | input state × n] (u8).
@@ -52,12 +63,13 @@ class MempoolEntry {
     this.vsize = tx.vsize;
     this.n = n;
     this.m = m;
-    /** where in `mem` the outpoints, the values and the flags start */
-    this.insAt = 32 * (1 + m + n);
-    this.valuesAt = this.insAt + 36 * n;
-    this.flagsAt = this.valuesAt + 8 * (m + n);
-    this.mem = entryMem(this.flagsAt + m + 2 * n);
-    tx.txid.copy(this.mem, 0);
+    /** @type {Buffer} the slab its fields are in, from `at` (entryMem) */
+    this.mem = EMPTY;
+    this.at = 0;
+    entryMem(this, 32 * (1 + m + n) + 36 * n + 8 * (m + n) + m + 2 * n);
+    /** where in `mem` the outpoints start (the values and the flags follow: valuesAt, flagsAt) */
+    this.insAt = this.at + 32 * (1 + m + n);
+    tx.txid.copy(this.mem, this.at);
     /**
      * the held transaction each input spends (state PARENT), else null; null until one does,
      * and for a transaction of one input the parent itself (ref(), setRef(): no array for the
@@ -76,36 +88,25 @@ class MempoolEntry {
       const at = tx.inputs[i].txid.byteOffset - raw.byteOffset;
       raw.copy(this.mem, this.insAt + 36 * i, at, at + 36);
     }
-    this.outTotal = 0;
     for (let o = 0; o < m; o++) {
       const out = tx.outputs[o];
       this.mem.writeDoubleLE(out.value, this.valuesAt + 8 * o);
-      this.outTotal += out.value;
       // OP_RETURN: not indexed (flag 0), and never spendable
       const c = classify(out.script);
-      if (writeOutputScripthash(out.script, c, this.mem, 32 * (1 + o))) this.mem[this.flagsAt + o] = INDEXED;
+      if (writeOutputScripthash(out.script, c, this.mem, this._hashAt(o))) this.mem[this.flagsAt + o] = INDEXED;
       this.setOwn(o, p2pkScripthash(out.script, c));
     }
     this.fee = 0;
-    /** in the snapshot: every input resolved, from the index or from an included transaction */
-    this.included = false;
-    /** still in the node's mempool (a removed entry stays referenced by children until they settle) */
-    this.alive = true;
+    /** included, alive, stored, storedCurrent, arrived (their accessors below) */
+    this.bits = ALIVE | ARRIVED;
     /** its encoded part of the snapshot (encodeMempoolTx) while its resolution holds, until the store holds it */
     this.record = null;
     /** its place in the snapshot (0: none; pool.js) */
     this.rank = 0;
-    /** the store holds a part of it, at `storedRank` */
-    this.stored = false;
+    /** where the store holds its part, when it does (`stored`) */
     this.storedRank = 0;
-    /** what the store holds is its part as resolved now (_forget() clears it) */
-    this.storedCurrent = false;
     /** the part a follower starting again read from the store, compared once with its own (pool.changes()) */
     this.loadedPart = null;
-    /** what it takes in the follower's memory, estimated (the pool's --mempool-max-mb) */
-    this.bytes = entryBytes(raw.length, n, m);
-    /** not resolved yet since it arrived */
-    this.arrived = true;
     /** while it waits: its parents' display txids (parentIds()) */
     this.parentIdList = null;
     // the pool's walk
@@ -119,6 +120,78 @@ class MempoolEntry {
      * @type {MempoolEntry[]|MempoolEntry|null}
      */
     this._kids = null;
+  }
+
+  /** @returns {boolean} in the snapshot: every input resolved, from the index or from an included transaction */
+  get included() {
+    return (this.bits & INCLUDED) !== 0;
+  }
+
+  set included(v) {
+    this.bits = v ? this.bits | INCLUDED : this.bits & ~INCLUDED;
+  }
+
+  /** @returns {boolean} still in the node's mempool (a removed entry stays referenced by children until they settle) */
+  get alive() {
+    return (this.bits & ALIVE) !== 0;
+  }
+
+  set alive(v) {
+    this.bits = v ? this.bits | ALIVE : this.bits & ~ALIVE;
+  }
+
+  /** @returns {boolean} the store holds a part of it, at `storedRank` */
+  get stored() {
+    return (this.bits & STORED) !== 0;
+  }
+
+  set stored(v) {
+    this.bits = v ? this.bits | STORED : this.bits & ~STORED;
+  }
+
+  /** @returns {boolean} what the store holds is its part as resolved now (_forget() clears it) */
+  get storedCurrent() {
+    return (this.bits & STORED_CURRENT) !== 0;
+  }
+
+  set storedCurrent(v) {
+    this.bits = v ? this.bits | STORED_CURRENT : this.bits & ~STORED_CURRENT;
+  }
+
+  /** @returns {boolean} not resolved yet since it arrived */
+  get arrived() {
+    return (this.bits & ARRIVED) !== 0;
+  }
+
+  set arrived(v) {
+    this.bits = v ? this.bits | ARRIVED : this.bits & ~ARRIVED;
+  }
+
+  /** @returns {number} where in `mem` the values start */
+  get valuesAt() {
+    return this.insAt + 36 * this.n;
+  }
+
+  /** @returns {number} where in `mem` the flags start */
+  get flagsAt() {
+    return this.insAt + 44 * this.n + 8 * this.m;
+  }
+
+  /** @returns {number} what its outputs pay */
+  get outTotal() {
+    let total = 0;
+    for (let o = 0; o < this.m; o++) total += this.value(o);
+    return total;
+  }
+
+  /** @returns {number} what it takes in the follower's memory, estimated (the pool's --mempool-max-mb) */
+  get bytes() {
+    return entryBytes(this.size, this.n, this.m);
+  }
+
+  /** @param {number} k output k (k < m), or the output input k − m spends @returns {number} where its script hash is in `mem` */
+  _hashAt(k) {
+    return this.at + 32 * (1 + k);
   }
 
   /** @returns {Buffer|null} the transaction as the node serializes it; null once the store holds it (markStored) */
@@ -193,7 +266,19 @@ class MempoolEntry {
 
   /** @returns {Buffer} 32 bytes, internal order */
   get txid() {
-    return this.mem.subarray(0, 32);
+    return this.mem.subarray(this.at, this.at + 32);
+  }
+
+  /**
+   * @param {Buffer} buf
+   * @param {number} at
+   * @returns {boolean} its txid is the 32 bytes at `at` in `buf` (internal order)
+   */
+  isTxid(buf, at) {
+    const mem = this.mem;
+    const from = this.at;
+    for (let i = 31; i >= 0; i--) if (mem[from + i] !== buf[at + i]) return false;
+    return true;
   }
 
   /**
@@ -302,7 +387,7 @@ class MempoolEntry {
       return false;
     }
     this.setState(i, PARENT);
-    this._spend(i, parent.value(vout), INDEXED | UNCONFIRMED, parent.mem, 32 * (1 + vout));
+    this._spend(i, parent.value(vout), INDEXED | UNCONFIRMED, parent.mem, parent._hashAt(vout));
     this.setOwn(this.m + i, parent.ownAt(vout));
     return true;
   }
@@ -353,7 +438,7 @@ class MempoolEntry {
    */
   spendConfirmedParent(i, parent) {
     const vout = this.vout(i);
-    this._spendConfirmed(i, parent.value(vout), true, parent.mem, 32 * (1 + vout), parent.ownAt(vout));
+    this._spendConfirmed(i, parent.value(vout), true, parent.mem, parent._hashAt(vout), parent.ownAt(vout));
   }
 
   /**
@@ -393,7 +478,7 @@ class MempoolEntry {
    */
   _spend(i, value, flags, hashes, at) {
     const m = this.m;
-    const h = 32 * (1 + m + i);
+    const h = this._hashAt(m + i);
     const f = this.flagsAt + m + i;
     const was = this.mem[f];
     const same = this.value(m + i) === value && (was === flags || was === (flags | UNCONFIRMED)) &&
@@ -456,7 +541,7 @@ class MempoolEntry {
         txid: mem.subarray(at, at + 32),
         vout: this.vout(i),
         value: this.value(m + i),
-        scripthash: flags & INDEXED ? mem.subarray(32 * (1 + m + i), 32 * (2 + m + i)) : null,
+        scripthash: flags & INDEXED ? mem.subarray(this._hashAt(m + i), this._hashAt(m + i) + 32) : null,
         p2pk: flags & INDEXED ? this.ownAt(m + i) : null,
         unconfirmed: (flags & UNCONFIRMED) !== 0,
       };
@@ -464,29 +549,34 @@ class MempoolEntry {
     const outputs = new Array(m);
     for (let o = 0; o < m; o++) {
       const indexed = this.indexed(o);
-      outputs[o] = { value: this.value(o), scripthash: indexed ? mem.subarray(32 * (1 + o), 32 * (2 + o)) : null, p2pk: indexed ? this.ownAt(o) : null };
+      outputs[o] = { value: this.value(o), scripthash: indexed ? mem.subarray(this._hashAt(o), this._hashAt(o) + 32) : null, p2pk: indexed ? this.ownAt(o) : null };
     }
     return { txid: this.txid, time: this.time, fee: this.fee, vsize: this.vsize, size: this.size, inputs, outputs };
   }
 }
 
 /**
- * An entry's `mem`, zeroed, cut from slabs that hold entries' buffers only. Cut from Node's
- * shared pool, 150,000 of them lay between the short-lived buffers of the poll that fetched
- * them (the node client's, the parts), whose slabs each of them then kept: 63 MB of slabs for
- * 42 MB of entries after a first load of 150,000.
+ * An entry's `mem` and `at`: `size` zeroed bytes cut from slabs that hold entries' fields
+ * only. Cut from Node's shared pool, 150,000 of them lay between the short-lived buffers of
+ * the poll that fetched them (the node client's, the parts), whose slabs each of them then
+ * kept: 63 MB of slabs for 42 MB of entries after a first load of 150,000.
+ * @param {MempoolEntry} entry
  * @param {number} size
- * @returns {Buffer}
  */
-function entryMem(size) {
-  if (size > SLAB_BYTES / 4) return Buffer.alloc(size);
+function entryMem(entry, size) {
+  if (size > SLAB_BYTES / 4) {
+    entry.mem = Buffer.alloc(size);
+    entry.at = 0;
+    return;
+  }
   if (slabAt + size > slab.length) {
     slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
     slabAt = 0;
   }
-  const mem = slab.subarray(slabAt, slabAt + size).fill(0);
+  slab.fill(0, slabAt, slabAt + size);
+  entry.mem = slab;
+  entry.at = slabAt;
   slabAt += size;
-  return mem;
 }
 /** As Node's pool: a slab is kept while one entry cut from it is; the more each holds, the longer */
 const SLAB_BYTES = 8192;

@@ -88,7 +88,7 @@ class MempoolPool {
    * @returns {import('./entry').MempoolEntry|null}
    */
   find(buf, at) {
-    const slot = this.index.find(buf, at, txidOf);
+    const slot = this.index.find(buf, at, isTxidOf);
     return slot < 0 ? null : this.index.get(slot);
   }
 
@@ -99,7 +99,7 @@ class MempoolPool {
   add(entry) {
     if (this.entries.has(entry.id)) return false;
     this.entries.set(entry.id, entry);
-    entry.slot = this.index.add(entry.mem, 0, entry);
+    entry.slot = this.index.add(entry.mem, entry.at, entry);
     this._addSpends(entry);
     this.waiting.push(entry);
     this.bytes += entry.bytes;
@@ -592,8 +592,8 @@ class MempoolPool {
   }
 }
 
-/** @param {import('./entry').MempoolEntry} e */
-const txidOf = (e) => e.mem;
+/** @param {import('./entry').MempoolEntry} e @param {Buffer} buf @param {number} at */
+const isTxidOf = (e, buf, at) => e.isTxid(buf, at);
 
 /**
  * The kept entries that spent an output of a transaction that left: the departed ones' children

@@ -53,17 +53,18 @@ class TxidIndex {
    * The slot of a txid given by its bytes.
    * @param {Buffer} buf
    * @param {number} at where its 32 bytes (internal order) start
-   * @param {(item: T) => Buffer} bytesOf an item's txid, internal order
+   * @param {(item: T, buf: Buffer, at: number) => boolean} isTxidOf whether an item's txid is
+   *   the 32 bytes at `at` in `buf`
    * @returns {number} its slot, or −1
    */
-  find(buf, at, bytesOf) {
+  find(buf, at, isTxidOf) {
     const key = keyOfBytes(buf, at);
     const table = this.table;
     const mask = (table.length >>> 1) - 1;
     for (let t = key & mask; ; t = (t + 1) & mask) {
       const s = table[2 * t + 1] - 1;
       if (s < 0) return -1;
-      if (table[2 * t] === key && sameBytes(bytesOf(this.items[s]), buf, at)) return s;
+      if (table[2 * t] === key && isTxidOf(this.items[s], buf, at)) return s;
     }
   }
 
@@ -212,11 +213,6 @@ function keyOfHex(buf, at) {
 /** The same key from a txid's bytes (internal order: the displayed first four are its last). */
 function keyOfBytes(buf, at) {
   return buf[at + 31] | (buf[at + 30] << 8) | (buf[at + 29] << 16) | (buf[at + 28] << 24);
-}
-
-function sameBytes(a, buf, at) {
-  for (let i = 31; i >= 0; i--) if (a[i] !== buf[at + i]) return false;
-  return true;
 }
 
 module.exports = { TxidIndex };
