@@ -589,7 +589,7 @@ let slabAt = 0;
  * its index nodes; some 1.8 KB for a typical 430-byte transaction), so that a follower at
  * Core's default of 300 holds what a Core node at its default holds, and evicts what Core
  * would. What the follower itself takes per transaction is measured by bench/mempool.js
- * (about 1.3 KB of V8 heap and buffers: lib/mempool/README.md); its memory is bounded at that
+ * (about 1.15 KB of V8 heap and buffers: lib/mempool/README.md); its memory is bounded at that
  * multiple of the limit.
  * @param {number} rawLength
  * @param {number} inputs
