@@ -63,7 +63,7 @@ class MempoolEntry {
     this.vsize = tx.vsize;
     this.n = n;
     this.m = m;
-    /** @type {Buffer} the slab its fields are in, from `at` (entryMem) */
+    /** @type {Buffer} the slab its fields are in, from `at` (entryMem sets both; set here first so every entry has one shape) */
     this.mem = EMPTY;
     this.at = 0;
     entryMem(this, 32 * (1 + m + n) + 36 * n + 8 * (m + n) + m + 2 * n);
