@@ -24,8 +24,9 @@
  *     MempoolFollower's block step), then the poll after it (the list, as every other poll);
  *   - side by side, the baseline: a follower without state (a new one on the same index) loading
  *     the same mempool from scratch, which is what every poll would cost without the diff.
- * Main-thread time is the poll's CPU time on the main thread (/proc, 10 ms ticks) and its
- * event-loop busy time; "stored" is what the poll's change writes (the change, the rows it
+ * Main-thread time is the poll's CPU time on the main thread (/proc, 10 ms ticks), of it the
+ * garbage collector's pauses on that thread (perf_hooks' gc entries: the incremental and
+ * concurrent work of V8's other threads is not in it), and its event-loop busy time; "stored" is what the poll's change writes (the change, the rows it
  * puts, the head); RSS growth is from before the first load to after the last poll (after a
  * full GC). A serve worker is a process of its own that reads the store as a worker does
  * (LMDB and MongoDB directly, LevelDB forwarded to this process): per poll, what meeting the
@@ -182,6 +183,28 @@ function indexMapRss() {
   return total;
 }
 
+/**
+ * The main thread's garbage-collection pauses: take() answers the milliseconds paused since the
+ * last take (the observer's entries arrive on a later turn of the event loop, so it waits one).
+ */
+function gcPauses() {
+  const { PerformanceObserver } = require('node:perf_hooks');
+  let ms = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) ms += e.duration;
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    async take() {
+      await new Promise((resolve) => setImmediate(resolve));
+      const out = ms;
+      ms = 0;
+      return out;
+    },
+    stop: () => observer.disconnect(),
+  };
+}
+
 /** What the bench reports of a poll (lib/mempool/follower.js MempoolPoll). */
 function pick(p) {
   const keys = ['outcome', 'listed', 'blocks', 'added', 'removed', 'txs', 'asked', 'bytes', 'stored', 'upserts', 'dropped', 'evicted', 'memBytes', 'ms', 'busyMs', 'fetchMs', 'listMs', 'resolveMs', 'writeMs'];
@@ -245,12 +268,14 @@ async function phaseRun() {
     // a serve worker's side of each poll, in a process of its own that reads the store as a
     // worker does (LMDB and MongoDB directly, LevelDB forwarded to this process)
     const worker = await startReaderWorker(store, dbName);
+    const pauses = gcPauses();
     const measured = async (what) => {
+      await pauses.take();
       const cpu0 = mainThreadCpuSec();
       const label = `${polls.length} ${what}`;
       const p = await profiled(`follower-${label}`, () => follower.poll());
       const cpuMs = Math.round(1000 * (mainThreadCpuSec() - cpu0));
-      const out = { what, ...pick(p), cpuMs };
+      const out = { what, ...pick(p), cpuMs, gcMs: await pauses.take() };
       if (p.outcome === 'written') Object.assign(out, await worker.ask(p.seq, what, label));
       return out;
     };
@@ -287,6 +312,7 @@ async function phaseRun() {
     polls.push(await measured('a block'));
     // the follower took the block from the node, not its list: the next poll lists as ever
     polls.push(await measured('the list after it'));
+    pauses.stop();
     out.workerMemory = await worker.stop();
     const mem1 = gcMemory();
     out.rss = { before: mem0.rss, after: mem1.rss, growth: mem1.rss - mem0.rss, anonGrowth: mem1.anon - mem0.anon, indexMapGrowth: mem1.indexMap - mem0.indexMap, peak: process.resourceUsage().maxRSS * 1024 };
@@ -534,7 +560,8 @@ function report(runs) {
         mempool: r.size.toLocaleString('en-US'), store: r.store, poll: p.what, listed: p.blocks ? `(${p.blocks} block)` : p.listed.toLocaleString('en-US'), added: p.added, removed: p.removed,
         snapshot: p.txs.toLocaleString('en-US'), 'rows put': p.upserts, 'rows out': p.dropped, 'index lookups': p.asked.toLocaleString('en-US'),
         'MB stored': p.stored ? (p.stored / MB).toFixed(2) : '-', 'wall ms': p.ms.toFixed(0), 'node ms': p.fetchMs.toFixed(0), 'of it the list (getblock) ms': p.listMs === undefined ? '-' : p.listMs.toFixed(0),
-        'resolve ms': p.resolveMs.toFixed(0), 'write ms': p.writeMs.toFixed(0), 'main CPU ms': p.cpuMs.toFixed(0), 'loop busy ms': p.busyMs.toFixed(0),
+        'resolve ms': p.resolveMs.toFixed(0), 'write ms': p.writeMs.toFixed(0), 'main CPU ms': p.cpuMs.toFixed(0),
+        'of it GC pauses ms': p.gcMs === undefined ? '-' : p.gcMs.toFixed(0), 'loop busy ms': p.busyMs.toFixed(0),
       });
     }
   }
