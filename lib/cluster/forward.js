@@ -28,8 +28,10 @@ function serveStore(worker, store) {
   worker.on('message', (msg) => {
     if (!msg || msg.type !== CALL) return;
     const { id, method, args } = msg;
+    // a read waits out a bulk group the primary's sync has open (a reorg's revert and new
+    // branch, which LevelDB commits one by one): the worker sees both or neither
     const run = READ_SET.has(method)
-      ? Promise.resolve().then(() => store[method](...revive(args)))
+      ? store.untilGroupEnds().then(() => store[method](...revive(args)))
       : Promise.reject(new errors.StoreError('ERR_NOT_FORWARDED', `store method "${method}" is not forwarded to workers`));
     run.then(
       (result) => send(worker, { type: REPLY, id, result }),

@@ -316,6 +316,19 @@ class AbstractStore {
   async endBulk(opts) {}
 
   /**
+   * Resolves once no bulk group is open in this process (at once when none is). A store whose
+   * groups are not one commit (LevelDB) shows a group's blocks one by one to reads in the
+   * writer's own process; one that reads on behalf of others there (serve's primary answering
+   * its workers, lib/cluster/forward.js) waits on this first, so that a reorg's revert and its
+   * new branch, which the sync applies as a group, reach those readers together: the old tip's
+   * answers or the new tip's, never the fork point's. The writer's own reads do not wait.
+   * @returns {Promise<void>}
+   */
+  untilGroupEnds() {
+    return Promise.resolve();
+  }
+
+  /**
    * Reverts blocks above `height` exactly (the index equals one that never saw them), in one
    * atomic commit. StoreError ERR_UNDO_MISSING when undo for a block is no longer kept.
    * @param {number} height

@@ -61,6 +61,10 @@ class KvStore extends AbstractStore {
     this.kv = null;
     this.heights = new HeightIndex();
     this.prevoutCache = null;
+    /** @type {Promise<void>|null} while a bulk group is open: resolved when it ends (untilGroupEnds) */
+    this.groupEnded = null;
+    /** @type {(() => void)|null} */
+    this.endGroup = null;
   }
 
   /**
@@ -330,12 +334,24 @@ class KvStore extends AbstractStore {
   async beginBulk() {
     this.assertWritable();
     if (this.kv.beginBulk) this.kv.beginBulk();
+    if (!this.groupEnded) this.groupEnded = new Promise((resolve) => { this.endGroup = resolve; });
   }
 
   async endBulk({ commit = true } = {}) {
-    // nothing cached outlives a discarded group: the prevout cache is dropped after every
-    // apply, and the tip cache is checked against the tip row's bytes on every read
-    if (this.kv && this.kv.endBulk) await this.kv.endBulk(commit);
+    try {
+      // nothing cached outlives a discarded group: the prevout cache is dropped after every
+      // apply, and the tip cache is checked against the tip row's bytes on every read
+      if (this.kv && this.kv.endBulk) await this.kv.endBulk(commit);
+    } finally {
+      const end = this.endGroup;
+      this.groupEnded = null;
+      this.endGroup = null;
+      if (end) end();
+    }
+  }
+
+  untilGroupEnds() {
+    return this.groupEnded || Promise.resolve();
   }
 
   async revert(height) {
