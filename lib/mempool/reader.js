@@ -2,6 +2,9 @@
 
 const { MempoolCache } = require('./cache');
 
+/** paired(): how many times a read is made when the tip moves under it. */
+const PAIR_ATTEMPTS = 3;
+
 /**
  * The one rule by which every reader (REST, Electrum) pairs the stored mempool snapshot with
  * the confirmed rows it reads. The follower writes a snapshot only while the tip is the one
@@ -12,7 +15,9 @@ const { MempoolCache } = require('./cache');
  *     seqlock read began at (ApiApp.consistent, StoreReader.consistent), whose closing tip
  *     read confirms T held throughout.
  *   - `paired(read)`: head first, then the read, then the tip: when the tip is the head's T,
- *     T was the tip all along and the read saw T's rows.
+ *     T was the tip all along and the read saw T's rows. When the tip moved meanwhile and the
+ *     store already holds the new tip's snapshot, the three are read again (up to
+ *     PAIR_ATTEMPTS in all).
  *
  * Anything else (no snapshot; one the follower has not replaced since a block; a newer tip)
  * answers as if the mempool were empty: confirmed data alone, never a mix of two states.
@@ -71,14 +76,22 @@ class MempoolReader {
    *   tip: the hash `value` belongs to when a view is paired with it (null: not known)
    */
   async paired(read) {
-    const head = await this.store.getMempoolHead();
-    const value = await read();
-    if (!head) return { value, view: null, tip: null };
-    const tip = await this.store.getTip();
-    if (!tip || tip.hash !== head.tip) return { value, view: null, tip: null };
-    const view = await this.cache.view(head.seq);
-    if (!view || view.tip !== tip.hash) return { value, view: null, tip: null };
-    return { value, view, tip: tip.hash };
+    for (let attempt = 1; ; attempt++) {
+      const head = await this.store.getMempoolHead();
+      const value = await read();
+      if (!head) return { value, view: null, tip: null };
+      const tip = await this.store.getTip();
+      if (tip && tip.hash === head.tip) {
+        const view = await this.cache.view(head.seq);
+        if (!view || view.tip !== tip.hash) return { value, view: null, tip: null };
+        return { value, view, tip: tip.hash };
+      }
+      // the tip moved after the head was read (a block, a reorg): when the store holds the
+      // snapshot of the new tip already, all of it again, so that the answer is that tip's with
+      // its mempool, not its confirmed rows alone (a store whose reads are not one snapshot:
+      // LevelDB through serve's primary, MongoDB)
+      if (attempt >= PAIR_ATTEMPTS || !tip || !(await this.headAt(tip))) return { value, view: null, tip: null };
+    }
   }
 }
 

@@ -291,9 +291,15 @@ class AbstractStore {
    * blocks up to a commit, never part of one). A store that gains nothing from it ignores it,
    * which is what this base does. Meanwhile this process's own reads may see the group's
    * uncommitted blocks; other processes see only commits.
+   *
+   * `whole`: the group is a reorg's revert and the new branch it leads to, which readers must
+   * see together or not at all. A store whose group is one commit has nothing more to do; one
+   * whose group is several commits makes its readers wait while it is open (untilGroupEnds()
+   * for readers in this process; MongoDB: a marker other processes' readers wait on).
+   * @param {{whole?: boolean}} [opts]
    * @returns {Promise<void>}
    */
-  async beginBulk() {}
+  async beginBulk(opts) {}
 
   /**
    * A hint from the writer: these blocks are the next to be applied (after the ones being
@@ -316,12 +322,12 @@ class AbstractStore {
   async endBulk(opts) {}
 
   /**
-   * Resolves once no bulk group is open in this process (at once when none is). A store whose
-   * groups are not one commit (LevelDB) shows a group's blocks one by one to reads in the
-   * writer's own process; one that reads on behalf of others there (serve's primary answering
-   * its workers, lib/cluster/forward.js) waits on this first, so that a reorg's revert and its
-   * new branch, which the sync applies as a group, reach those readers together: the old tip's
-   * answers or the new tip's, never the fork point's. The writer's own reads do not wait.
+   * Resolves once no `whole` bulk group is open in this process (at once when none is). A
+   * store whose groups are not one commit (LevelDB) shows a group's blocks one by one to reads
+   * in the writer's own process; one that reads on behalf of others there (serve's primary
+   * answering its workers, lib/cluster/forward.js) waits on this first, so that a reorg's revert
+   * and its new branch reach those readers together: the old tip's answers or the new tip's,
+   * never the fork point's. The writer's own reads do not wait.
    * @returns {Promise<void>}
    */
   untilGroupEnds() {

@@ -61,7 +61,7 @@ class KvStore extends AbstractStore {
     this.kv = null;
     this.heights = new HeightIndex();
     this.prevoutCache = null;
-    /** @type {Promise<void>|null} while a bulk group is open: resolved when it ends (untilGroupEnds) */
+    /** @type {Promise<void>|null} while a `whole` bulk group is open: resolved when it ends (untilGroupEnds) */
     this.groupEnded = null;
     /** @type {(() => void)|null} */
     this.endGroup = null;
@@ -331,10 +331,10 @@ class KvStore extends AbstractStore {
     }
   }
 
-  async beginBulk() {
+  async beginBulk({ whole = false } = {}) {
     this.assertWritable();
     if (this.kv.beginBulk) this.kv.beginBulk();
-    if (!this.groupEnded) this.groupEnded = new Promise((resolve) => { this.endGroup = resolve; });
+    if (whole && !this.groupEnded) this.groupEnded = new Promise((resolve) => { this.endGroup = resolve; });
   }
 
   async endBulk({ commit = true } = {}) {

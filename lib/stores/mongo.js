@@ -8,7 +8,7 @@ const C = require('../core/checks');
 const D = require('./mongo/documents');
 const { Database } = require('./mongo/bulk');
 const { Reads } = require('./mongo/reads');
-const { Writer } = require('./mongo/writer');
+const { Writer, LEASE_MS } = require('./mongo/writer');
 const { verifyIndex } = require('./mongo/verify');
 const { HistoryWalk, ListWalk, mergeWalks } = require('./mongo/history');
 const { scriptEntries, scriptUtxos, scriptSummary } = require('../core/script-view');
@@ -55,6 +55,8 @@ class MongoStore extends AbstractStore {
     this.reads = null;
     /** @type {Writer|null} the writer (null when read-only) */
     this.writer = null;
+    /** while a `whole` group is open: the timer renewing its lease (beginBulk) */
+    this.groupTimer = null;
   }
 
   /**
@@ -110,6 +112,9 @@ class MongoStore extends AbstractStore {
 
   async close() {
     if (!this.client) return;
+    // a group left open: its lease expires by itself, and the next writer's open clears it
+    if (this.groupTimer) clearInterval(this.groupTimer);
+    this.groupTimer = null;
     if (this.writer) await this.writer.idle();
     const c = this.client;
     this.client = null;
@@ -395,6 +400,32 @@ class MongoStore extends AbstractStore {
     if (!tip || !C.isTxNum(txNum) || txNum >= tip.nextTxNum) return null;
     const d = await this.reads.txAt(txNum, tip);
     return d ? D.hashFromHex(D.txidOf(d)) : null;
+  }
+
+  // ---- reorg groups --------------------------------------------------------------------
+
+  /**
+   * A `whole` group (a reorg's revert and its new branch, which are commits one by one here):
+   * a lease in `meta` (`'group'`, renewed while the group is open), which readers in every
+   * process wait out before they read the tip (Reads#readTip), so they answer at the old tip or
+   * at the new one, never at the fork point. A writer that dies inside the group stops holding
+   * them once the lease expires (LEASE_MS), and its next open clears it.
+   * @param {{whole?: boolean}} [opts]
+   */
+  async beginBulk({ whole = false } = {}) {
+    this.assertWritable();
+    if (!whole || this.groupTimer) return;
+    const meta = this.database.coll(COLL.meta);
+    const renew = () => this.database.retry('group lease', () => meta.replaceOne({ _id: 'group' }, { _id: 'group', until: new Date(Date.now() + LEASE_MS) }, { upsert: true }));
+    await renew();
+    this.groupTimer = setInterval(() => renew().catch(() => {}), LEASE_MS / 3);
+  }
+
+  async endBulk() {
+    if (!this.groupTimer) return;
+    clearInterval(this.groupTimer);
+    this.groupTimer = null;
+    await this.database.retry('end the group', () => this.database.coll(COLL.meta).deleteOne({ _id: 'group' }));
   }
 
   // ---- the mempool snapshot ------------------------------------------------------------

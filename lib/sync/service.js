@@ -196,8 +196,8 @@ class SyncService {
     this._emit('scan', before, srcTip.height);
     const reorg = before && this.source.hashAt(before.height) !== before.hash && srcTip.height - before.height <= REORG_GROUP_BLOCKS;
     if (!reorg) return this._reconciled(pool, signal, srcTip, before);
-    // the revert and the new branch: one commit (see beforeReorgCommit)
-    await this.store.beginBulk();
+    // the revert and the new branch: one commit (see beforeReorgCommit), or seen by readers as one
+    await this.store.beginBulk({ whole: true });
     this.reorgGroup = true;
     let done = false;
     try {

@@ -12,6 +12,7 @@ const { waitFor } = require('../helpers/chains');
 const { request } = require('../api/helpers');
 const { connectClient } = require('../electrum/helpers');
 const { parseTarget } = require('../../lib/chain/address');
+const { useMongo } = require('../helpers/mongo-server');
 
 const { wallet, minerA, minerB } = nodeWallet();
 
@@ -32,8 +33,10 @@ const MAX_ROUNDS = 400;
  *
  * On LMDB (`sync --follow` beside `serve`) the revert and the new branch are one commit. On
  * LevelDB (`serve --store level` following the node in its primary) they are commits one by
- * one, and the workers' forwarded reads wait while the sync's group is open. The bitcore
- * service opens the datadir itself, which LevelDB allows one process only: not asked there.
+ * one, and the workers' forwarded reads wait while the sync's group is open; on MongoDB
+ * (FerretDB: `sync --store mongo --follow` beside `serve --store mongo`) too, and the readers
+ * wait out the writer's group lease. The bitcore service is asked on LMDB only (it opens the
+ * datadir itself, which LevelDB allows one process only).
  */
 describe('a 3-block reorg on btcd while every reader is asked: each answer is the old tip\'s or the new tip\'s (LMDB)', function () {
   reorgWhileAsked.call(this, 'lmdb');
@@ -43,11 +46,17 @@ describe('a 3-block reorg on btcd while every reader is asked: each answer is th
   reorgWhileAsked.call(this, 'level');
 });
 
+describe('a 3-block reorg on btcd while every reader is asked: each answer is the old tip\'s or the new tip\'s (MongoDB)', function () {
+  const mongo = useMongo();
+  reorgWhileAsked.call(this, 'mongo', mongo);
+});
+
 /**
  * @this {Mocha.Suite}
- * @param {'lmdb'|'level'} store
+ * @param {'lmdb'|'level'|'mongo'} store
+ * @param {ReturnType<typeof useMongo>} [mongo] the server, for 'mongo'
  */
-function reorgWhileAsked(store) {
+function reorgWhileAsked(store, mongo) {
   this.timeout(240000);
   let a;
   let b;
@@ -68,7 +77,7 @@ function reorgWhileAsked(store) {
   });
   const btcd = useBtcd([{ miningAddress: minerA }, { miningAddress: minerB }]);
 
-  it(store === 'lmdb' ? 'REST, Electrum and the bitcore service during the reorg' : 'REST and Electrum, through the workers of serve --store level, during the reorg', async () => {
+  it(store === 'lmdb' ? 'REST, Electrum and the bitcore service during the reorg' : `REST and Electrum, through the workers of serve --store ${store}, during the reorg`, async () => {
     [a, b] = btcd.nodes;
     await a.generate(101);
     const [raw1] = await a.rawBlocks(1, 1);
@@ -118,6 +127,13 @@ function reorgWhileAsked(store) {
     const datadir = path.join(tempDir('reorg-readers'), 'index');
     if (store === 'lmdb') {
       ({ follow, serve, url } = await followAndServe(a.url, datadir));
+    } else if (store === 'mongo') {
+      const where = ['--store', 'mongo', '--mongodb-url', `${mongo.mongo.url.replace(/\/$/, '')}/${mongo.dbName('reorg')}`];
+      follow = startCli(['sync', ...where, '--rpc-url', a.url, '--network', 'regtest', '--follow', '--poll-ms', '100', '--mempool-poll-ms', '100', '--threads', '0']);
+      await follow.waitFor(/mempool: \d+ transaction\(s\)/, 120000);
+      serve = startCli(['serve', ...where, '--workers', '2', '--port', '0', '--electrum-port', '0', '--electrum-poll-ms', '50', '--grace-ms', '2000'],
+        { env: { ADDRINDEX_RPC_URL: a.url } });
+      url = (await serve.waitFor(/listening on (http:\/\/\S+)/))[1];
     } else {
       const synced = await runCli(['sync', '--rpc-url', a.url, '--network', 'regtest', '--store', 'level', '--datadir', datadir, '--threads', '0']);
       assert.equal(synced.code, 0, synced.stderr);

@@ -6,6 +6,8 @@ const { corrupt } = require('../../core/checks');
 
 const C = D.COLLECTIONS;
 
+/** How often a reader looks again while a reorg's group holds the tip (readTip). */
+const GROUP_POLL_MS = 25;
 /** A reader whose tip is older than both versions of an account re-reads the tip, this many times. */
 const READ_ATTEMPTS = 20;
 /** Decoded accounts kept for reads at an unchanged tip (a balance, then the same address's history). */
@@ -49,9 +51,23 @@ class Reads {
     return w ? w.tip : this.readTip();
   }
 
+  /**
+   * The committed tip, once no reorg's group holds it: while the writer's `'group'` lease
+   * stands (MongoStore#beginBulk: a revert and its new branch, commits one by one), the tip is
+   * read again every GROUP_POLL_MS, so a reader answers at the old tip or the new one. The
+   * lease and the tip are read in one query: a reader that finds no lease has the tip from
+   * before the group or from after it.
+   */
   async readTip() {
-    const d = await this.db.retry('read tip', () => this.db.coll(C.meta).findOne({ _id: 'tip' }));
-    return d ? D.fromTipDoc(d) : null;
+    for (;;) {
+      const docs = await this.db.retry('read tip', () => this.db.coll(C.meta).find({ _id: { $in: ['tip', 'group'] } }).toArray());
+      const group = docs.find((d) => d._id === 'group');
+      if (!(group && group.until instanceof Date && group.until.getTime() > Date.now())) {
+        const d = docs.find((x) => x._id === 'tip');
+        return d ? D.fromTipDoc(d) : null;
+      }
+      await sleep(GROUP_POLL_MS);
+    }
   }
 
   /**

@@ -59,6 +59,8 @@ class Writer {
       await this.db.retry(`create indexes on ${name}`, () => this.db.coll(name).createIndexes(specs));
     }
     await this.serial(() => this.repair());
+    // a writer that died inside a reorg's group left its lease (MongoStore#beginBulk): it is gone
+    await this.db.retry('clear a group lease', () => this.db.coll(C.meta).deleteOne({ _id: 'group' }));
     this.allDocs = !(await this.db.retry('open', () => this.db.coll(C.accounts).findOne({})));
   }
 
