@@ -206,6 +206,8 @@ export interface StoreOptions {
   txstore?: boolean;
   /** LMDB: the writer's reads ahead of its batches (default 'auto': while the index outgrows half the memory) */
   prefetch?: 'auto' | 'on' | 'off';
+  /** LMDB: bytes the writer's map leaves free beyond the data at least (a mempool follower's rows; default 0) */
+  mapRoom?: number;
 }
 
 export abstract class AbstractStore {
@@ -238,10 +240,16 @@ export abstract class AbstractStore {
   getPrevouts(outpoints: Buffer, opts?: { indexed?: boolean }): Promise<Array<Prevout | null>>;
   apply(blocks: BlockDelta[]): Promise<void>;
   revert(height: number): Promise<void>;
-  /** The applies until endBulk() may be committed as one (LMDB); this process may read them before. */
-  beginBulk(): Promise<void>;
+  /**
+   * The applies until endBulk() may be committed as one (LMDB); this process may read them before.
+   * whole: a reorg's revert and new branch, which readers must see together (LevelDB: reads
+   * waiting on untilGroupEnds(); MongoDB: a lease its readers wait out).
+   */
+  beginBulk(opts?: { whole?: boolean }): Promise<void>;
   /** Commits (or with commit: false discards) what beginBulk() opened. */
   endBulk(opts?: { commit?: boolean }): Promise<void>;
+  /** Settles once no whole group is open in this process (at once when none is). */
+  untilGroupEnds(): Promise<void>;
   /** A hint: these parsed blocks come next; a store that reads ahead starts (settles when done; null: it does not). */
   prefetch(blocks: Array<{ cols: object }>): Promise<void> | null;
   getSummary(scripthash: Buffer, opts?: { view?: View }): Promise<Summary | null>;
@@ -329,6 +337,8 @@ export interface OpenOptions {
   txstore?: boolean;
   /** LMDB: the writer's reads ahead (default 'auto') */
   prefetch?: 'auto' | 'on' | 'off';
+  /** LMDB: bytes the writer's map leaves free beyond the data at least (default 0) */
+  mapRoom?: number;
 }
 
 /** Opens (creating when writable and empty) an index of a given network. */

@@ -5,7 +5,6 @@ const { UsageError } = require('../errors');
 const { BATCH_DEFAULTS, CATCH_UP_BULK, DEFAULT_CACHE_MB, batchLimits, catchUpLimits } = require('../sync/batch');
 const { intOption, indexLocation, resolveNetwork, storeOptions } = require('./datadir');
 const { openIndex, storeClass } = require('../stores');
-const { DEFAULT_MAX_BYTES } = require('../mempool/follower');
 const { poolForPrefetch } = require('../stores/prefetcher');
 const { sourceOptions, sourceUsage, openSource } = require('./source');
 const { logOptions, logUsage, logSettings, errorFields } = require('../ops/log');
@@ -179,11 +178,12 @@ async function sync(positionals, values, io, logger) {
       throw err;
     }
     const followsMempool = Boolean(values.follow && source.client && mempoolPollMs !== 0);
-    const mempoolMaxBytes = mempoolMaxMb === undefined ? undefined : mempoolMaxMb * 1e6;
+    const mempoolMaxBytes = !followsMempool ? undefined
+      : mempoolMaxMb === undefined ? require('../mempool/follower').DEFAULT_MAX_BYTES : mempoolMaxMb * 1e6;
     store = await openIndex({
       ...location, network, undoDepth, readOnly: false, txstore: values.txstore, prefetch: values.prefetch,
       // the mempool's rows get room in LMDB's map (lmdb.js writerMapSize)
-      mapRoom: followsMempool ? (mempoolMaxBytes === undefined ? DEFAULT_MAX_BYTES : mempoolMaxBytes) : undefined,
+      mapRoom: mempoolMaxBytes,
     });
     // a server started later reads blocks and transactions from the same place; of a node,
     // only its URL as printed (the password stays out of the index)

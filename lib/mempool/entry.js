@@ -6,12 +6,16 @@ const { toDisplayHex } = require('../chain/hash');
 const { classify, writeOutputScripthash, p2pkScripthash } = require('../chain/script');
 const { encodeMempoolTx } = require('../codec/mempool');
 
-/** MempoolEntry#bits */
-const INCLUDED = 1;
-const ALIVE = 2;
-const STORED = 4;
-const STORED_CURRENT = 8;
-const ARRIVED = 16;
+/**
+ * MempoolEntry's flags, each a boolean property of it kept as a bit of `bits` (defined on the
+ * class below):
+ *   included       in the snapshot: every input resolved, from the index or from an included transaction
+ *   alive          still in the node's mempool (a removed entry stays referenced by children until they settle)
+ *   stored         the store holds a part of it, at `storedRank`
+ *   storedCurrent  what the store holds is its part as resolved now (_forget() clears it)
+ *   arrived        not resolved yet since it arrived
+ */
+const FLAGS = { included: 1, alive: 2, stored: 4, storedCurrent: 8, arrived: 16 };
 const EMPTY = Buffer.alloc(0);
 
 /** Input and output flags, as the snapshot stores them (docs/FORMAT.md, `M` rows). */
@@ -88,17 +92,18 @@ class MempoolEntry {
       const at = tx.inputs[i].txid.byteOffset - raw.byteOffset;
       raw.copy(this.mem, this.insAt + 36 * i, at, at + 36);
     }
+    const { valuesAt, flagsAt } = this;
     for (let o = 0; o < m; o++) {
       const out = tx.outputs[o];
-      this.mem.writeDoubleLE(out.value, this.valuesAt + 8 * o);
+      this.mem.writeDoubleLE(out.value, valuesAt + 8 * o);
       // OP_RETURN: not indexed (flag 0), and never spendable
       const c = classify(out.script);
-      if (writeOutputScripthash(out.script, c, this.mem, this._hashAt(o))) this.mem[this.flagsAt + o] = INDEXED;
+      if (writeOutputScripthash(out.script, c, this.mem, this._hashAt(o))) this.mem[flagsAt + o] = INDEXED;
       this.setOwn(o, p2pkScripthash(out.script, c));
     }
     this.fee = 0;
-    /** included, alive, stored, storedCurrent, arrived (their accessors below) */
-    this.bits = ALIVE | ARRIVED;
+    /** its FLAGS */
+    this.bits = FLAGS.alive | FLAGS.arrived;
     /** its encoded part of the snapshot (encodeMempoolTx) while its resolution holds, until the store holds it */
     this.record = null;
     /** its place in the snapshot (0: none; pool.js) */
@@ -120,51 +125,6 @@ class MempoolEntry {
      * @type {MempoolEntry[]|MempoolEntry|null}
      */
     this._kids = null;
-  }
-
-  /** @returns {boolean} in the snapshot: every input resolved, from the index or from an included transaction */
-  get included() {
-    return (this.bits & INCLUDED) !== 0;
-  }
-
-  set included(v) {
-    this.bits = v ? this.bits | INCLUDED : this.bits & ~INCLUDED;
-  }
-
-  /** @returns {boolean} still in the node's mempool (a removed entry stays referenced by children until they settle) */
-  get alive() {
-    return (this.bits & ALIVE) !== 0;
-  }
-
-  set alive(v) {
-    this.bits = v ? this.bits | ALIVE : this.bits & ~ALIVE;
-  }
-
-  /** @returns {boolean} the store holds a part of it, at `storedRank` */
-  get stored() {
-    return (this.bits & STORED) !== 0;
-  }
-
-  set stored(v) {
-    this.bits = v ? this.bits | STORED : this.bits & ~STORED;
-  }
-
-  /** @returns {boolean} what the store holds is its part as resolved now (_forget() clears it) */
-  get storedCurrent() {
-    return (this.bits & STORED_CURRENT) !== 0;
-  }
-
-  set storedCurrent(v) {
-    this.bits = v ? this.bits | STORED_CURRENT : this.bits & ~STORED_CURRENT;
-  }
-
-  /** @returns {boolean} not resolved yet since it arrived */
-  get arrived() {
-    return (this.bits & ARRIVED) !== 0;
-  }
-
-  set arrived(v) {
-    this.bits = v ? this.bits | ARRIVED : this.bits & ~ARRIVED;
   }
 
   /** @returns {number} where in `mem` the values start */
@@ -506,9 +466,10 @@ class MempoolEntry {
    */
   settle() {
     const { n, m } = this;
+    const states = this.flagsAt + m + n;
     let total = 0;
     for (let i = 0; i < n; i++) {
-      const s = this.mem[this.flagsAt + m + n + i];
+      const s = this.mem[states + i];
       if (s === PARENT) {
         const p = this.ref(i);
         if (!p.alive || !p.included) return false;
@@ -533,10 +494,11 @@ class MempoolEntry {
    */
   toMempoolTx() {
     const { n, m, mem } = this;
+    const inFlags = this.flagsAt + m;
     const inputs = new Array(n);
     for (let i = 0; i < n; i++) {
       const at = this._outpointAt(i);
-      const flags = mem[this.flagsAt + m + i];
+      const flags = mem[inFlags + i];
       inputs[i] = {
         txid: mem.subarray(at, at + 32),
         vout: this.vout(i),
@@ -553,6 +515,17 @@ class MempoolEntry {
     }
     return { txid: this.txid, time: this.time, fee: this.fee, vsize: this.vsize, size: this.size, inputs, outputs };
   }
+}
+
+for (const [name, bit] of Object.entries(FLAGS)) {
+  Object.defineProperty(MempoolEntry.prototype, name, {
+    get() {
+      return (this.bits & bit) !== 0;
+    },
+    set(v) {
+      this.bits = v ? this.bits | bit : this.bits & ~bit;
+    },
+  });
 }
 
 /**

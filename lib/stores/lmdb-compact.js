@@ -225,4 +225,4 @@ function allocated(st) {
   return Math.min(st.size, st.blocks * 512);
 }
 
-module.exports = { COMPACTING, compactEnv, copyRows, compactingOwner, untilCompacted, lockHolders };
+module.exports = { COMPACTING, compactEnv, copyRows, compactingOwner, untilCompacted, lockHolders, allocated };

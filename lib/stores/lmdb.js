@@ -8,7 +8,7 @@ const { guardHolds } = require('./guard');
 const { StoreError, UsageError } = require('../errors');
 const { noIndex, notAnIndex } = require('../core/checks');
 const { Prefetcher } = require('./prefetcher');
-const { compactEnv, untilCompacted, compactingOwner } = require('./lmdb-compact');
+const { compactEnv, untilCompacted, compactingOwner, allocated } = require('./lmdb-compact');
 const { inspectDataFile, mapFits } = require('./lmdb-preflight');
 
 /**
@@ -193,11 +193,6 @@ function writerMapSize(st, room = 0) {
   const used = st ? allocated(st) : 0;
   const step = 2 ** 26; // 64 MiB
   return Math.max(MIN_WRITER_MAP, Math.ceil(Math.max(1.25 * used, used + room) / step) * step);
-}
-
-/** The bytes a file occupies (its tail past the data is sparse under MDB_WRITEMAP). */
-function allocated(st) {
-  return Math.min(st.size, st.blocks * 512);
 }
 
 function statOrNull(file) {
